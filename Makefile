@@ -1,0 +1,26 @@
+# p4-incast — the Makefile only dispatches; the logic lives in scripts/ and Python.
+PY      := .venv/bin/python
+PYTEST  := .venv/bin/pytest
+
+.PHONY: setup build test ptf bench run sweep sim lint clean
+
+setup:            ## Debian packages + .venv + Python deps; reports p4c/BMv2/PI
+	scripts/setup.sh
+
+build:            ## p4c -> build/v1model/p4incast.{json,p4info.txtpb}; eBPF objects -> build/agent/
+	scripts/build.sh
+
+test: build       ## unit tests everywhere; controller + PTF on BMv2 where installed (skips say why)
+	$(PYTEST) -q
+
+ptf: build        ## only the PTF suite on simple_switch_grpc over veth pairs (root)
+	scripts/run-ptf.sh
+
+bench: build      ## benchmarks; each prints its figures and ratios
+	scripts/bench.sh
+
+lint:             ## ruff lint + format check
+	.venv/bin/ruff check . && .venv/bin/ruff format --check .
+
+clean:            ## remove build/ and results/
+	rm -rf build results .pytest_cache

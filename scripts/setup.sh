@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# make setup: Debian packages, the project venv (.venv) and Python deps, then a
+# report of the P4 tools that no registry serves (p4c, BMv2 simple_switch_grpc).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages, one group per use. Keep each list short and say why.
+APT_PKGS=(
+  python3-venv python3-dev            # the project venv
+  iproute2 ethtool tcpdump iperf3     # veth pairs, namespaces, traffic
+  mininet                             # the incast testbed (LinuxBridge hosts + BMv2 switch)
+  python3-thrift                      # simple_switch_CLI (system python) talks thrift to BMv2
+  clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev make gcc pkg-config  # host agent (eBPF)
+)
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  missing=()
+  for p in "${APT_PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing Debian packages: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+else
+  echo "setup: not root or no apt-get; skipping Debian packages (${APT_PKGS[*]})"
+fi
+
+# Debian's interpreter, so the venv sees Debian's Mininet (not a pyenv/conda python)
+PY=${PYTHON:-/usr/bin/python3}
+# --system-site-packages: Mininet comes from Debian, not PyPI
+[ -x .venv/bin/python ] || "$PY" -m venv --system-site-packages .venv
+.venv/bin/pip install -q --upgrade pip
+.venv/bin/pip install -q -e '.[dev]'
+
+echo "setup: external P4 tools (not in any registry):"
+.venv/bin/python -m p4incast.tools
