@@ -105,5 +105,23 @@ def report() -> list[str]:
     return lines
 
 
-if __name__ == "__main__":
+def main(argv: list[str] | None = None) -> int:
+    """`python -m p4incast.tools` reports every tool; `... which NAME` prints one path."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) == 2 and args[0] == "which":
+        try:
+            print(require(args[1]))
+        except (ToolMissing, KeyError) as err:
+            print(
+                err if isinstance(err, ToolMissing) else f"unknown tool {args[1]}", file=sys.stderr
+            )
+            return 1
+        return 0
     print("\n".join(report()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,189 @@
+"""p4incast-ctl: program and read the p4-incast pipeline over P4Runtime.
+
+    p4incast-ctl push [--force]
+    p4incast-ctl apply CONFIG [--keep]
+    p4incast-ctl set-ecn --port P --mode front|tail|off [--k K] [--drop-k D]
+    p4incast-ctl set-queue --port P [--depth PKTS] [--rate PPS]
+    p4incast-ctl stats [--json] [--watch SECONDS] [--ports 1,2]
+
+Switch flags (--address, --device-id, --election-id, --thrift-port, --target,
+--p4info, --p4-config) override the config's `switch:`/`pipeline:` sections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+from . import app, config, stats
+from .config import Config, EcnPolicy, Pipeline, SwitchSettings
+from .connection import connect, quiet_finsy
+from .errors import ControllerError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="p4incast-ctl", description=__doc__.split("\n")[0])
+    p.add_argument("--address", help="P4Runtime address (default 127.0.0.1:9559)")
+    p.add_argument("--device-id", type=int, help="P4Runtime device id (default 0)")
+    p.add_argument("--election-id", type=int, help="election id (default 10)")
+    p.add_argument("--thrift-port", type=int, help="BMv2 thrift port (default 9090)")
+    p.add_argument("--target", choices=["v1model", "tna"], help="target (default v1model)")
+    p.add_argument("--p4info", type=Path, help="p4info file (default build/<target>/...)")
+    p.add_argument("--p4-config", type=Path, help="compiled device config (BMv2 JSON)")
+    p.add_argument("--config", type=Path, help="YAML config for ports/defaults")
+    p.add_argument("-v", "--verbose", action="store_true", help="log P4Runtime activity")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    s = sub.add_parser("push", help="install the compiled pipeline")
+    s.add_argument("--force", action="store_true", help="push even if the same one runs")
+
+    s = sub.add_parser(
+        "apply", help="bring the switch to a YAML config (pipeline, routes, ECN, queues)"
+    )
+    s.add_argument("apply_config", type=Path, metavar="CONFIG")
+    s.add_argument(
+        "--keep",
+        action="store_true",
+        help="stay connected; re-push and re-apply after a switch restart",
+    )
+
+    s = sub.add_parser("set-ecn", help="change one port's ECN policy live")
+    s.add_argument("--port", type=int, required=True)
+    s.add_argument("--mode", required=True, choices=["front", "tail", "off"])
+    s.add_argument("--k", type=int, default=0, help="threshold (packets on v1model, bytes on tna)")
+    s.add_argument("--drop-k", type=int, default=0, help="drop Not-ECT at/above (0: never)")
+
+    s = sub.add_parser("set-queue", help="BMv2 egress queue depth (packets) / rate (packets/s)")
+    s.add_argument("--port", type=int, required=True)
+    s.add_argument("--depth", type=int)
+    s.add_argument("--rate", type=int)
+
+    s = sub.add_parser("stats", help="counters and queue-depth percentiles per port")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--watch", type=float, metavar="SECONDS", help="repeat every SECONDS")
+    s.add_argument("--ports", help="comma-separated ports to show (default: ports with traffic)")
+    return p
+
+
+def _settings(args: argparse.Namespace, base: Config | None) -> tuple[SwitchSettings, Pipeline]:
+    sw = base.switch if base else SwitchSettings()
+    over = {
+        k: v
+        for k, v in (
+            ("address", args.address),
+            ("device_id", args.device_id),
+            ("election_id", args.election_id),
+            ("thrift_port", args.thrift_port),
+            ("target", args.target),
+        )
+        if v is not None
+    }
+    if over:
+        sw = config.parse({"switch": {**dataclasses.asdict(sw), **over}}, "command line").switch
+    pl = base.pipeline if base else Pipeline.default(sw.target)
+    if args.p4info or args.p4_config:
+        pl = Pipeline(p4info=args.p4info or pl.p4info, config=args.p4_config or pl.config)
+    return sw, pl
+
+
+async def _stats(
+    sw_settings: SwitchSettings, pl: Pipeline, args: argparse.Namespace, ports: list[int] | None
+) -> None:
+    async with connect(sw_settings, pl) as sw:
+        while True:
+            snap = await stats.read(sw, ports)
+            if args.json:
+                print(json.dumps({"time": time.time(), **snap.as_dict()}), flush=True)
+            else:
+                print(stats.table(snap), flush=True)
+            if not args.watch:
+                return
+            await asyncio.sleep(args.watch)
+            if not args.json:
+                print()
+
+
+def run(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    quiet_finsy(args.verbose)
+    base = None
+    if args.cmd == "apply":
+        base = config.load(args.apply_config)
+    elif args.config:
+        base = config.load(args.config)
+    sw, pl = _settings(args, base)
+
+    if args.cmd == "push":
+        asyncio.run(app.push(sw, pl, force=args.force))
+        print(f"pipeline {pl.config.name} installed on {sw.address}")
+    elif args.cmd == "apply":
+        assert base is not None
+        cfg = Config(sw, pl, base.ports, base.routes)
+        if args.keep:
+            with contextlib.suppress(KeyboardInterrupt):
+                asyncio.run(app.keep(cfg))
+        else:
+            count = asyncio.run(app.apply(cfg))
+            print(
+                f"{args.apply_config}: {len(cfg.routes)} routes, {len(cfg.ports)} ports; "
+                f"{count} updates written to {sw.address}"
+            )
+    elif args.cmd == "set-ecn":
+        depth = base.ports[args.port].queue_depth if base and args.port in base.ports else None
+        known = sorted(base.ports) if base else None
+        policy = EcnPolicy(mode=args.mode, k=args.k, drop_k=args.drop_k)
+        print(
+            asyncio.run(
+                app.set_ecn(
+                    sw, pl, port=args.port, policy=policy, queue_depth=depth, known_ports=known
+                )
+            )
+        )
+    elif args.cmd == "set-queue":
+        config.check_port_number(args.port, "--port")
+        if args.depth is None and args.rate is None:
+            raise ControllerError("set-queue needs --depth and/or --rate")
+        cfg_one = config.parse(
+            {
+                "switch": dataclasses.asdict(sw),
+                "ports": {
+                    args.port: {
+                        "mac": "00:00:00:00:00:00",
+                        "queue_depth": args.depth,
+                        "queue_rate": args.rate,
+                    }
+                },
+            },
+            "command line",
+        )
+        app.check_ports_exist([args.port], sw.thrift_port)
+        app.apply_queues(cfg_one)
+        print(f"port {args.port}: queue depth={args.depth} rate={args.rate}")
+    elif args.cmd == "stats":
+        ports = None
+        if args.ports:
+            try:
+                ports = [int(p) for p in args.ports.split(",")]
+            except ValueError:
+                raise ControllerError(f"--ports {args.ports!r}: expected e.g. 1,2,3") from None
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(_stats(sw, pl, args, ports))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(argv)
+    except ControllerError as err:
+        print(f"p4incast-ctl: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,110 @@
+"""P4Runtime connection to one switch (finsy), with the failures a user can cause
+turned into one clear ControllerError each."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import finsy as fy
+
+from .config import Pipeline, SwitchSettings
+from .errors import ControllerError
+
+CONNECT_TIMEOUT_S = 10.0
+
+
+def options(
+    settings: SwitchSettings,
+    pipeline: Pipeline | None,
+    *,
+    push: bool,
+    force: bool = False,
+    **extra: object,
+) -> fy.SwitchOptions:
+    """finsy options: with `push`, the pipeline files are authoritative and installed."""
+    kwargs: dict[str, object] = {
+        "device_id": settings.device_id,
+        "initial_election_id": settings.election_id,
+        **extra,
+    }
+    if push:
+        assert pipeline is not None
+        pipeline.check(need_config=True)
+        kwargs.update(p4info=pipeline.p4info, p4blob=pipeline.config, p4force=force)
+    return fy.SwitchOptions(**kwargs)  # type: ignore[arg-type]
+
+
+def _explain(err: BaseException, address: str, device_id: int) -> str:
+    text = str(err)
+    if isinstance(err, TimeoutError):
+        return f"switch at {address} did not answer within {CONNECT_TIMEOUT_S:.0f} s"
+    if "UNAVAILABLE" in text or "failed to connect" in text.lower():
+        return (
+            f"cannot reach the switch's P4Runtime server at {address} "
+            "(is simple_switch_grpc running, with --grpc-server-addr on that address?)"
+        )
+    if "assign device" in text or "NOT_FOUND" in text and "device" in text.lower():
+        return (
+            f"the switch at {address} has no device id {device_id}; "
+            "pass the id simple_switch_grpc was started with (--device-id)"
+        )
+    first = text.strip().splitlines()[0] if text.strip() else type(err).__name__
+    return f"P4Runtime error from {address}: {first}"
+
+
+@asynccontextmanager
+async def connect(
+    settings: SwitchSettings, pipeline: Pipeline | None, *, push: bool = False, force: bool = False
+) -> AsyncIterator[fy.Switch]:
+    """Connect as primary. With `push`, install the pipeline (unless the same one
+    runs already, or `force`); without, require that the switch runs exactly the
+    pipeline whose p4info is given (when given)."""
+    sw = fy.Switch(
+        "p4incast", settings.address, options(settings, pipeline, push=push, force=force)
+    )
+    try:
+        async with asyncio.timeout(CONNECT_TIMEOUT_S):
+            await sw.__aenter__()
+    except (fy.P4ClientError, TimeoutError, OSError) as err:
+        raise ControllerError(_explain(err, settings.address, settings.device_id)) from None
+    try:
+        if not sw.is_primary:
+            raise ControllerError(
+                f"another controller is primary on {settings.address} (election id "
+                f"{sw.primary_id}); use an election id above it (--election-id)"
+            )
+        if not push:
+            _check_pipeline(sw, pipeline)
+        yield sw
+    finally:
+        await sw.__aexit__(None, None, None)
+
+
+def _check_pipeline(sw: fy.Switch, pipeline: Pipeline | None) -> None:
+    if not sw.p4info.exists:
+        raise ControllerError(
+            f"the switch at {sw.address} runs no pipeline yet; run `p4incast-ctl push` "
+            "or `p4incast-ctl apply CONFIG` first"
+        )
+    if pipeline is None or not pipeline.p4info.is_file():
+        return
+    local = fy.P4Schema(pipeline.p4info)
+    if not local.has_p4info(sw.p4info.p4info):
+        raise ControllerError(
+            f"the pipeline running on {sw.address} ({sw.p4info.name or 'unnamed'}) does not "
+            f"match {pipeline.p4info}; push it again (`p4incast-ctl push --force`) or pass "
+            "the p4info it was built with"
+        )
+
+
+def quiet_finsy(verbose: bool) -> None:
+    """finsy logs reconnect chatter at INFO/WARNING; keep the CLI's output ours."""
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.ERROR,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if not verbose:
+        logging.getLogger("finsy").setLevel(logging.CRITICAL)

@@ -1,0 +1,33 @@
+"""Typed builders for the pipeline's table entries (finsy objects, keyword-only)."""
+
+from __future__ import annotations
+
+import finsy as fy
+
+from . import p4names
+from .config import EcnPolicy, Route
+from .target import Target
+
+
+def route(*, prefix: str, port: int, smac: str, dmac: str) -> fy.P4TableEntry:
+    """routes_v4 / routes_v6 entry: prefix -> route(port, smac, dmac)."""
+    table = p4names.ROUTES_V6 if ":" in prefix else p4names.ROUTES_V4
+    return fy.P4TableEntry(
+        table,
+        match=fy.Match({p4names.DST_ADDR: prefix}),
+        action=fy.Action(p4names.ROUTE, port=port, smac=smac, dmac=dmac),
+    )
+
+
+def route_from_config(r: Route, smac: str) -> fy.P4TableEntry:
+    return route(prefix=r.prefix, port=r.port, smac=smac, dmac=r.dmac)
+
+
+def ecn_policy(*, port: int, policy: EcnPolicy, target: Target) -> fy.P4TableEntry:
+    """ecn_policy entry: egress port -> set_ecn_policy(mode, k, drop_k) in depth units."""
+    mode, k, drop_k = policy.encoded(target)
+    return fy.P4TableEntry(
+        p4names.ECN_POLICY,
+        match=fy.Match({p4names.PORT_KEY: port}),
+        action=fy.Action(p4names.SET_ECN_POLICY, mode=mode, k=k, drop_k=drop_k),
+    )

@@ -1,0 +1,99 @@
+// p4-incast: IPv4/IPv6 LPM routing with next-hop MAC rewrite.
+//
+// The target wrapper must define PORT_COUNTER(size) (see ecn_marker.p4) and
+// tell this control whether the parser and the IPv4 checksum check passed.
+#ifndef P4INCAST_FORWARDING_P4
+#define P4INCAST_FORWARDING_P4
+
+#include "defines.p4"
+#include "sizes.p4"
+#include "headers.p4"
+
+// IngressForwarding: drops malformed packets (parser error, bad IPv4 header
+// checksum, TTL/hop limit expired) and non-IP frames, looks up the destination
+// in routes_v4 / routes_v6, rewrites both MACs, decrements TTL / hop limit,
+// and counts drops by reason and routed packets by egress port. Every route
+// comes from the controller; a miss drops. Runs first in ingress.
+control IngressForwarding(inout headers_t        hdr,
+                          inout local_metadata_t meta,
+                          in    bool             parser_ok,
+                          in    bool             checksum_ok,
+                          out   port_t           egress_port) {
+    PORT_COUNTER(DROP_REASONS) ingress_drop_stats;    // index: DROP_*
+    PORT_COUNTER(PORT_STATS_SIZE) routed_stats;       // index: egress port
+
+    action drop(bit<32> reason) {
+        meta.drop = true;
+        meta.drop_reason = reason;
+    }
+
+    // port: egress port; smac: this port's MAC; dmac: next hop's MAC.
+    action route(port_t port, mac_addr_t smac, mac_addr_t dmac) {
+        egress_port = port;
+        hdr.ethernet.src_addr = smac;
+        hdr.ethernet.dst_addr = dmac;
+    }
+
+    action route_miss() {
+        drop(DROP_ROUTE_MISS);
+    }
+
+    table routes_v4 {
+        key = {
+            hdr.ipv4.dst_addr : lpm @name("dst_addr");
+        }
+        actions = {
+            route;
+            @defaultonly route_miss;
+        }
+        const default_action = route_miss();
+        size = ROUTES_V4_SIZE;
+    }
+
+    table routes_v6 {
+        key = {
+            hdr.ipv6.dst_addr : lpm @name("dst_addr");
+        }
+        actions = {
+            route;
+            @defaultonly route_miss;
+        }
+        const default_action = route_miss();
+        size = ROUTES_V6_SIZE;
+    }
+
+    apply {
+        meta.drop = false;
+        meta.drop_reason = 0;
+        egress_port = 0;
+        if (!parser_ok) {
+            drop(DROP_PARSER_ERROR);
+        } else if (hdr.ipv4.isValid()) {
+            if (!checksum_ok) {
+                drop(DROP_BAD_CHECKSUM);
+            } else if (hdr.ipv4.ttl <= 1) {
+                drop(DROP_TTL_EXPIRED);
+            } else {
+                hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+                routes_v4.apply();
+            }
+        } else if (hdr.ipv6.isValid()) {
+            if (hdr.ipv6.hop_limit <= 1) {
+                drop(DROP_TTL_EXPIRED);
+            } else {
+                hdr.ipv6.hop_limit = hdr.ipv6.hop_limit - 1;
+                routes_v6.apply();
+            }
+        } else {
+            drop(DROP_NOT_IP);
+        }
+
+        if (meta.drop) {
+            ingress_drop_stats.count(meta.drop_reason);
+        } else {
+            routed_stats.count((counter_index_t)egress_port);
+        }
+    }
+}
+
+#endif  // P4INCAST_FORWARDING_P4

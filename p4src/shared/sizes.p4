@@ -1,0 +1,20 @@
+// p4-incast: every table and counter size in one place.
+#ifndef P4INCAST_SIZES_P4
+#define P4INCAST_SIZES_P4
+
+#define ROUTES_V4_SIZE     1024   // IPv4 LPM entries
+#define ROUTES_V6_SIZE     1024   // IPv6 LPM entries
+#define ECN_POLICY_SIZE    512    // one entry per egress port
+
+// Per-port counters are indexed by the port number itself (port_t is 9 bits).
+#define PORT_STATS_SIZE    512
+
+// Queue-depth histogram: HIST_PORTS ports x HIST_BUCKETS buckets, index
+// port * HIST_BUCKETS + bucket. The target wrapper turns its depth into a
+// bucket (v1model: one packet per bucket); the last bucket holds everything
+// at or above it. Ports >= HIST_PORTS are not histogrammed.
+#define HIST_PORTS         128
+#define HIST_BUCKETS       128
+#define HIST_SIZE          16384  // HIST_PORTS * HIST_BUCKETS
+
+#endif  // P4INCAST_SIZES_P4

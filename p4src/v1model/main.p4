@@ -1,0 +1,183 @@
+// p4-incast ToR pipeline for BMv2 simple_switch_grpc (v1model).
+//
+// A thin wrapper: parser, checksums and deparser for v1model, plus the glue
+// that reads v1model's queue metadata and calls the shared controls in
+// p4src/shared. Queue depth on BMv2 is in packets, so K is in packets.
+//
+//   ingress: IngressForwarding   (parse checks, LPM route, MAC rewrite, TTL)
+//   egress:  EgressQueueStats    (depth histogram, enqueue depth)
+//            EgressEcnMarker     (per-port OFF / MARK_TAIL / MARK_FRONT, K)
+//   deparser recomputes the IPv4 header checksum (with options).
+#include <core.p4>
+#include <v1model.p4>
+
+// The counter type every shared control uses (see p4src/shared/ecn_marker.p4).
+#define PORT_COUNTER(size) counter(size, CounterType.packets_and_bytes)
+
+#include "../shared/defines.p4"
+#include "../shared/sizes.p4"
+#include "../shared/headers.p4"
+#include "../shared/forwarding.p4"
+#include "../shared/ecn_marker.p4"
+
+error {
+    IPv4BadVersion,
+    IPv4HeaderTooShort,
+    IPv6BadVersion
+}
+
+parser P4IncastParser(packet_in packet,
+                      out headers_t hdr,
+                      inout local_metadata_t meta,
+                      inout standard_metadata_t std_meta) {
+    state start {
+        packet.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV4: parse_ipv4;
+            ETHERTYPE_IPV6: parse_ipv6;
+            default: accept;
+        }
+    }
+
+    state parse_ipv4 {
+        ip_version_ihl_t first = packet.lookahead<ip_version_ihl_t>();
+        verify(first.version == 4, error.IPv4BadVersion);
+        verify(first.ihl >= 5, error.IPv4HeaderTooShort);
+        packet.extract(hdr.ipv4);
+        transition select(hdr.ipv4.ihl) {
+            5: parse_ipv4_payload;
+            default: parse_ipv4_options;
+        }
+    }
+
+    state parse_ipv4_options {
+        packet.extract(hdr.ipv4_options, ((bit<32>)hdr.ipv4.ihl - 5) * 32);
+        transition parse_ipv4_payload;
+    }
+
+    // Only the first fragment carries the L4 header.
+    state parse_ipv4_payload {
+        transition select(hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
+            (0, IP_PROTO_TCP): parse_tcp;
+            (0, IP_PROTO_UDP): parse_udp;
+            default: accept;
+        }
+    }
+
+    // Extension headers are not walked: routing and ECN need only the fixed
+    // header, and the payload leaves untouched.
+    state parse_ipv6 {
+        packet.extract(hdr.ipv6);
+        verify(hdr.ipv6.version == 6, error.IPv6BadVersion);
+        transition select(hdr.ipv6.next_hdr) {
+            IP_PROTO_TCP: parse_tcp;
+            IP_PROTO_UDP: parse_udp;
+            default: accept;
+        }
+    }
+
+    state parse_tcp {
+        packet.extract(hdr.tcp);
+        transition accept;
+    }
+
+    state parse_udp {
+        packet.extract(hdr.udp);
+        transition accept;
+    }
+}
+
+control P4IncastVerifyChecksum(inout headers_t hdr, inout local_metadata_t meta) {
+    apply {
+        verify_checksum(hdr.ipv4.isValid() && !hdr.ipv4_options.isValid(),
+            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,
+              hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,
+              hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,
+              hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
+            hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
+        verify_checksum(hdr.ipv4.isValid() && hdr.ipv4_options.isValid(),
+            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,
+              hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,
+              hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,
+              hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4_options.options },
+            hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
+    }
+}
+
+control P4IncastIngress(inout headers_t hdr,
+                        inout local_metadata_t meta,
+                        inout standard_metadata_t std_meta) {
+    IngressForwarding() forwarding;
+
+    apply {
+        port_t egress_port;
+        forwarding.apply(hdr, meta,
+                         std_meta.parser_error == error.NoError,
+                         std_meta.checksum_error == 0,
+                         egress_port);
+        if (meta.drop) {
+            mark_to_drop(std_meta);
+        } else {
+            std_meta.egress_spec = egress_port;
+        }
+    }
+}
+
+control P4IncastEgress(inout headers_t hdr,
+                       inout local_metadata_t meta,
+                       inout standard_metadata_t std_meta) {
+    EgressQueueStats() queue_stats;
+    EgressEcnMarker() ecn_marker;
+
+    apply {
+        // BMv2: enq_qdepth = packets already waiting when this one was
+        // enqueued; deq_qdepth = packets left waiting when it was dequeued.
+        bit<32> bucket = (bit<32>)std_meta.enq_qdepth;
+        if (bucket >= HIST_BUCKETS - 1) {
+            bucket = HIST_BUCKETS - 1;
+        }
+        queue_stats.apply(std_meta.egress_port, bucket);
+
+        bool drop;
+        ecn_marker.apply(hdr, std_meta.egress_port,
+                         std_meta.enq_qdepth, std_meta.deq_qdepth, drop);
+        if (drop) {
+            mark_to_drop(std_meta);
+        }
+    }
+}
+
+control P4IncastComputeChecksum(inout headers_t hdr, inout local_metadata_t meta) {
+    apply {
+        update_checksum(hdr.ipv4.isValid() && !hdr.ipv4_options.isValid(),
+            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,
+              hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,
+              hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,
+              hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
+            hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
+        update_checksum(hdr.ipv4.isValid() && hdr.ipv4_options.isValid(),
+            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,
+              hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,
+              hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,
+              hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4_options.options },
+            hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
+    }
+}
+
+control P4IncastDeparser(packet_out packet, in headers_t hdr) {
+    apply {
+        packet.emit(hdr.ethernet);
+        packet.emit(hdr.ipv4);
+        packet.emit(hdr.ipv4_options);
+        packet.emit(hdr.ipv6);
+        packet.emit(hdr.tcp);
+        packet.emit(hdr.udp);
+    }
+}
+
+V1Switch(P4IncastParser(),
+         P4IncastVerifyChecksum(),
+         P4IncastIngress(),
+         P4IncastEgress(),
+         P4IncastComputeChecksum(),
+         P4IncastDeparser()) main;

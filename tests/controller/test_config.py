@@ -1,0 +1,89 @@
+"""The controller's config validation: every bad input is one clear error."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from p4incast.controller import config
+from p4incast.controller.errors import ControllerError
+from p4incast.controller.target import TNA, V1MODEL
+
+GOOD = {
+    "switch": {"address": "127.0.0.1:9559", "device_id": 0},
+    "ports": {
+        1: {"mac": "00:00:00:00:01:01", "queue_depth": 64, "ecn": {"mode": "front", "k": 20}},
+        2: {"mac": "00:00:00:00:01:02"},
+    },
+    "routes": [
+        {"prefix": "10.0.1.1/32", "port": 1, "dmac": "00:00:00:00:00:01"},
+        {"prefix": "2001:db8::2/128", "port": 2, "dmac": "00:00:00:00:00:02"},
+    ],
+}
+
+
+def with_change(path: tuple, value: object) -> dict:
+    data = copy.deepcopy(GOOD)
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return data
+
+
+def test_good_config_parses_with_defaults() -> None:
+    cfg = config.parse(GOOD)
+    assert cfg.switch.target == "v1model"
+    assert cfg.switch.thrift_port == 9090
+    assert cfg.ports[1].ecn.encoded(V1MODEL) == (2, 20, 0)
+    assert cfg.ports[2].ecn.mode == "off"
+    assert [r.prefix for r in cfg.routes] == ["10.0.1.1/32", "2001:db8::2/128"]
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("ports", 1, "ecn", "mode"), "middle", "not one of off, tail, front"),
+        (("ports", 1, "ecn", "k"), 0, "outside what v1model can hold"),
+        (("ports", 1, "ecn", "k"), 1 << 19, "outside what v1model can hold"),
+        (("ports", 1, "ecn", "k"), 65, "above the port's queue depth 64"),
+        (("ports", 1, "ecn", "k"), "20", "whole number"),
+        (("ports", 1, "mac"), "00:00:00:00:01", "not a MAC"),
+        (("ports", 1, "colour"), "red", "unknown key 'colour'"),
+        (("ports", 600), {"mac": "00:00:00:00:06:00"}, "outside 0..511"),
+        (("routes", 0, "port"), 7, "port 7 is not declared"),
+        (("routes", 0, "prefix"), "10.0.1.300/32", "does not appear to be an IPv4 or IPv6"),
+        (("switch", "target"), "tofino9", "not one of v1model, tna"),
+        (("switch", "address"), "localhost", "not HOST:PORT"),
+    ],
+)
+def test_bad_config_is_one_clear_error(path: tuple, value: object, message: str) -> None:
+    with pytest.raises(ControllerError, match=message):
+        config.parse(with_change(path, value))
+
+
+def test_duplicate_prefix_and_mac_refused() -> None:
+    data = copy.deepcopy(GOOD)
+    data["routes"].append(dict(data["routes"][0]))
+    with pytest.raises(ControllerError, match="repeats routes\\[0\\]"):
+        config.parse(data)
+    data = with_change(("ports", 2, "mac"), "00:00:00:00:01:01")
+    with pytest.raises(ControllerError, match="already port 1"):
+        config.parse(data)
+
+
+def test_tna_k_is_bytes_converted_to_cells() -> None:
+    assert TNA.check_threshold(1600) == 20  # 80-byte cells
+    assert TNA.check_threshold(1601) == 21  # rounded up to whole cells
+    with pytest.raises(ControllerError, match="1..41942960 bytes"):
+        TNA.check_threshold(80 * (1 << 19))
+
+
+def test_load_reports_missing_file_and_bad_yaml(tmp_path) -> None:
+    with pytest.raises(ControllerError, match="cannot read config"):
+        config.load(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ports: [1, 2\n")
+    with pytest.raises(ControllerError, match="not valid YAML"):
+        config.load(bad)
