@@ -60,8 +60,14 @@ class Bmv2Switch:
 
     def command(self) -> list[str]:
         exe = str(tools.require("simple_switch_grpc"))
-        cmd = [exe, "--no-p4", "--device-id", str(self.device_id),
-               "--thrift-port", str(self.thrift_port)]
+        cmd = [
+            exe,
+            "--no-p4",
+            "--device-id",
+            str(self.device_id),
+            "--thrift-port",
+            str(self.thrift_port),
+        ]
         for num, iface in sorted(self.ports.items()):
             cmd += ["-i", f"{num}@{iface}"]
         if self.log_file:
@@ -76,9 +82,18 @@ class Bmv2Switch:
         for port in (self.grpc_port, self.thrift_port):
             if self.netns is None and not port_free(port):
                 raise RuntimeError(f"port {port} on 127.0.0.1 is in use (another switch running?)")
-        out = open(self.log_file.with_suffix(".out"), "wb") if self.log_file else subprocess.DEVNULL
-        self.proc = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+        if self.log_file:
+            with open(self.log_file.with_suffix(".out"), "wb") as out:
+                self.proc = subprocess.Popen(
+                    self.command(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+                )
+        else:
+            self.proc = subprocess.Popen(
+                self.command(),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         if self.netns is None and not wait_port(self.grpc_port, timeout):
             self.stop()
             raise RuntimeError(f"simple_switch_grpc did not open {self.grpc_addr} in {timeout} s")
@@ -121,10 +136,11 @@ def _run(*cmd: str) -> None:
 
 def quiet_iface(name: str) -> None:
     """No IPv6 autoconf chatter, no checksum offload (the wire shows real checksums)."""
-    subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{name}.disable_ipv6=1"],
-                   capture_output=True)
-    subprocess.run(["ethtool", "-K", name, "tx", "off", "rx", "off", "tso", "off",
-                    "gso", "off", "gro", "off"], capture_output=True)
+    subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{name}.disable_ipv6=1"], capture_output=True)
+    subprocess.run(
+        ["ethtool", "-K", name, "tx", "off", "rx", "off", "tso", "off", "gso", "off", "gro", "off"],
+        capture_output=True,
+    )
 
 
 def make_veth(a: str, b: str, mtu: int = 9500) -> None:

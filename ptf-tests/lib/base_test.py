@@ -17,12 +17,11 @@ from typing import Any, TypeVar
 
 import finsy as fy
 import ptf
-from ptf import testutils
-from ptf.base_tests import BaseTest
-
 from p4incast.controller import connection, entries, queues, stats
 from p4incast.controller.config import EcnPolicy, Pipeline, SwitchSettings
 from p4incast.controller.target import V1MODEL
+from ptf import testutils
+from ptf.base_tests import BaseTest
 
 T = TypeVar("T")
 
@@ -71,11 +70,13 @@ class SwitchSession:
         self.run(self.switch.delete_all())
 
     def add_route(self, prefix: str, port: int) -> None:
-        self.write([+entries.route(prefix=prefix, port=port, smac=port_mac(port),
-                                   dmac=host_mac(port))])
+        self.write(
+            [+entries.route(prefix=prefix, port=port, smac=port_mac(port), dmac=host_mac(port))]
+        )
 
-    def set_ecn(self, port: int, mode: str, k: int = 0, drop_k: int = 0, *,
-                modify: bool = False) -> None:
+    def set_ecn(
+        self, port: int, mode: str, k: int = 0, drop_k: int = 0, *, modify: bool = False
+    ) -> None:
         """Install (or modify) a port's policy, bypassing config checks so tests
         can reach every value the pipeline accepts."""
         entry = entries.ecn_policy(port=port, policy=EcnPolicy(mode, k, drop_k), target=V1MODEL)
@@ -121,8 +122,9 @@ class P4IncastTest(BaseTest):
 
     # -- BMv2 queues (thrift) -------------------------------------------------
     def set_queue(self, port: int, *, rate: int | None = None, depth: int | None = None) -> None:
-        queues.run_cli(queues.queue_commands(port, depth=depth, rate=rate),
-                       self.settings.thrift_port)
+        queues.run_cli(
+            queues.queue_commands(port, depth=depth, rate=rate), self.settings.thrift_port
+        )
         if rate is not None and rate < UNSHAPED_PPS:
             self.shaped.add(port)
 
@@ -135,8 +137,12 @@ class P4IncastTest(BaseTest):
         got: list[bytes] = []
         deadline = time.monotonic() + timeout
         while len(got) < count and time.monotonic() < deadline:
-            res = testutils.dp_poll(self, device_number=0, port_number=port,
-                                    timeout=max(0.05, deadline - time.monotonic()))
+            res = testutils.dp_poll(
+                self,
+                device_number=0,
+                port_number=port,
+                timeout=max(0.05, deadline - time.monotonic()),
+            )
             if isinstance(res, self.dataplane.PollSuccess):
                 got.append(bytes(res.packet))
         return got

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import struct
 
+from base_test import host_mac, port_mac
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
 from scapy.utils import checksum
-
-from base_test import host_mac, port_mac
 
 NOT_ECT, ECT1, ECT0, CE = 0b00, 0b01, 0b10, 0b11
 ECN_NAMES = {NOT_ECT: "Not-ECT", ECT1: "ECT(1)", ECT0: "ECT(0)", CE: "CE"}
@@ -24,27 +23,44 @@ def numbered(seq: int, size: int = 64) -> bytes:
     return (MAGIC + struct.pack("!I", seq)).ljust(size, b"\0")
 
 
-def tcp4(seq: int, ecn: int = ECT0, *, in_port: int = 1, dst: str = DST4,
-         options: bytes = b"", ttl: int = 64, size: int = 64) -> Packet:
+def tcp4(
+    seq: int,
+    ecn: int = ECT0,
+    *,
+    in_port: int = 1,
+    dst: str = DST4,
+    options: bytes = b"",
+    ttl: int = 64,
+    size: int = 64,
+) -> Packet:
     """Numbered IPv4/TCP data packet as a sender behind `in_port` emits it."""
     ip = IP(src=SRC4, dst=dst, tos=ecn, ttl=ttl, id=seq & 0xFFFF)
     if options:
         ip.options = [Raw(options)]  # type: ignore[assignment]
-    return (Ether(src=host_mac(in_port), dst=port_mac(in_port)) / ip
-            / TCP(sport=40000, dport=5001, flags="A", seq=seq) / Raw(numbered(seq, size)))
+    return (
+        Ether(src=host_mac(in_port), dst=port_mac(in_port))
+        / ip
+        / TCP(sport=40000, dport=5001, flags="A", seq=seq)
+        / Raw(numbered(seq, size))
+    )
 
 
-def tcp6(seq: int, ecn: int = ECT0, *, in_port: int = 1, dst: str = DST6,
-         hlim: int = 64) -> Packet:
-    return (Ether(src=host_mac(in_port), dst=port_mac(in_port))
-            / IPv6(src=SRC6, dst=dst, tc=ecn, hlim=hlim)
-            / TCP(sport=40000, dport=5001, flags="A", seq=seq) / Raw(numbered(seq)))
+def tcp6(seq: int, ecn: int = ECT0, *, in_port: int = 1, dst: str = DST6, hlim: int = 64) -> Packet:
+    return (
+        Ether(src=host_mac(in_port), dst=port_mac(in_port))
+        / IPv6(src=SRC6, dst=dst, tc=ecn, hlim=hlim)
+        / TCP(sport=40000, dport=5001, flags="A", seq=seq)
+        / Raw(numbered(seq))
+    )
 
 
 def udp4(seq: int, ecn: int = ECT0, *, in_port: int = 1, dst: str = DST4) -> Packet:
-    return (Ether(src=host_mac(in_port), dst=port_mac(in_port))
-            / IP(src=SRC4, dst=dst, tos=ecn) / UDP(sport=40000, dport=5001)
-            / Raw(numbered(seq)))
+    return (
+        Ether(src=host_mac(in_port), dst=port_mac(in_port))
+        / IP(src=SRC4, dst=dst, tos=ecn)
+        / UDP(sport=40000, dport=5001)
+        / Raw(numbered(seq))
+    )
 
 
 def expected_routed4(pkt: Packet, out_port: int, ecn: int | None = None) -> Packet:
@@ -74,7 +90,7 @@ def seq_of(frame: bytes) -> int | None:
     at = frame.find(MAGIC)
     if at < 0 or at + 8 > len(frame):
         return None
-    return struct.unpack("!I", frame[at + 4:at + 8])[0]
+    return struct.unpack("!I", frame[at + 4 : at + 8])[0]
 
 
 def ecn_of(frame: bytes) -> int | None:
@@ -97,4 +113,4 @@ def ipv4_checksum_ok(frame: bytes) -> bool | None:
     ihl = (frame[14] & 0x0F) * 4
     if ihl < 20 or len(frame) < 14 + ihl:
         return False
-    return checksum(frame[14:14 + ihl]) == 0
+    return checksum(frame[14 : 14 + ihl]) == 0

@@ -38,5 +38,6 @@ class EcnCodepointTest(P4IncastTest):
             want = code if s < 4 else {P.ECT0: P.CE, P.ECT1: P.CE}.get(code, code)
             assert P.ecn_of(frame) == want, (
                 f"packet {s} ({builder.__name__}, {P.ECN_NAMES[code]}) left as "
-                f"{P.ECN_NAMES[P.ecn_of(frame)]}, want {P.ECN_NAMES[want]}")
+                f"{P.ECN_NAMES[P.ecn_of(frame)]}, want {P.ECN_NAMES[want]}"
+            )
             assert P.ipv4_checksum_ok(frame) is not False, f"packet {s}: bad IPv4 checksum"

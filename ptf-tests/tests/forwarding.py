@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import packets as P
+from base_test import P4IncastTest, autocleanup
 from ptf import testutils
 from scapy.layers.inet import IP
 from scapy.layers.l2 import ARP, Ether
-
-import packets as P
-from base_test import P4IncastTest, autocleanup
 
 
 class ForwardingV4Test(P4IncastTest):
@@ -65,9 +64,14 @@ class DropsCountedTest(P4IncastTest):
         raw = bytearray(bytes(P.tcp4(4)))
         raw[14] = 0x43  # version 4, IHL 3: parser error
         self.send(1, bytes(raw))
-        self.send(1, bytes(P.tcp4(5))[:14 + 12])  # truncated IPv4 header: parser error
+        self.send(1, bytes(P.tcp4(5))[: 14 + 12])  # truncated IPv4 header: parser error
         testutils.verify_no_other_packets(self, timeout=1)
         after = self.sw.stats().ingress_drops
         delta = {k: after[k] - before[k] for k in after}
-        assert delta == {"route_miss": 2, "not_ip": 1, "parser_error": 2,
-                         "bad_checksum": 1, "ttl_expired": 1}, delta
+        assert delta == {
+            "route_miss": 2,
+            "not_ip": 1,
+            "parser_error": 2,
+            "bad_checksum": 1,
+            "ttl_expired": 1,
+        }, delta

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+import packets as P
+from base_test import P4IncastTest, autocleanup, host_mac, port_mac
 from ptf import testutils
 from scapy.layers.inet import IP, TCP, UDP, fuzz
 from scapy.layers.inet6 import (
@@ -16,9 +18,6 @@ from scapy.layers.inet6 import (
 )
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
-
-import packets as P
-from base_test import P4IncastTest, autocleanup, host_mac, port_mac
 
 FRAMES = 10_000
 SEED = 20261122
@@ -42,8 +41,16 @@ def not_ect(pkt):
 
 def make_frames(rng: random.Random) -> list[bytes]:
     frames: list[bytes] = []
-    kinds = ("fuzz_ip", "fuzz_ip_good_csum", "truncated", "bad_ihl", "ipv6_ext",
-             "fuzz_ipv6", "random_bytes", "options")
+    kinds = (
+        "fuzz_ip",
+        "fuzz_ip_good_csum",
+        "truncated",
+        "bad_ihl",
+        "ipv6_ext",
+        "fuzz_ipv6",
+        "random_bytes",
+        "options",
+    )
     for n in range(FRAMES):
         kind = kinds[n % len(kinds)]
         if kind == "fuzz_ip":
@@ -56,16 +63,27 @@ def make_frames(rng: random.Random) -> list[bytes]:
             raw = bytes(_ether(1) / ip / rng.choice([TCP(), UDP()]) / Raw(b"x" * rng.randrange(40)))
         elif kind == "truncated":
             full = bytes(_ether(1) / IP(dst="10.0.2.2", tos=0) / TCP() / Raw(b"y" * 20))
-            raw = full[:rng.randrange(14, len(full))]
+            raw = full[: rng.randrange(14, len(full))]
         elif kind == "bad_ihl":
             raw = bytearray(bytes(_ether(1) / IP(dst="10.0.2.2", tos=0) / UDP() / Raw(b"z" * 40)))
             raw[14] = 0x40 | rng.choice([0, 1, 2, 3, 4, 14, 15])
             raw = bytes(raw)
         elif kind == "ipv6_ext":
-            ext = rng.choice([IPv6ExtHdrHopByHop(), IPv6ExtHdrRouting(), IPv6ExtHdrDestOpt(),
-                              IPv6ExtHdrFragment()])
-            raw = bytes(_ether(1) / IPv6(dst="2001:db8:2::2", tc=rng.choice([0, 4, 0xB8]))
-                        / ext / TCP() / Raw(b"e" * 20))
+            ext = rng.choice(
+                [
+                    IPv6ExtHdrHopByHop(),
+                    IPv6ExtHdrRouting(),
+                    IPv6ExtHdrDestOpt(),
+                    IPv6ExtHdrFragment(),
+                ]
+            )
+            raw = bytes(
+                _ether(1)
+                / IPv6(dst="2001:db8:2::2", tc=rng.choice([0, 4, 0xB8]))
+                / ext
+                / TCP()
+                / Raw(b"e" * 20)
+            )
         elif kind == "fuzz_ipv6":
             raw = bytes(_ether(1) / not_ect(fuzz(IPv6(version=6))) / UDP())
         elif kind == "options":
@@ -110,5 +128,4 @@ class FuzzTest(P4IncastTest):
         pkt = P.tcp4(1, P.NOT_ECT)
         self.send(1, pkt)
         testutils.verify_packet(self, P.expected_routed4(pkt, 2), 2, timeout=3)
-        print(f"fuzz: {len(frames)} frames in, {len(out)} out, "
-              f"{marked_markers} ECT markers marked")
+        print(f"fuzz: {len(frames)} frames in, {len(out)} out, {marked_markers} ECT markers marked")

@@ -50,7 +50,8 @@ class HeldQueueBase(P4IncastTest):
         marked = {i for i, f in frames.items() if P.ecn_of(f) == P.CE}
         want = expected_marks(mode, k, n)
         assert marked == want, (
-            f"mark-{mode} K={k} burst {n}: marked {sorted(marked)}, expected {sorted(want)}")
+            f"mark-{mode} K={k} burst {n}: marked {sorted(marked)}, expected {sorted(want)}"
+        )
         for i, f in frames.items():
             assert P.ipv4_checksum_ok(f) is not False, f"packet {i}: bad IPv4 checksum"
 
@@ -135,11 +136,19 @@ class HistogramAndCountersTest(HeldQueueBase):
         self.burst(n, code=P.CE)
         after = self.sw.stats().ports[2]
         b = before or type(after)(2)
-        d = {name: getattr(after, name) - getattr(b, name)
-             for name in ("routed", "ect", "marked", "ce_in", "not_ect_over_k", "ecn_drop")}
+        d = {
+            name: getattr(after, name) - getattr(b, name)
+            for name in ("routed", "ect", "marked", "ce_in", "not_ect_over_k", "ecn_drop")
+        }
         over_k = len(expected_marks("tail", k, n))
-        assert d == {"routed": 3 * n, "ect": n, "marked": over_k, "ce_in": n,
-                     "not_ect_over_k": over_k, "ecn_drop": 0}, d
+        assert d == {
+            "routed": 3 * n,
+            "ect": n,
+            "marked": over_k,
+            "ce_in": n,
+            "not_ect_over_k": over_k,
+            "ecn_drop": 0,
+        }, d
         assert sum(P.ecn_of(f) == P.CE for f in frames.values()) == over_k
         hist = [a - bb for a, bb in zip(after.hist, b.hist, strict=True)]
         want = [0] * HIST_BUCKETS

@@ -1,7 +1,6 @@
 """Depth percentiles from the pipeline's bucket counts."""
 
 import pytest
-
 from p4incast.controller import histogram
 
 

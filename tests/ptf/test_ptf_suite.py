@@ -30,9 +30,12 @@ def ptf_test_names() -> list[str]:
 @pytest.fixture(scope="session")
 def ptf_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str | None]:
     out = tmp_path_factory.mktemp("ptf-xunit")
-    proc = subprocess.run([sys.executable, str(REPO / "ptf-tests/run/bmv2/run.py"),
-                           "--xunit-dir", str(out)], capture_output=True, text=True,
-                          timeout=1500)
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "ptf-tests/run/bmv2/run.py"), "--xunit-dir", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
     if proc.returncode == 77:
         pytest.skip(proc.stdout.strip().splitlines()[-1])
     results: dict[str, str | None] = {}
@@ -52,7 +55,9 @@ def ptf_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str | Non
 @pytest.mark.root
 @pytest.mark.parametrize("name", ptf_test_names())
 def test_ptf(name: str, ptf_results: dict[str, str | None]) -> None:
-    matches = [k for k in ptf_results if k.endswith(name) or k.split(".")[-1] == name.split(".")[-1]]
+    matches = [
+        k for k in ptf_results if k.endswith(name) or k.split(".")[-1] == name.split(".")[-1]
+    ]
     assert matches, f"{name} did not run (PTF results: {sorted(ptf_results)})"
     failure = ptf_results[matches[0]]
     assert failure is None, failure

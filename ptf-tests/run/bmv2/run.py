@@ -53,31 +53,48 @@ def main() -> int:
         print(f"ptf: SKIPPED — {reason}")
         return SKIP
 
-    from p4incast import bmv2
     from p4incast.controller import app
     from p4incast.controller.config import Pipeline, SwitchSettings
 
-    port_map = {int(k): v for k, v in json.loads((HERE / "port_map.json").read_text()).items()
-                if not k.startswith("_")}
+    from p4incast import bmv2
+
+    port_map = {
+        int(k): v
+        for k, v in json.loads((HERE / "port_map.json").read_text()).items()
+        if not k.startswith("_")
+    }
     args.log_dir.mkdir(parents=True, exist_ok=True)
     pipeline = Pipeline.default()
-    switch = bmv2.Bmv2Switch(ports={p: s for p, (s, _h) in port_map.items()},
-                             log_file=args.log_dir / "switch.log")
+    switch = bmv2.Bmv2Switch(
+        ports={p: s for p, (s, _h) in port_map.items()}, log_file=args.log_dir / "switch.log"
+    )
     try:
         for sw_if, host_if in port_map.values():
             bmv2.make_veth(sw_if, host_if)
         switch.start()
-        settings = SwitchSettings(address=switch.grpc_addr, device_id=switch.device_id,
-                                  thrift_port=switch.thrift_port)
+        settings = SwitchSettings(
+            address=switch.grpc_addr, device_id=switch.device_id, thrift_port=switch.thrift_port
+        )
         asyncio.run(app.push(settings, pipeline))
         ptf = shutil.which("ptf", path=str(Path(sys.executable).parent)) or "ptf"
-        params = (f"grpc_addr='{switch.grpc_addr}';device_id={switch.device_id};"
-                  f"thrift_port={switch.thrift_port};p4info='{pipeline.p4info}';"
-                  f"p4config='{pipeline.config}'")
-        cmd = [ptf, "--test-dir", str(REPO / "ptf-tests" / "tests"),
-               "--pypath", str(REPO / "ptf-tests" / "lib"),
-               "--test-params", params, "--qlen", "20000",
-               "--log-file", str(args.log_dir / "ptf.log")]
+        params = (
+            f"grpc_addr='{switch.grpc_addr}';device_id={switch.device_id};"
+            f"thrift_port={switch.thrift_port};p4info='{pipeline.p4info}';"
+            f"p4config='{pipeline.config}'"
+        )
+        cmd = [
+            ptf,
+            "--test-dir",
+            str(REPO / "ptf-tests" / "tests"),
+            "--pypath",
+            str(REPO / "ptf-tests" / "lib"),
+            "--test-params",
+            params,
+            "--qlen",
+            "20000",
+            "--log-file",
+            str(args.log_dir / "ptf.log"),
+        ]
         for port, (_s, host_if) in sorted(port_map.items()):
             cmd += ["-i", f"{port}@{host_if}"]
         if args.xunit_dir:
