@@ -86,3 +86,9 @@ def test_load_reports_missing_file_and_bad_yaml(tmp_path) -> None:
     bad.write_text("ports: [1, 2\n")
     with pytest.raises(ControllerError, match="not valid YAML"):
         config.load(bad)
+
+
+def test_shipped_example_config_is_valid() -> None:
+    cfg = config.load(config.REPO / "examples" / "switch.yaml")
+    assert cfg.ports[3].ecn.mode == "front" and cfg.ports[3].queue_rate == 1000
+    assert len(cfg.routes) == 4

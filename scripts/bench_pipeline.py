@@ -1,0 +1,132 @@
+"""Benchmark: packets/s through the p4-incast pipeline vs a minimal IPv4 router,
+on the same BMv2 build, in the same run.
+
+For each pipeline: a fresh simple_switch_grpc (no log file) between two veth
+pairs, the pipeline pushed over P4Runtime, one route (and, for p4-incast,
+mark-tail K=20 on the egress port so the marking path runs). tcpreplay sends
+64-byte ECT(0) UDP frames at top speed for a few seconds, so BMv2 is the
+bottleneck; the rate is what leaves the egress veth. The pipelines alternate
+(minimal, p4incast, ...) ROUNDS times and the medians are compared.
+
+Needs root, BMv2, tcpreplay and `make build`; prints why when it cannot run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from p4incast import bmv2, tools
+from p4incast.controller import entries
+from p4incast.controller.config import EcnPolicy, Pipeline, SwitchSettings
+from p4incast.controller.connection import connect
+from p4incast.controller.target import V1MODEL
+
+REPO = Path(__file__).resolve().parent.parent
+ROUNDS = 3
+SECONDS = 4.0
+IN, OUT = ("p4b1s", "p4b1h"), ("p4b2s", "p4b2h")
+PIPELINES = {
+    "minimal": Pipeline(REPO / "build/bench/minimal.p4info.txtpb",
+                        REPO / "build/bench/minimal.json"),
+    "p4incast": Pipeline.default(),
+}
+
+
+def why_not() -> str | None:
+    if not bmv2.have_root():
+        return "needs root"
+    if shutil.which("tcpreplay") is None:
+        return "needs tcpreplay (apt install tcpreplay)"
+    missing = tools.missing_reason("simple_switch_grpc")
+    if missing:
+        return missing
+    for pl in PIPELINES.values():
+        if not pl.config.is_file():
+            return f"{pl.config} not built (make build)"
+    return None
+
+
+def rx_packets(iface: str) -> int:
+    return int(Path(f"/sys/class/net/{iface}/statistics/rx_packets").read_text())
+
+
+async def program(name: str, settings: SwitchSettings, pl: Pipeline) -> None:
+    async with connect(settings, pl, push=True) as sw:
+        route = entries.route(prefix="10.0.2.0/24", port=2, smac="00:aa:00:00:00:02",
+                              dmac="00:bb:00:00:00:02")
+        updates = [+route]
+        if name == "p4incast":
+            updates.append(+entries.ecn_policy(port=2, policy=EcnPolicy("tail", 20),
+                                               target=V1MODEL))
+        await sw.write(updates)
+
+
+def write_pcap(path: Path) -> None:
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import Ether
+    from scapy.utils import wrpcap
+
+    pkts = [Ether(src="00:bb:00:00:00:01", dst="00:aa:00:00:00:01")
+            / IP(src="10.0.1.1", dst="10.0.2.2", tos=0b10, id=i) / UDP(sport=1000 + i, dport=5001)
+            / (b"\0" * 18) for i in range(64)]
+    wrpcap(str(path), pkts)
+
+
+def measure(name: str, pcap: Path, tmp: Path) -> float:
+    sw = bmv2.Bmv2Switch(ports={1: IN[0], 2: OUT[0]}, grpc_port=50081, thrift_port=9481)
+    with sw:
+        settings = SwitchSettings(address=sw.grpc_addr, thrift_port=sw.thrift_port)
+        asyncio.run(program(name, settings, PIPELINES[name]))
+        # Warm up, then count what leaves the switch while the sender saturates it.
+        sender = subprocess.Popen(["tcpreplay", "-q", "--topspeed", "--loop=0", "-i", IN[1],
+                                   str(pcap)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(1.0)
+            start_n, start_t = rx_packets(OUT[1]), time.monotonic()
+            time.sleep(SECONDS)
+            end_n, end_t = rx_packets(OUT[1]), time.monotonic()
+        finally:
+            sender.terminate()
+            sender.wait(timeout=5)
+    return (end_n - start_n) / (end_t - start_t)
+
+
+def main() -> int:
+    reason = why_not()
+    if reason:
+        print(f"bench_pipeline: skipped — {reason}")
+        return 0
+    for a, b in (IN, OUT):
+        bmv2.make_veth(a, b)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            pcap = Path(tmp) / "burst.pcap"
+            write_pcap(pcap)
+            rates: dict[str, list[float]] = {n: [] for n in PIPELINES}
+            for r in range(ROUNDS):
+                for name in PIPELINES:
+                    pps = measure(name, pcap, Path(tmp))
+                    rates[name].append(pps)
+                    print(f"  round {r + 1}: {name:9s} {pps:10.0f} pkt/s", flush=True)
+    finally:
+        for a, _b in (IN, OUT):
+            bmv2.del_veth(a)
+    med = {n: statistics.median(v) for n, v in rates.items()}
+    ratio = med["p4incast"] / med["minimal"]
+    print(f"BMv2 pipeline throughput (median of {ROUNDS}, 64 B frames, {SECONDS:.0f} s each):")
+    print(f"  minimal IPv4 router : {med['minimal']:10.0f} pkt/s")
+    print(f"  p4-incast pipeline  : {med['p4incast']:10.0f} pkt/s")
+    print(f"  ratio p4incast/minimal = {ratio:.3f}  (target >= 0.90: "
+          f"{'met' if ratio >= 0.9 else 'NOT met'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
