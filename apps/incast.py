@@ -1,0 +1,285 @@
+"""The incast application: one aggregator (client) and N servers over persistent
+TCP connections, in barrier-synchronised rounds (ALGORITHMS.md "The problem").
+
+    python -m p4incast.apps.incast server [--port 5001] [--cc reno]
+    python -m p4incast.apps.incast client --servers IP,IP,... --sru BYTES
+        [--rounds R] [--mode per-server|total] [--batch N --stagger-us T] --out FILE
+
+Each round the client asks every server at once (or, with application-level
+batch scheduling — seed 003, ALGORITHMS.md §4 — server i at T̃·((i-1) mod k))
+and the round ends when the last response byte arrives. Wire format:
+request  = round:u32, size:u64                        (client -> server)
+response = timeouts:u64, retrans:u64, then size bytes (server -> client)
+where timeouts/retrans are the server namespace's cumulative TcpExt
+TCPTimeouts and Tcp RetransSegs when the response starts, so the client can
+attribute RTOs to rounds: round r had an RTO iff some server's TCPTimeouts
+grew between its round-r and round-(r+1) headers. A last request of size 0
+closes the final round's counters.
+
+One JSON record per round goes to --out (JSON lines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import selectors
+import socket
+import socketserver
+import struct
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REQ = struct.Struct("!IQ")
+RESP = struct.Struct("!QQ")
+CHUNK = memoryview(bytes(1 << 20))
+
+
+def netstat_counters() -> tuple[int, int]:
+    """(TcpExt TCPTimeouts, Tcp RetransSegs) of this network namespace."""
+    timeouts = retrans = 0
+    for path, key, name in (
+        ("/proc/net/netstat", "TcpExt:", "TCPTimeouts"),
+        ("/proc/net/snmp", "Tcp:", "RetransSegs"),
+    ):
+        lines = [ln.split() for ln in Path(path).read_text().splitlines() if ln.startswith(key)]
+        for head, vals in zip(lines[::2], lines[1::2], strict=False):
+            if name in head:
+                value = int(vals[head.index(name)])
+                if name == "TCPTimeouts":
+                    timeouts = value
+                else:
+                    retrans = value
+    return timeouts, retrans
+
+
+def set_cc(sock: socket.socket, cc: str | None) -> None:
+    if cc:
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+        except OSError as err:
+            raise SystemExit(f"incast: congestion control {cc!r} unavailable here: {err}") from None
+
+
+# -- server ------------------------------------------------------------------------
+class _Handler(socketserver.BaseRequestHandler):
+    def handle(self) -> None:
+        sock: socket.socket = self.request
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        set_cc(sock, self.server.cc)  # type: ignore[attr-defined]
+        while True:
+            req = _recv_exact(sock, REQ.size)
+            if req is None:
+                return
+            _round, size = REQ.unpack(req)
+            sock.sendall(RESP.pack(*netstat_counters()))
+            while size > 0:
+                n = min(size, len(CHUNK))
+                sock.sendall(CHUNK[:n])
+                size -= n
+
+
+class _Server(socketserver.ThreadingTCPServer):
+    allow_reuse_address = True
+    daemon_threads = True
+    cc: str | None = None
+
+
+def serve(port: int, cc: str | None) -> None:
+    with _Server(("0.0.0.0", port), _Handler) as srv:
+        srv.cc = cc
+        set_cc(srv.socket, cc)
+        print(f"incast server on :{port} cc={cc or 'default'}", flush=True)
+        srv.serve_forever()
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
+    buf = bytearray()
+    while len(buf) < n:
+        part = sock.recv(n - len(buf))
+        if not part:
+            return None
+        buf += part
+    return bytes(buf)
+
+
+# -- client --------------------------------------------------------------------------
+@dataclass
+class Flow:
+    server: str
+    sock: socket.socket
+    size: int = 0
+    got: int = 0
+    header: bytearray = field(default_factory=bytearray)
+    counters: tuple[int, int] | None = None
+    sent_at: float = 0.0
+    done_at: float = 0.0
+
+
+@dataclass
+class RoundRecord:
+    round: int
+    start: float
+    completion_s: float
+    bytes: int
+    goodput_bps: float
+    fct_s: list[float]
+    # Filled one round later, from the servers' counters.
+    timeouts: int = 0
+    retrans: int = 0
+    rto: bool = False
+
+
+def connect_all(servers: list[str], port: int, timeout: float = 10.0) -> list[Flow]:
+    flows = []
+    for srv in servers:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                s = socket.create_connection((srv, port), timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"incast: cannot connect to server {srv}:{port}") from None
+                time.sleep(0.1)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        s.setblocking(False)
+        flows.append(Flow(srv, s))
+    return flows
+
+
+def run_round(
+    flows: list[Flow], rnd: int, sizes: list[int], offsets: list[float], timeout: float
+) -> tuple[float, float]:
+    """One barrier round; returns (start, end) monotonic times."""
+    sel = selectors.DefaultSelector()
+    start = time.monotonic()
+    pending = sorted(range(len(flows)), key=lambda i: offsets[i])
+    for f in flows:
+        f.got, f.header, f.counters, f.done_at = 0, bytearray(), None, 0.0
+    active = 0
+    remaining = len(flows)
+    while remaining:
+        now = time.monotonic()
+        while pending and now - start >= offsets[pending[0]]:
+            i = pending.pop(0)
+            f = flows[i]
+            f.size, f.sent_at = sizes[i], time.monotonic()
+            f.sock.setblocking(True)
+            f.sock.sendall(REQ.pack(rnd, f.size))
+            f.sock.setblocking(False)
+            sel.register(f.sock, selectors.EVENT_READ, f)
+            active += 1
+        wait = (start + offsets[pending[0]] - now) if pending else 1.0
+        if now - start > timeout:
+            raise SystemExit(f"incast: round {rnd} did not finish in {timeout} s")
+        for key, _ in sel.select(timeout=max(0.0, min(wait, 1.0)) if active else max(0.0, wait)):
+            f = key.data
+            try:
+                data = f.sock.recv(1 << 20)
+            except BlockingIOError:
+                continue
+            if not data:
+                raise SystemExit(f"incast: server {f.server} closed the connection")
+            if f.counters is None:
+                need = RESP.size - len(f.header)
+                f.header += data[:need]
+                data = data[need:]
+                if len(f.header) == RESP.size:
+                    f.counters = RESP.unpack(bytes(f.header))
+            f.got += len(data)
+            if f.counters is not None and f.got >= f.size:
+                f.done_at = time.monotonic()
+                sel.unregister(f.sock)
+                active -= 1
+                remaining -= 1
+    sel.close()
+    return start, max(f.done_at for f in flows)
+
+
+def client(args: argparse.Namespace) -> int:
+    servers = [s for s in args.servers.split(",") if s]
+    n = len(servers)
+    if n < 1 or args.sru < 1 or args.rounds < 1:
+        raise SystemExit("incast: need >= 1 server, --sru >= 1, --rounds >= 1")
+    sizes = [args.sru if args.mode == "per-server" else max(1, args.sru // n)] * n
+    if args.batch and args.batch < n:
+        k = -(-n // args.batch)  # batches
+        offsets = [args.stagger_us * 1e-6 * (i % k) for i in range(n)]
+    else:
+        offsets = [0.0] * n
+    flows = connect_all(servers, args.port, args.connect_timeout)
+    records: list[RoundRecord] = []
+    prev: list[tuple[int, int]] | None = None
+    out = open(args.out, "w") if args.out != "-" else sys.stdout  # noqa: SIM115
+    try:
+        for rnd in range(args.rounds + 1):
+            last = rnd == args.rounds  # probe: closes the counters of the final round
+            start, end = run_round(
+                flows,
+                rnd,
+                [0] * n if last else sizes,
+                [0.0] * n if last else offsets,
+                args.round_timeout,
+            )
+            counters = [f.counters or (0, 0) for f in flows]
+            if prev is not None:
+                rec = records[-1]
+                rec.timeouts = sum(c[0] - p[0] for c, p in zip(counters, prev, strict=True))
+                rec.retrans = sum(c[1] - p[1] for c, p in zip(counters, prev, strict=True))
+                rec.rto = rec.timeouts > 0
+                out.write(json.dumps(asdict(rec)) + "\n")
+                out.flush()
+            prev = counters
+            if last:
+                break
+            total = sum(sizes)
+            elapsed = end - start
+            records.append(
+                RoundRecord(
+                    round=rnd,
+                    start=start,
+                    completion_s=elapsed,
+                    bytes=total,
+                    goodput_bps=8 * total / elapsed if elapsed > 0 else 0.0,
+                    fct_s=[
+                        f.done_at - (start + off) for f, off in zip(flows, offsets, strict=True)
+                    ],
+                )
+            )
+    finally:
+        if out is not sys.stdout:
+            out.close()
+        for f in flows:
+            f.sock.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="p4incast.apps.incast", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="role", required=True)
+    s = sub.add_parser("server")
+    s.add_argument("--port", type=int, default=5001)
+    s.add_argument("--cc", help="TCP_CONGESTION for the responses (reno, cubic, bbr, p4i_dctcp…)")
+    c = sub.add_parser("client")
+    c.add_argument("--servers", required=True, help="comma-separated server addresses")
+    c.add_argument("--port", type=int, default=5001)
+    c.add_argument("--sru", type=int, required=True, help="bytes per server (or total, --mode)")
+    c.add_argument("--rounds", type=int, default=10)
+    c.add_argument("--mode", choices=["per-server", "total"], default="per-server")
+    c.add_argument("--batch", type=int, default=0, help="seed-003 batch size n (0: all at once)")
+    c.add_argument("--stagger-us", type=float, default=0.0, help="seed-003 T~ in microseconds")
+    c.add_argument("--round-timeout", type=float, default=60.0)
+    c.add_argument("--connect-timeout", type=float, default=10.0)
+    c.add_argument("--out", default="-", help="JSON-lines file for per-round records")
+    args = ap.parse_args(argv)
+    if args.role == "server":
+        serve(args.port, args.cc)
+        return 0
+    return client(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
