@@ -31,7 +31,7 @@ control MinVerify(inout headers_t hdr, inout meta_t meta) { apply { } }
 
 control MinIngress(inout headers_t hdr, inout meta_t meta,
                    inout standard_metadata_t std_meta) {
-    action drop() { mark_to_drop(std_meta); }
+    action drop_packet() { mark_to_drop(std_meta); }
     action route(bit<9> port, bit<48> smac, bit<48> dmac) {
         std_meta.egress_spec = port;
         hdr.ethernet.src_addr = smac;
@@ -40,12 +40,12 @@ control MinIngress(inout headers_t hdr, inout meta_t meta,
     }
     table routes_v4 {
         key = { hdr.ipv4.dst_addr : lpm @name("dst_addr"); }
-        actions = { route; @defaultonly drop; }
-        const default_action = drop();
+        actions = { route; @defaultonly drop_packet; }
+        const default_action = drop_packet();
         size = 1024;
     }
     apply {
-        if (hdr.ipv4.isValid()) { routes_v4.apply(); } else { drop(); }
+        if (hdr.ipv4.isValid()) { routes_v4.apply(); } else { drop_packet(); }
     }
 }
 

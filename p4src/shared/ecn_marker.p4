@@ -63,13 +63,20 @@ control EgressEcnMarker(inout headers_t hdr,
         drop = false;
         ecn_verdict_t verdict;
         counter_index_t port_index = (counter_index_t)egress_port;
-        ecn_policy.apply();
+        ecn_t ecn;
         if (hdr.ipv4.isValid()) {
-            decide.apply(policy_mode, policy_k, policy_drop_k, enq_depth, deq_depth, hdr.ipv4.ecn, verdict);
+            ecn = hdr.ipv4.ecn;
         } else if (hdr.ipv6.isValid()) {
-            decide.apply(policy_mode, policy_k, policy_drop_k, enq_depth, deq_depth, hdr.ipv6.ecn, verdict);
+            ecn = hdr.ipv6.ecn;
         } else {
             return;
+        }
+        ecn_policy.apply();
+        decide.apply(policy_mode, policy_k, policy_drop_k, enq_depth, deq_depth, ecn, verdict);
+        if (hdr.ipv4.isValid()) {
+            hdr.ipv4.ecn = ecn;
+        } else {
+            hdr.ipv6.ecn = ecn;
         }
         if (verdict.ect) {
             ecn_ect_stats.count(port_index);

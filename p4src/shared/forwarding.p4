@@ -22,7 +22,7 @@ control IngressForwarding(inout headers_t        hdr,
     PORT_COUNTER(DROP_REASONS) ingress_drop_stats;    // index: DROP_*
     PORT_COUNTER(PORT_STATS_SIZE) routed_stats;       // index: egress port
 
-    action drop(bit<32> reason) {
+    action drop_packet(bit<32> reason) {
         meta.drop = true;
         meta.drop_reason = reason;
     }
@@ -35,7 +35,7 @@ control IngressForwarding(inout headers_t        hdr,
     }
 
     action route_miss() {
-        drop(DROP_ROUTE_MISS);
+        drop_packet(DROP_ROUTE_MISS);
     }
 
     table routes_v4 {
@@ -67,25 +67,25 @@ control IngressForwarding(inout headers_t        hdr,
         meta.drop_reason = 0;
         egress_port = 0;
         if (!parser_ok) {
-            drop(DROP_PARSER_ERROR);
+            drop_packet(DROP_PARSER_ERROR);
         } else if (hdr.ipv4.isValid()) {
             if (!checksum_ok) {
-                drop(DROP_BAD_CHECKSUM);
+                drop_packet(DROP_BAD_CHECKSUM);
             } else if (hdr.ipv4.ttl <= 1) {
-                drop(DROP_TTL_EXPIRED);
+                drop_packet(DROP_TTL_EXPIRED);
             } else {
                 hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
                 routes_v4.apply();
             }
         } else if (hdr.ipv6.isValid()) {
             if (hdr.ipv6.hop_limit <= 1) {
-                drop(DROP_TTL_EXPIRED);
+                drop_packet(DROP_TTL_EXPIRED);
             } else {
                 hdr.ipv6.hop_limit = hdr.ipv6.hop_limit - 1;
                 routes_v6.apply();
             }
         } else {
-            drop(DROP_NOT_IP);
+            drop_packet(DROP_NOT_IP);
         }
 
         if (meta.drop) {
