@@ -7,8 +7,10 @@ rate in packets per second.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
 
 from p4incast import tools
 
@@ -23,9 +25,16 @@ def run_cli(commands: list[str], thrift_port: int) -> str:
         cli = tools.require("simple_switch_CLI")
     except tools.ToolMissing as err:
         raise ControllerError(str(err)) from None
+    # Run BMv2's CLI with our interpreter (it has `thrift`) and BMv2's Python runtime
+    # on its path only.
+    env = dict(os.environ)
+    pydir = tools.bmv2_python_dir()
+    if pydir is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pydir), env.get("PYTHONPATH")]))
     try:
         proc = subprocess.run(
-            [str(cli), "--thrift-port", str(thrift_port)],
+            [sys.executable, str(cli), "--thrift-port", str(thrift_port)],
+            env=env,
             input="\n".join(commands) + "\n",
             capture_output=True,
             text=True,

@@ -83,6 +83,28 @@ def require(name: str) -> Path:
     return path
 
 
+def bmv2_python_dir() -> Path | None:
+    """Where BMv2 installed its Python runtime (runtime_CLI.py, bm_runtime, sswitch_runtime).
+
+    `make install` of BMv2 puts it under the prefix's site-packages, which neither
+    Debian's python3 (dist-packages) nor a pyenv python searches, so callers add it to
+    PYTHONPATH of the simple_switch_CLI process only (it also holds PI's `google` and
+    `p4` packages, which must not shadow protobuf in our own process).
+    """
+    import glob
+
+    override = os.environ.get("P4INCAST_BMV2_PYTHON_DIR")
+    candidates = [override] if override else []
+    for prefix in ("/usr/local/lib", "/usr/lib"):
+        for sub in ("site-packages", "dist-packages"):
+            candidates += sorted(glob.glob(f"{prefix}/python3*/{sub}"), reverse=True)
+    candidates.append("/usr/lib/python3/dist-packages")
+    for cand in candidates:
+        if cand and (Path(cand) / "runtime_CLI.py").is_file():
+            return Path(cand)
+    return None
+
+
 def missing_reason(*names: str) -> str | None:
     """None when every named tool is present, else the message for the first missing one."""
     for name in names:
