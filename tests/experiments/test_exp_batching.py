@@ -1,0 +1,104 @@
+"""Seed-003 batch scheduling: the worked examples of ALGORITHMS.md §4 and §5."""
+
+import math
+from collections.abc import Callable
+
+import pytest
+
+from p4incast.experiments import batching
+
+KIB64 = 64 * 1024
+
+
+def test_wnd_max_worked_examples() -> None:
+    assert batching.wnd_max(9) == 5  # the paper's walk-through
+    assert batching.slow_start_windows(15) == (8, 0)
+    assert batching.wnd_max(15) == 8
+    assert batching.slow_start_windows(21) == (8, 6)
+    assert batching.wnd_max(21) == 13
+
+
+def test_wnd_max_small_and_third_branch() -> None:
+    assert batching.wnd_max(1) == 1  # one packet, one window
+    assert batching.wnd_max(2) == 1  # windows 1, then 1 left: wnd_A=1 >= wnd_B=1 -> 1
+    # S_SRU = 12: m = 2, wnd_A = 4, wnd_B = 12 - 7 = 5 > wnd_A -> 2 * 4 - 1
+    assert batching.slow_start_windows(12) == (4, 5)
+    assert batching.wnd_max(12) == 7
+
+
+def test_batch_size_and_batches() -> None:
+    assert batching.batch_size(KIB64, 1500, 21) == 3
+    assert batching.batches(32, 3) == 11
+    assert batching.batches(3, 3) == 1
+    assert batching.batches(1, 3) == 1
+
+
+def test_batch_size_is_one_when_one_flow_overflows() -> None:
+    # 45 packets: m = 4, wnd_A = 16, wnd_B = 14 -> wnd_max = 29 frames, more than 10 KB
+    assert batching.wnd_max(45) == 29
+    assert batching.batch_size(10_000, 1500, 45) == 1
+    s = batching.plan(4, 45 * 1448, 10_000, 1e9, 100e-6)
+    assert s.n == 1 and s.k == 4 and s.overflows
+    assert not batching.plan(4, 21 * 1448, KIB64, 1e9, 100e-6).overflows
+
+
+def test_round_time_stagger_and_offsets() -> None:
+    t = batching.round_time_T(1500, 40, 21, 1e9, 100e-6, KIB64)
+    assert t == pytest.approx(3380.16e-6, abs=1e-12)
+    assert batching.stagger(t) == pytest.approx(4e-3)
+    assert batching.stagger(t, 20e-6, 0) == pytest.approx(3400.16e-6)
+    # exactly on the grid stays there despite float rounding
+    assert batching.stagger(2.98e-3, 20e-6, 1e-3) == pytest.approx(3e-3)
+    offs = batching.start_offsets(7, 3, 4e-3)
+    assert offs == pytest.approx([0, 4e-3, 8e-3, 0, 4e-3, 8e-3, 0])
+
+
+def test_plan_worked_example() -> None:
+    s = batching.plan(32, 21 * 1448, KIB64, 1e9, 100e-6, frame_bytes=1500)
+    assert (s.s_sru_pkts, s.wnd_max, s.n, s.k) == (21, 13, 3, 11)
+    assert math.isclose(s.T, 3380.16e-6, rel_tol=0, abs_tol=1e-12)
+    assert s.t_tilde == pytest.approx(4e-3)
+    assert s.stagger_us == pytest.approx(4000)
+    assert s.batched
+    assert len(s.offsets) == 32 and max(s.offsets) == pytest.approx(40e-3)
+    # server i (1-based) at T~ * ((i-1) mod k): servers 1, 12, 23 together
+    assert s.offsets[0] == s.offsets[11] == s.offsets[22] == 0
+    assert s.offsets[10] == pytest.approx(40e-3)
+    # g = S / (T~ (k-1) + T + d_max), S = 32 * SRU bytes
+    span = 4e-3 * 10 + 3380.16e-6 + 20e-6
+    assert s.goodput_bound_bps == pytest.approx(8 * 32 * 21 * 1448 / span)
+
+
+def test_plan_unbatched_when_everyone_fits() -> None:
+    s = batching.plan(2, 21 * 1448, KIB64, 1e9, 100e-6)
+    assert s.k == 1 and not s.batched and s.offsets == (0.0, 0.0)
+
+
+def test_sru_packets_rounds_up() -> None:
+    assert batching.sru_packets(1448) == 1
+    assert batching.sru_packets(1449) == 2
+    assert batching.sru_packets(65536) == 46
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: batching.wnd_max(0),
+        lambda: batching.batch_size(0, 1500, 9),
+        lambda: batching.batches(0, 3),
+        lambda: batching.round_time_T(1500, 40, 21, 0, 100e-6, KIB64),
+        lambda: batching.round_time_T(1500, 40, 21, 1e9, -1, KIB64),
+        lambda: batching.stagger(math.nan),
+        lambda: batching.start_offsets(4, 0, 1e-3),
+        lambda: batching.plan(0, 65536, KIB64, 1e9, 100e-6),
+        lambda: batching.plan(4, 65536, KIB64, 1e9, 100e-6, mss=0),
+    ],
+)
+def test_bad_inputs_raise_value_error(call: Callable[[], object]) -> None:
+    with pytest.raises(ValueError, match="batching: .* must be"):
+        call()
+
+
+def test_ictcp_buffer_bound() -> None:
+    assert batching.ictcp_buffer_bytes(47, 2, 100e-6, 1e9) == pytest.approx(128_500)
+    assert batching.ictcp_buffer_bytes(1, 2, 100e-6, 1e9) == 0  # BDP absorbs it
