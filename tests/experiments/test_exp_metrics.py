@@ -1,0 +1,242 @@
+"""Per-run metrics on hand-built data (percentiles, Jain, RTO deltas, summarize)."""
+
+import copy
+import math
+from typing import Any
+
+import pytest
+
+from p4incast.experiments import metrics
+from p4incast.experiments.metrics import SUMMARY_METRICS
+
+
+def _round(i: int, fcts: list[float], timeouts: int = 0) -> dict[str, Any]:
+    done = max(fcts)
+    return {
+        "round": i,
+        "completion_s": done,
+        "bytes": 200_000,
+        "goodput_bps": 8 * 200_000 / done,
+        "fct_s": fcts,
+        "timeouts": timeouts,
+        "retrans": 3 * timeouts,
+        "rto": timeouts > 0,
+    }
+
+
+def make_run(**over: Any) -> dict[str, Any]:
+    """Two servers, 100 kB each, four rounds; goodputs 160, 80, 160, 200 Mbps."""
+    run = {
+        "scheme": "mark-front",
+        "n": 2,
+        "repeat": 0,
+        "engine": "sim",
+        "status": "ok",
+        "error": None,
+        "wall_s": 1.5,
+        "base_rtt_ms": 0.1,
+        "rounds": [
+            _round(0, [0.005, 0.010]),
+            _round(1, [0.010, 0.020], timeouts=2),
+            _round(2, [0.010, 0.010]),
+            _round(3, [0.008, 0.008]),
+        ],
+        "switch": {
+            "bottleneck_port": "2",
+            "ports": {
+                "1": {"marked": 999, "ect": 0, "ce_in": 0, "ecn_drop": 9, "queue_drops": 9,
+                      "egress": 0, "hist": {"100": 1}},
+                "2": {"marked": 30, "ect": 500, "ce_in": 0, "ecn_drop": 1, "queue_drops": 4,
+                      "egress": 495, "hist": {"0": 50, "10": 45, "40": 5}},
+            },
+        },
+    }  # fmt: skip
+    run.update(over)
+    return run
+
+
+# -- percentile -----------------------------------------------------------------------
+def test_percentile_linear_interpolation() -> None:
+    xs = [4.0, 1.0, 3.0, 2.0]
+    assert metrics.percentile(xs, 0) == 1.0
+    assert metrics.percentile(xs, 25) == pytest.approx(1.75)
+    assert metrics.percentile(xs, 50) == pytest.approx(2.5)
+    assert metrics.percentile(xs, 100) == 4.0
+    assert metrics.percentile([7.0], 99) == 7.0
+
+
+def test_percentile_edge_cases() -> None:
+    assert metrics.percentile([], 50) is None
+    assert metrics.percentile([None, math.nan], 50) is None
+    assert metrics.percentile([1.0, None, math.nan, 3.0], 50) == 2.0
+    with pytest.raises(ValueError):
+        metrics.percentile([1.0], 101)
+    with pytest.raises(ValueError):
+        metrics.percentile([1.0], -1)
+
+
+# -- jain ---------------------------------------------------------------------------
+def test_jain_index() -> None:
+    assert metrics.jain([5.0, 5.0, 5.0, 5.0]) == pytest.approx(1.0)
+    assert metrics.jain([1.0, 0.0, 0.0, 0.0]) == pytest.approx(0.25)  # 1/n: one flow has all
+    assert metrics.jain([200.0, 100.0]) == pytest.approx(0.9)
+
+
+def test_jain_edge_cases() -> None:
+    assert metrics.jain([]) is None
+    assert metrics.jain([0.0, 0.0]) is None
+    assert metrics.jain([3.0, None, math.nan]) == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        metrics.jain([1.0, -1.0])
+
+
+# -- goodput, framing, timeouts -------------------------------------------------------
+def test_goodput_and_framing_limit() -> None:
+    assert metrics.goodput_bps(125_000, 1.0) == pytest.approx(1e6)
+    assert metrics.goodput_bps(0, 0.5) == 0.0
+    with pytest.raises(ValueError):
+        metrics.goodput_bps(1000, 0)
+    with pytest.raises(ValueError):
+        metrics.goodput_bps(-1, 1)
+    assert metrics.framing_limit_bps(1e9) == pytest.approx(941.482e6, rel=1e-6)
+    assert metrics.framing_limit_bps(1e9, mss=1460, wire=1538) == pytest.approx(949.285e6, rel=1e-6)
+    with pytest.raises(ValueError):
+        metrics.framing_limit_bps(0)
+
+
+def test_timeouts_delta() -> None:
+    before = {"h1": 3, "h2": 5, "h3": 0}
+    after = {"h1": 4, "h2": 9, "h3": 0}
+    assert metrics.timeouts_delta(before, after) == 5
+    assert metrics.timeouts_delta({}, {}) == 0
+    assert metrics.timeouts_delta(before, before) == 0
+
+
+def test_timeouts_delta_errors() -> None:
+    with pytest.raises(ValueError, match="went backwards"):
+        metrics.timeouts_delta({"h1": 4}, {"h1": 3})
+    with pytest.raises(ValueError, match="namespaces differ"):
+        metrics.timeouts_delta({"h1": 4}, {"h1": 5, "h2": 0})
+
+
+# -- histograms -----------------------------------------------------------------------
+def test_hist_dict_and_list_agree() -> None:
+    as_list = [0] * 41
+    as_list[0], as_list[10], as_list[40] = 50, 45, 5
+    as_dict = {"0": 50, "10": 45, "40": 5}
+    for h in (as_list, as_dict):
+        assert metrics.hist_percentile(h, 50) == 0
+        assert metrics.hist_percentile(h, 51) == 10
+        assert metrics.hist_percentile(h, 95) == 10
+        assert metrics.hist_percentile(h, 96) == 40
+        assert metrics.hist_max(h) == 40
+    assert metrics.hist_counts(as_dict) == as_list
+
+
+def test_hist_edge_cases() -> None:
+    assert metrics.hist_percentile({}, 50) is None
+    assert metrics.hist_max({}) is None
+    assert metrics.hist_max([0, 0, 0]) is None
+    assert metrics.hist_max({">=127": 3, "5": 1}) == 127  # the open last bucket
+    assert metrics.hist_cdf({}) == []
+    assert metrics.hist_cdf({"1": 1, "3": 3}) == [(0, 0.0), (1, 0.25), (2, 0.25), (3, 1.0)]
+    with pytest.raises(ValueError):
+        metrics.hist_counts({"deep": 1})
+    with pytest.raises(ValueError):
+        metrics.hist_counts({"-1": 1})
+    with pytest.raises(ValueError):
+        metrics.hist_percentile({"1": 1}, 120)
+
+
+# -- summarize ------------------------------------------------------------------------
+def test_summarize_every_field() -> None:
+    s = metrics.summarize(make_run())
+    expected = {
+        "scheme": "mark-front",
+        "n": 2,
+        "repeat": 0,
+        "engine": "sim",
+        "status": "ok",
+        "error": None,
+        "rounds": 4,
+        "base_rtt_ms": 0.1,
+        "wall_s": 1.5,
+        "goodput_mbps": 150.0,  # (160 + 80 + 160 + 200) / 4
+        "goodput_std_mbps": math.sqrt(7600 / 3),  # deviations 10, -70, 10, 50
+        "rto_round_ratio": 0.25,
+        "timeouts": 2,
+        "retrans": 6,
+        # pooled FCTs sorted: 5 8 8 10 10 10 10 20 ms; p99 at rank 6.93
+        "fct_p50_ms": 10.0,
+        "fct_p99_ms": 10.0 + 0.93 * 10.0,
+        "qdepth_p50": 0,
+        "qdepth_p95": 10,
+        "qdepth_max": 40,
+        "ce_marks": 30,
+        "drops": 5,  # 4 tail + 1 Not-ECT, bottleneck port only
+        "jain": 0.95,  # rounds: 0.9, 0.9, 1, 1
+    }
+    assert set(s) == set(expected)
+    for key, want in expected.items():
+        if isinstance(want, float):
+            assert s[key] == pytest.approx(want), key
+        else:
+            assert s[key] == want, key
+
+
+def test_summarize_failed_run_has_no_metrics() -> None:
+    run = make_run(status="failed", error="bmv2 did not start", rounds=[])
+    s = metrics.summarize(run)
+    assert s["status"] == "failed"
+    assert s["error"] == "bmv2 did not start"
+    assert (s["scheme"], s["n"], s["repeat"], s["rounds"]) == ("mark-front", 2, 0, 0)
+    assert all(s[m] is None for m in SUMMARY_METRICS)
+
+
+def test_summarize_failed_run_keeps_no_partial_numbers() -> None:
+    s = metrics.summarize(make_run(status="failed", error=None))  # rounds present, still failed
+    assert s["status"] == "failed" and s["error"] == "status 'failed'"
+    assert s["goodput_mbps"] is None
+
+
+@pytest.mark.parametrize(
+    ("mutate", "reason"),
+    [
+        (lambda r: r["rounds"][1].pop("goodput_bps"), "malformed run: KeyError"),
+        (lambda r: r["rounds"][0].update(bytes="lots"), "malformed run: TypeError"),
+        (lambda r: r["switch"]["ports"]["2"].update(hist={"deep": 3}), "malformed run"),
+        (lambda r: r.update(rounds=[]), "no rounds recorded"),
+    ],
+)
+def test_summarize_malformed_never_raises(mutate: Any, reason: str) -> None:
+    run = copy.deepcopy(make_run())
+    mutate(run)
+    s = metrics.summarize(run)
+    assert s["status"] == "failed"
+    assert s["error"].startswith(reason)
+    assert all(s[m] is None for m in SUMMARY_METRICS)
+
+
+def test_summarize_not_a_dict() -> None:
+    s = metrics.summarize(None)  # type: ignore[arg-type]
+    assert s["status"] == "failed" and "not a dict" in s["error"]
+
+
+def test_summarize_without_switch_and_single_round() -> None:
+    run = make_run(switch=None)
+    run["rounds"] = run["rounds"][:1]
+    s = metrics.summarize(run)
+    assert s["status"] == "ok"
+    assert s["goodput_mbps"] == pytest.approx(160.0)
+    assert s["goodput_std_mbps"] is None  # needs two rounds
+    assert s["rto_round_ratio"] == 0.0
+    assert s["jain"] == pytest.approx(0.9)
+    for key in ("qdepth_p50", "qdepth_p95", "qdepth_max", "ce_marks", "drops"):
+        assert s[key] is None, key
+
+
+def test_summarize_rto_falls_back_to_timeouts() -> None:
+    run = make_run()
+    for r in run["rounds"]:
+        del r["rto"]
+    assert metrics.summarize(run)["rto_round_ratio"] == 0.25
