@@ -2,6 +2,7 @@
 
 import copy
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -9,50 +10,7 @@ import pytest
 from p4incast.experiments import metrics
 from p4incast.experiments.metrics import SUMMARY_METRICS
 
-
-def _round(i: int, fcts: list[float], timeouts: int = 0) -> dict[str, Any]:
-    done = max(fcts)
-    return {
-        "round": i,
-        "completion_s": done,
-        "bytes": 200_000,
-        "goodput_bps": 8 * 200_000 / done,
-        "fct_s": fcts,
-        "timeouts": timeouts,
-        "retrans": 3 * timeouts,
-        "rto": timeouts > 0,
-    }
-
-
-def make_run(**over: Any) -> dict[str, Any]:
-    """Two servers, 100 kB each, four rounds; goodputs 160, 80, 160, 200 Mbps."""
-    run = {
-        "scheme": "mark-front",
-        "n": 2,
-        "repeat": 0,
-        "engine": "sim",
-        "status": "ok",
-        "error": None,
-        "wall_s": 1.5,
-        "base_rtt_ms": 0.1,
-        "rounds": [
-            _round(0, [0.005, 0.010]),
-            _round(1, [0.010, 0.020], timeouts=2),
-            _round(2, [0.010, 0.010]),
-            _round(3, [0.008, 0.008]),
-        ],
-        "switch": {
-            "bottleneck_port": "2",
-            "ports": {
-                "1": {"marked": 999, "ect": 0, "ce_in": 0, "ecn_drop": 9, "queue_drops": 9,
-                      "egress": 0, "hist": {"100": 1}},
-                "2": {"marked": 30, "ect": 500, "ce_in": 0, "ecn_drop": 1, "queue_drops": 4,
-                      "egress": 495, "hist": {"0": 50, "10": 45, "40": 5}},
-            },
-        },
-    }  # fmt: skip
-    run.update(over)
-    return run
+MakeRun = Callable[..., dict[str, Any]]
 
 
 # -- percentile -----------------------------------------------------------------------
@@ -149,7 +107,7 @@ def test_hist_edge_cases() -> None:
 
 
 # -- summarize ------------------------------------------------------------------------
-def test_summarize_every_field() -> None:
+def test_summarize_every_field(make_run: MakeRun) -> None:
     s = metrics.summarize(make_run())
     expected = {
         "scheme": "mark-front",
@@ -184,7 +142,7 @@ def test_summarize_every_field() -> None:
             assert s[key] == want, key
 
 
-def test_summarize_failed_run_has_no_metrics() -> None:
+def test_summarize_failed_run_has_no_metrics(make_run: MakeRun) -> None:
     run = make_run(status="failed", error="bmv2 did not start", rounds=[])
     s = metrics.summarize(run)
     assert s["status"] == "failed"
@@ -193,7 +151,7 @@ def test_summarize_failed_run_has_no_metrics() -> None:
     assert all(s[m] is None for m in SUMMARY_METRICS)
 
 
-def test_summarize_failed_run_keeps_no_partial_numbers() -> None:
+def test_summarize_failed_run_keeps_no_partial_numbers(make_run: MakeRun) -> None:
     s = metrics.summarize(make_run(status="failed", error=None))  # rounds present, still failed
     assert s["status"] == "failed" and s["error"] == "status 'failed'"
     assert s["goodput_mbps"] is None
@@ -208,7 +166,7 @@ def test_summarize_failed_run_keeps_no_partial_numbers() -> None:
         (lambda r: r.update(rounds=[]), "no rounds recorded"),
     ],
 )
-def test_summarize_malformed_never_raises(mutate: Any, reason: str) -> None:
+def test_summarize_malformed_never_raises(mutate: Any, reason: str, make_run: MakeRun) -> None:
     run = copy.deepcopy(make_run())
     mutate(run)
     s = metrics.summarize(run)
@@ -222,7 +180,7 @@ def test_summarize_not_a_dict() -> None:
     assert s["status"] == "failed" and "not a dict" in s["error"]
 
 
-def test_summarize_without_switch_and_single_round() -> None:
+def test_summarize_without_switch_and_single_round(make_run: MakeRun) -> None:
     run = make_run(switch=None)
     run["rounds"] = run["rounds"][:1]
     s = metrics.summarize(run)
@@ -235,7 +193,7 @@ def test_summarize_without_switch_and_single_round() -> None:
         assert s[key] is None, key
 
 
-def test_summarize_rto_falls_back_to_timeouts() -> None:
+def test_summarize_rto_falls_back_to_timeouts(make_run: MakeRun) -> None:
     run = make_run()
     for r in run["rounds"]:
         del r["rto"]
