@@ -17,11 +17,12 @@ from typing import Any, TypeVar
 
 import finsy as fy
 import ptf
+from ptf import testutils
+from ptf.base_tests import BaseTest
+
 from p4incast.controller import connection, entries, queues, stats
 from p4incast.controller.config import EcnPolicy, Pipeline, SwitchSettings
 from p4incast.controller.target import V1MODEL
-from ptf import testutils
-from ptf.base_tests import BaseTest
 
 T = TypeVar("T")
 
@@ -131,6 +132,13 @@ class P4IncastTest(BaseTest):
     # -- packets ----------------------------------------------------------------
     def send(self, port: int, pkt: Any) -> None:
         testutils.send_packet(self, port, pkt)
+
+    def send_burst(self, port: int, pkts: list[Any]) -> None:
+        """Send frames back to back: serialised first, then one tight loop, so a
+        held queue sees the whole burst arrive within a few milliseconds."""
+        frames = [bytes(p) for p in pkts]
+        for frame in frames:
+            self.dataplane.send(0, port, frame)
 
     def collect(self, port: int, count: int, timeout: float) -> list[bytes]:
         """Every frame that leaves `port` until `count` arrived or `timeout` passed."""

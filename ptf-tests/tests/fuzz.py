@@ -8,7 +8,7 @@ import random
 import packets as P
 from base_test import P4IncastTest, autocleanup, host_mac, port_mac
 from ptf import testutils
-from scapy.layers.inet import IP, TCP, UDP, fuzz
+from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import (
     IPv6,
     IPv6ExtHdrDestOpt,
@@ -17,7 +17,7 @@ from scapy.layers.inet6 import (
     IPv6ExtHdrRouting,
 )
 from scapy.layers.l2 import Ether
-from scapy.packet import Raw
+from scapy.packet import Raw, fuzz
 
 FRAMES = 10_000
 SEED = 20261122
@@ -92,7 +92,10 @@ def make_frames(rng: random.Random) -> list[bytes]:
             raw = bytes(_ether(1) / ip / UDP() / Raw(b"o" * 10))
         else:  # random bytes after a plausible Ethernet header
             et = rng.choice([0x0800, 0x86DD, 0x0806, rng.randrange(65536)])
-            body = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 80)))
+            body = bytearray(rng.randrange(256) for _ in range(rng.randrange(0, 80)))
+            if len(body) > 1:  # Not-ECT wherever the switch might parse an ECN field
+                body[1] &= 0xCF if et == 0x86DD else 0xFC if et == 0x0800 else 0xFF
+            body = bytes(body)
             raw = bytes(_ether(1, et)) + body
         frames.append(raw)
     return frames

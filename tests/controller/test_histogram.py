@@ -1,6 +1,7 @@
 """Depth percentiles from the pipeline's bucket counts."""
 
 import pytest
+
 from p4incast.controller import histogram
 
 

@@ -53,10 +53,9 @@ def main() -> int:
         print(f"ptf: SKIPPED — {reason}")
         return SKIP
 
+    from p4incast import bmv2
     from p4incast.controller import app
     from p4incast.controller.config import Pipeline, SwitchSettings
-
-    from p4incast import bmv2
 
     port_map = {
         int(k): v
