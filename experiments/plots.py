@@ -1,0 +1,256 @@
+"""PNG plots of one experiment (matplotlib, Agg canvas; no display needed).
+
+    paths = plot_all(results_set)                    # from a runner
+    python -m p4incast.experiments.plots results/<dir> [--link-gbps 1] [--out DIR]
+
+Figures (ALGORITHMS.md §6): goodput vs N per scheme with the framing limit
+(C * MSS / wire bytes) dashed when the link rate is known; ratio of rounds
+with >= 1 RTO vs N; FCT p99 vs N (log y when it spans more than a decade);
+CDF of the bottleneck queue depth at the largest N, one line per scheme
+(histograms of that N's repeats added up); queue depth vs time when runs carry
+`depth_series`. Points are means over repeats, with error bars (sample
+standard deviation across repeats) when there is more than one repeat.
+Failed (scheme, N) points are left out, not drawn as zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from p4incast.experiments.metrics import framing_limit_bps, hist_cdf, hist_counts
+from p4incast.experiments.results import ResultSet, aggregate, load
+
+DPI = 120
+SIZE = (6.4, 4.2)  # inches
+
+
+def _figure() -> tuple[Figure, Any]:
+    fig = Figure(figsize=SIZE, dpi=DPI)
+    FigureCanvasAgg(fig)
+    return fig, fig.add_subplot()
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path)
+    return path
+
+
+def _schemes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(str(r["scheme"]) for r in rows))
+
+
+def _series(
+    rows: Sequence[Mapping[str, Any]], scheme: str, key: str, scale: float = 1.0
+) -> tuple[list[float], list[float], list[float] | None]:
+    """(N, value, error or None) of one scheme, skipping (scheme, N) points without a value."""
+    xs, ys, errs = [], [], []
+    for r in rows:
+        if str(r["scheme"]) != scheme or r.get(key) is None or r["status"] == "failed":
+            continue
+        xs.append(r["n"])
+        ys.append(r[key] * scale)
+        std = r.get(f"{key}_std")
+        errs.append(0.0 if std is None else std * scale)
+    has_err = any(r["ok_repeats"] > 1 for r in rows)
+    return xs, ys, errs if has_err else None
+
+
+def _per_scheme(
+    ax: Any, rows: Sequence[Mapping[str, Any]], key: str, scale: float = 1.0
+) -> list[float]:
+    values: list[float] = []
+    for scheme in _schemes(rows):
+        xs, ys, errs = _series(rows, scheme, key, scale)
+        if not xs:
+            continue
+        ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=3, label=scheme)
+        values += ys
+    return values
+
+
+def _finish(ax: Any, title: str, xlabel: str, ylabel: str) -> None:
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small")
+
+
+def plot_goodput(
+    rows: Sequence[Mapping[str, Any]], path: Path, name: str, link_bps: float | None = None
+) -> Path:
+    """Mean round goodput (Mbps) vs senders, per scheme; the framing limit dashed."""
+    fig, ax = _figure()
+    _per_scheme(ax, rows, "goodput_mbps")
+    if link_bps:
+        limit = framing_limit_bps(link_bps) / 1e6
+        ax.axhline(limit, linestyle="--", color="gray", label=f"framing limit {limit:.0f} Mbps")
+    ax.set_ylim(bottom=0)
+    _finish(ax, f"{name}: goodput vs senders", "senders N", "goodput (Mbps)")
+    return _save(fig, path)
+
+
+def plot_rto(rows: Sequence[Mapping[str, Any]], path: Path, name: str) -> Path:
+    """Percentage of rounds with at least one RTO vs senders, per scheme."""
+    fig, ax = _figure()
+    _per_scheme(ax, rows, "rto_round_ratio", 100.0)
+    ax.set_ylim(-2, 102)
+    _finish(ax, f"{name}: rounds with an RTO", "senders N", "rounds with >= 1 RTO (%)")
+    return _save(fig, path)
+
+
+def plot_fct(rows: Sequence[Mapping[str, Any]], path: Path, name: str) -> Path:
+    """99th-percentile flow completion time (ms) vs senders; log y when it spans > 10x."""
+    fig, ax = _figure()
+    values = [v for v in _per_scheme(ax, rows, "fct_p99_ms") if v > 0]
+    if values and max(values) / min(values) > 10:
+        ax.set_yscale("log")
+    _finish(ax, f"{name}: FCT p99 vs senders", "senders N", "flow completion time p99 (ms)")
+    return _save(fig, path)
+
+
+def _largest_n(runs: Sequence[Mapping[str, Any]]) -> Any:
+    ns = [r.get("n") for r in runs if r.get("status") == "ok" and isinstance(r.get("n"), int)]
+    return max(ns) if ns else None
+
+
+def _bottleneck_hist(run: Mapping[str, Any]) -> list[int]:
+    switch = run.get("switch") or {}
+    port = (switch.get("ports") or {}).get(str(switch.get("bottleneck_port"))) or {}
+    try:
+        return hist_counts(port.get("hist") or {})
+    except (ValueError, TypeError, AttributeError):
+        return []  # a malformed histogram is left out of the plot, as a failed run is
+
+
+def depth_cdfs(
+    runs: Sequence[Mapping[str, Any]],
+) -> tuple[int | None, list[tuple[str, list[tuple[int, float]]]]]:
+    """(largest N, [(label, CDF of bottleneck depth)] one per scheme) for the depth-CDF plot.
+
+    The histograms of the good repeats at the largest N are added up. A scheme
+    with no histogram at the largest N (failed there) is shown at its own
+    largest N with one, and its label says which. Schemes with no histogram
+    at all are left out.
+    """
+    n = _largest_n(runs)
+    lines = []
+    for scheme in dict.fromkeys(str(r.get("scheme")) for r in runs):
+        by_n: dict[int, list[int]] = {}
+        for r in runs:
+            if str(r.get("scheme")) != scheme or r.get("status") != "ok":
+                continue
+            counts = _bottleneck_hist(r)
+            if not isinstance(r.get("n"), int) or not sum(counts):
+                continue
+            total = by_n.get(r["n"], [])
+            width = max(len(total), len(counts))
+            by_n[r["n"]] = [
+                a + b for a, b in zip(_pad(total, width), _pad(counts, width), strict=True)
+            ]
+        if by_n:
+            at = n if n in by_n else max(by_n)
+            lines.append((scheme if at == n else f"{scheme} (N = {at})", hist_cdf(by_n[at])))
+    return n, lines
+
+
+def plot_depth_cdf(runs: Sequence[Mapping[str, Any]], path: Path, name: str) -> Path | None:
+    """CDF of bottleneck queue depth at the largest N, one line per scheme; None if no data."""
+    n, lines = depth_cdfs(runs)
+    if not lines:
+        return None
+    fig, ax = _figure()
+    for label, cdf in lines:
+        ax.step([d for d, _ in cdf], [f for _, f in cdf], where="post", label=label)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlim(left=0)
+    _finish(ax, f"{name}: queue depth CDF, N = {n}", "queue depth (packets)", "fraction of packets")
+    return _save(fig, path)
+
+
+def _pad(xs: list[int], length: int) -> list[int]:
+    return xs + [0] * (length - len(xs))
+
+
+def plot_depth_series(runs: Sequence[Mapping[str, Any]], path: Path, name: str) -> Path | None:
+    """Queue depth vs time at the largest N (first repeat with a series per scheme)."""
+    n = _largest_n(runs)
+    fig, ax = _figure()
+    seen: set[str] = set()
+    for r in runs:
+        scheme = str(r.get("scheme"))
+        series = r.get("depth_series")
+        if scheme in seen or r.get("n") != n or r.get("status") != "ok" or not series:
+            continue
+        seen.add(scheme)
+        ax.plot([p[0] * 1e3 for p in series], [p[1] for p in series], lw=0.8, label=scheme)
+    if not seen:
+        return None
+    _finish(ax, f"{name}: queue depth over time, N = {n}", "time (ms)", "queue depth (packets)")
+    return _save(fig, path)
+
+
+def plot_all(
+    results: ResultSet | Path | str,
+    out_dir: Path | str | None = None,
+    *,
+    link_bps: float | None = None,
+) -> list[Path]:
+    """Draw every figure of an experiment; return the PNG paths written.
+
+    `results` is a ResultSet or a results directory; PNGs go to `out_dir`
+    (default: the results directory). `link_bps` overrides the ResultSet's.
+    """
+    rs = results if isinstance(results, ResultSet) else load(results)
+    out = Path(out_dir) if out_dir is not None else rs.out_dir
+    out.mkdir(parents=True, exist_ok=True)
+    rows = aggregate(rs.runs)
+    rate = link_bps if link_bps is not None else rs.link_bps
+    paths = [
+        plot_goodput(rows, out / "goodput.png", rs.name, rate),
+        plot_rto(rows, out / "rto_rounds.png", rs.name),
+        plot_fct(rows, out / "fct_p99.png", rs.name),
+    ]
+    for p in (
+        plot_depth_cdf(rs.runs, out / "qdepth_cdf.png", rs.name),
+        plot_depth_series(rs.runs, out / "qdepth_time.png", rs.name),
+    ):
+        if p is not None:
+            paths.append(p)
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m p4incast.experiments.plots", description="Redraw an experiment's plots."
+    )
+    ap.add_argument("results", type=Path, help="results directory (or its results.json)")
+    ap.add_argument("--out", type=Path, help="where to write the PNGs (default: results dir)")
+    ap.add_argument("--link-gbps", type=float, help="bottleneck rate, for the framing limit")
+    args = ap.parse_args(argv)
+    try:
+        rs = load(args.results)
+    except ValueError as err:
+        print(f"plots: {err}", file=sys.stderr)
+        return 2
+    link = args.link_gbps * 1e9 if args.link_gbps else None
+    if link is not None and not math.isfinite(link):
+        print("plots: --link-gbps must be a finite number", file=sys.stderr)
+        return 2
+    for path in plot_all(rs, args.out, link_bps=link):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""Plots of a small synthetic experiment: files exist, are PNGs, failed points are left out."""
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from p4incast.experiments import plots, results
+from p4incast.experiments.results import ResultSet
+
+MakeRun = Callable[..., dict[str, Any]]
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _result_set(tmp_path: Path, make_run: MakeRun, repeats: int = 2) -> ResultSet:
+    rs = ResultSet(tmp_path / "exp", "demo", {"senders": [2, 4, 8]}, link_bps=1e9)
+    for scheme, slow in (("droptail", 4.0), ("mark-front", 1.0)):
+        for n in (2, 4, 8):
+            for rep in range(repeats):
+                if scheme == "droptail" and n == 8:
+                    rs.add(make_run(scheme, n, rep, status="failed", error="x", rounds=[]))
+                    continue
+                run = make_run(scheme, n, rep, slow=slow * (1 + 0.1 * rep))
+                if n == 8 and rep == 0:
+                    run["depth_series"] = [[i * 1e-4, (i * 7) % 40] for i in range(50)]
+                rs.add(run)
+    return rs
+
+
+def _is_png(path: Path) -> bool:
+    return path.stat().st_size > 1000 and path.read_bytes()[:8] == PNG
+
+
+def test_plot_all_writes_pngs(tmp_path: Path, make_run: MakeRun) -> None:
+    rs = _result_set(tmp_path, make_run)
+    paths = plots.plot_all(rs)
+    names = [p.name for p in paths]
+    assert names == [
+        "goodput.png",
+        "rto_rounds.png",
+        "fct_p99.png",
+        "qdepth_cdf.png",
+        "qdepth_time.png",
+    ]
+    assert all(p.parent == rs.out_dir and _is_png(p) for p in paths)
+
+
+def test_plot_all_without_switch_data_or_series(tmp_path: Path, make_run: MakeRun) -> None:
+    rs = ResultSet(tmp_path, "bare")
+    rs.add(make_run(switch=None))
+    paths = plots.plot_all(rs, tmp_path / "png")
+    assert [p.name for p in paths] == ["goodput.png", "rto_rounds.png", "fct_p99.png"]
+    assert all(_is_png(p) for p in paths)
+
+
+def test_failed_points_are_omitted(make_run: MakeRun) -> None:
+    rows = results.aggregate(
+        [
+            make_run("droptail", 2, 0),
+            make_run("droptail", 4, 0, status="failed", rounds=[]),
+            make_run("droptail", 8, 0),
+        ]
+    )
+    xs, ys, errs = plots._series(rows, "droptail", "goodput_mbps")
+    assert xs == [2, 8]
+    assert ys == pytest.approx([150.0, 600.0])
+    assert errs is None  # one repeat: no error bars
+
+
+def test_error_bars_with_repeats(make_run: MakeRun) -> None:
+    rows = results.aggregate([make_run(repeat=0), make_run(repeat=1, slow=2.0)])
+    xs, ys, errs = plots._series(rows, "mark-front", "goodput_mbps")
+    assert xs == [2] and ys == pytest.approx([112.5])
+    assert errs == pytest.approx([53.033], rel=1e-4)
+
+
+def test_depth_plots_skip_when_no_data(tmp_path: Path, make_run: MakeRun) -> None:
+    runs = [make_run(switch=None)]
+    assert plots.plot_depth_cdf(runs, tmp_path / "cdf.png", "demo") is None
+    assert plots.plot_depth_series(runs, tmp_path / "t.png", "demo") is None
+    assert not list(tmp_path.iterdir())
+
+
+def test_cli_redraws_from_directory(tmp_path: Path, make_run: MakeRun) -> None:
+    rs = _result_set(tmp_path, make_run, repeats=1)
+    out = tmp_path / "redraw"
+    proc = subprocess.run(
+        [sys.executable, "-m", "p4incast.experiments.plots", str(rs.out_dir), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    printed = [Path(line) for line in proc.stdout.split()]
+    assert len(printed) == 5 and all(p.parent == out and _is_png(p) for p in printed)
+
+
+def test_cli_reports_missing_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert plots.main([str(tmp_path / "nowhere")]) == 2
+    assert "no results.json" in capsys.readouterr().err
+
+
+def test_depth_cdfs_sum_repeats_and_fall_back(make_run: MakeRun) -> None:
+    a0, a1 = make_run("a", 8, 0), make_run("a", 8, 1)
+    a0["switch"]["ports"]["2"]["hist"] = {"0": 1, "2": 1}
+    a1["switch"]["ports"]["2"]["hist"] = {"4": 2}
+    b4 = make_run("b", 4, 0)
+    b4["switch"]["ports"]["2"]["hist"] = {"1": 1}
+    runs = [a0, a1, b4, make_run("b", 8, 0, status="failed", rounds=[]), make_run("c", 8, 0)]
+    runs[-1]["switch"] = None  # no histogram at all: no line
+    n, lines = plots.depth_cdfs(runs)
+    assert n == 8
+    assert lines == [
+        ("a", [(0, 0.25), (1, 0.25), (2, 0.5), (3, 0.5), (4, 1.0)]),
+        ("b (N = 4)", [(0, 0.0), (1, 1.0)]),
+    ]
