@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * rxwin: the receiver-side host agent's data path (tc, ingress + egress).
+ *
+ * NewDCTCP-rx (ALGORITHMS.md §3): the receiver sees every data packet and its
+ * CE bit, and owns the advertised window, which caps any stock sender
+ * (effective window = min(cwnd, rwnd)). Per flow it keeps a window W:
+ *
+ *   window of data  = W new bytes received (one W of new bytes, §3)
+ *   n packets, m CE at the end of the window:
+ *     m > 0:  W <- max(W/2, (n - m) * MSS), floor 1 MSS; slow start ends
+ *     m = 0:  W <- 2 W while no CE was ever seen (slow start), else W + MSS
+ *
+ * and enforces it on every ACK the receiver sends for the flow:
+ *
+ *   field <- min(kernel's field, max(W >> wscale, 1, ceil((RE - ack) >> wscale)))
+ *
+ * where RE is the right edge advertised by the previous ACK, so the right edge
+ * never moves left: the window shrinks by at most the newly acknowledged bytes.
+ * The TCP checksum is fixed incrementally (RFC 1624, bpf_l4_csum_replace).
+ *
+ * Source of the rule: Sreekumari, Jung, Lee, "An early congestion feedback and
+ * rate adjustment schemes for many-to-one communication in cloud-based data
+ * center networks", Springer 2015 (NewDCTCP sender), moved to the receiver as
+ * in ICTCP (Wu et al., IEEE/ACM ToN 21(2), 2013) and RCC (Xu et al., Computer
+ * Networks 2017).
+ *
+ * Ingress learns, per 5-tuple: data packets, bytes, ECT and CE counts, the
+ * highest sequence received, the peer's MSS / window-scale / timestamp
+ * options; egress learns ours. The window scale in effect is ours when both
+ * SYNs carried the option, else 0 (RFC 7323; values above 14 count as 14).
+ * Flows whose handshake was not seen are measured but never rewritten: their
+ * scale is unknown. RTT comes from TCP timestamps: the time from the first
+ * ACK carrying a TSval to the first data packet echoing it; flows whose
+ * minimum RTT exceeds config.rtt_limit_us are left alone.
+ *
+ * Policy comes from p4i_config: off (return at once), observe (measure and
+ * compute W, rewrite nothing), newdctcp-rx (the rule above), user (W written
+ * by the Python agent into p4i_wset: ICTCP, RCC). FIN/RST delete the entry;
+ * the LRU map bounds memory; userspace deletes idle entries.
+ *
+ * Programs return TC_ACT_UNSPEC (= TCX_NEXT) so later tc programs still run.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "rxwin.h"
+
+#define ETH_HLEN 14
+#define ETH_P_IP 0x0800
+#define IPPROTO_TCP_ 6
+#define TC_ACT_UNSPEC_ (-1)
+
+#define TH_FIN 0x01
+#define TH_SYN 0x02
+#define TH_RST 0x04
+#define TH_ACK 0x10
+
+#ifndef P4I_MAX_FLOWS
+#define P4I_MAX_FLOWS 16384
+#endif
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rx_config);
+} p4i_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, P4I_MAX_FLOWS);
+	__type(key, struct flow_key);
+	__type(value, struct flow);
+} p4i_flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, P4I_MAX_FLOWS);
+	__type(key, struct flow_key);
+	__type(value, __u32);
+} p4i_wset SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, ST_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} p4i_stats SEC(".maps");
+
+struct tcp_hdr_raw {
+	__be16 source;
+	__be16 dest;
+	__be32 seq;
+	__be32 ack_seq;
+	__u8 doff_res;
+	__u8 flags;
+	__be16 window;
+	__sum16 check;
+	__be16 urg_ptr;
+};
+
+struct tcp_opts {
+	__u32 tsval;
+	__u32 tsecr;
+	__u16 mss;
+	__u8 ws;
+	__u8 has_mss;
+	__u8 has_ws;
+	__u8 has_ts;
+	__u8 bad;
+};
+
+struct pkt {
+	__u32 saddr;
+	__u32 daddr;
+	__u16 sport;
+	__u16 dport;
+	__u32 seq;
+	__u32 ack;
+	__u32 payload;
+	__u32 tcp_off;
+	__u16 window;
+	__u8 flags;
+	__u8 ecn;
+	struct tcp_opts o;
+};
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&p4i_stats, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+/* TCP options, the way tcp_parse_options() reads them: EOL ends the list,
+ * NOP is one byte, any other option needs a length byte >= 2 that fits in the
+ * header. A bad length stops parsing; options read so far are kept. One
+ * option per bpf_loop() step keeps the verifier's work independent of the
+ * option layout. */
+struct opt_walk {
+	__u8 buf[64];
+	__u32 i;
+	__u32 optlen;
+	struct tcp_opts o;
+};
+
+static __always_inline __u32 be32_at(const __u8 *b, __u32 i)
+{
+	return ((__u32)b[i & 63] << 24) | ((__u32)b[(i + 1) & 63] << 16) |
+	       ((__u32)b[(i + 2) & 63] << 8) | b[(i + 3) & 63];
+}
+
+static long opt_step(__u64 index, void *ctx)
+{
+	struct opt_walk *w = ctx;
+	__u32 i = w->i;
+	__u8 kind, len;
+
+	if (i >= w->optlen)
+		return 1;
+	kind = w->buf[i & 63];
+	if (kind == 0)
+		return 1;
+	if (kind == 1) {
+		w->i = i + 1;
+		return 0;
+	}
+	if (i + 1 >= w->optlen) {
+		w->o.bad = 1;
+		return 1;
+	}
+	len = w->buf[(i + 1) & 63];
+	if (len < 2 || i + len > w->optlen) {
+		w->o.bad = 1;
+		return 1;
+	}
+	if (kind == 2) {
+		if (len == 4) {
+			w->o.mss = ((__u16)w->buf[(i + 2) & 63] << 8) | w->buf[(i + 3) & 63];
+			w->o.has_mss = 1;
+		} else {
+			w->o.bad = 1;
+		}
+	} else if (kind == 3) {
+		if (len == 3) {
+			w->o.ws = w->buf[(i + 2) & 63];
+			w->o.has_ws = 1;
+		} else {
+			w->o.bad = 1;
+		}
+	} else if (kind == 8) {
+		if (len == 10) {
+			w->o.tsval = be32_at(w->buf, i + 2);
+			w->o.tsecr = be32_at(w->buf, i + 6);
+			w->o.has_ts = 1;
+		} else {
+			w->o.bad = 1;
+		}
+	}
+	w->i = i + len;
+	return 0;
+}
+
+static __always_inline void parse_opts(struct __sk_buff *skb, __u32 off, __u32 optlen,
+				       struct tcp_opts *o)
+{
+	struct opt_walk w = {};
+
+	if (optlen == 0)
+		return;
+	if (optlen > 40 || bpf_skb_load_bytes(skb, off, w.buf, optlen)) {
+		o->bad = 1;
+		return;
+	}
+	w.optlen = optlen;
+	bpf_loop(40, opt_step, &w, 0);
+	*o = w.o;
+}
+
+/* Ethernet + IPv4 (no fragments) + TCP, else -1. */
+static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
+{
+	struct iphdr iph;
+	struct tcp_hdr_raw th;
+	__u32 ihl, doff, tot;
+
+	if (skb->protocol != bpf_htons(ETH_P_IP))
+		return -1;
+	if (bpf_skb_load_bytes(skb, ETH_HLEN, &iph, sizeof(iph)))
+		return -1;
+	if (iph.version != 4 || iph.protocol != IPPROTO_TCP_)
+		return -1;
+	if (iph.frag_off & bpf_htons(0x3fff))
+		return -1;
+	ihl = iph.ihl * 4;
+	if (ihl < 20)
+		return -1;
+	p->tcp_off = ETH_HLEN + ihl;
+	if (bpf_skb_load_bytes(skb, p->tcp_off, &th, sizeof(th)))
+		return -1;
+	doff = (th.doff_res >> 4) * 4;
+	tot = bpf_ntohs(iph.tot_len);
+	if (doff < 20 || tot < ihl + doff)
+		return -1;
+	p->saddr = iph.saddr;
+	p->daddr = iph.daddr;
+	p->sport = th.source;
+	p->dport = th.dest;
+	p->seq = bpf_ntohl(th.seq);
+	p->ack = bpf_ntohl(th.ack_seq);
+	p->window = bpf_ntohs(th.window);
+	p->flags = th.flags;
+	p->ecn = iph.tos & 3;
+	p->payload = tot - ihl - doff;
+	parse_opts(skb, p->tcp_off + 20, doff - 20, &p->o);
+	if (p->o.bad)
+		stat_inc(ST_BAD_OPTS);
+	return 0;
+}
+
+static __always_inline struct flow *new_flow(struct flow_key *key, __u64 now)
+{
+	struct flow f = {};
+
+	f.first_ns = now;
+	f.last_ns = now;
+	f.mss = RX_DEFAULT_MSS;
+	if (bpf_map_update_elem(&p4i_flows, key, &f, BPF_ANY))
+		return 0;
+	bpf_map_delete_elem(&p4i_wset, key);
+	stat_inc(ST_FLOWS_NEW);
+	return bpf_map_lookup_elem(&p4i_flows, key);
+}
+
+/* Both SYNs seen: scale in effect, MSS, initial W. */
+static __always_inline void finish_handshake(struct flow *f, struct rx_config *cfg)
+{
+	__u32 mss = 0xffff;
+
+	if ((f->flags & FL_HS) != FL_HS)
+		return;
+	f->wscale = (f->flags & FL_PEER_WS) && (f->flags & FL_LOCAL_WS) ? f->local_ws : 0;
+	if (f->local_mss)
+		mss = f->local_mss;
+	if (f->peer_mss && f->peer_mss < mss)
+		mss = f->peer_mss;
+	if (mss == 0xffff)
+		mss = RX_DEFAULT_MSS;
+	if (mss < 88)
+		mss = 88;
+	if ((f->flags & FL_PEER_TS) && (f->flags & FL_LOCAL_TS))
+		mss -= 12;
+	f->mss = mss;
+	f->w = cfg->init_segs * mss;
+	f->flags &= ~FL_MARKED;
+	f->win_bytes = 0;
+	f->win_pkts = 0;
+	f->win_ce = 0;
+}
+
+/* End of one window of data: the NewDCTCP-rx rule. */
+static __always_inline void window_end(struct flow *f, struct rx_config *cfg)
+{
+	__u64 w = f->w;
+	__u32 n = f->win_pkts, m = f->win_ce;
+
+	f->windows++;
+	if (m) {
+		__u64 a = (__u64)(n - m) * f->mss;
+
+		f->marked_windows++;
+		f->flags |= FL_MARKED;
+		w = w / 2;
+		if (a > w)
+			w = a;
+		if (w < f->mss)
+			w = f->mss;
+	} else if (!(f->flags & FL_MARKED)) {
+		w = w * 2;
+	} else {
+		w = w + f->mss;
+	}
+	if (w > cfg->max_w)
+		w = cfg->max_w;
+	f->w = w;
+	f->win_bytes = 0;
+	f->win_pkts = 0;
+	f->win_ce = 0;
+}
+
+static __always_inline struct rx_config *get_config(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&p4i_config, &zero);
+}
+
+SEC("tc")
+int rx_ingress(struct __sk_buff *skb)
+{
+	struct rx_config *cfg = get_config();
+	struct flow_key key;
+	struct pkt p = {};
+	struct flow *f;
+	__u64 now;
+
+	if (!cfg || cfg->policy == RX_POLICY_OFF)
+		return TC_ACT_UNSPEC_;
+	if (parse(skb, &p))
+		return TC_ACT_UNSPEC_;
+	stat_inc(ST_RX_PKTS);
+	key.raddr_be = p.saddr;
+	key.laddr_be = p.daddr;
+	key.rport_be = p.sport;
+	key.lport_be = p.dport;
+
+	if (p.flags & (TH_RST | TH_FIN)) {
+		if (bpf_map_delete_elem(&p4i_flows, &key) == 0)
+			stat_inc(ST_FLOWS_END);
+		bpf_map_delete_elem(&p4i_wset, &key);
+		return TC_ACT_UNSPEC_;
+	}
+	now = bpf_ktime_get_ns();
+	f = bpf_map_lookup_elem(&p4i_flows, &key);
+	if (p.flags & TH_SYN) {
+		/* The peer's SYN opens a new flow; its SYN-ACK answers ours. */
+		if (!(p.flags & TH_ACK) || !f)
+			f = new_flow(&key, now);
+		if (!f)
+			return TC_ACT_UNSPEC_;
+		f->flags |= FL_PEER_SYN;
+		if (p.o.has_ws) {
+			f->flags |= FL_PEER_WS;
+			f->peer_ws = p.o.ws > RX_MAX_WSCALE ? RX_MAX_WSCALE : p.o.ws;
+		}
+		if (p.o.has_mss)
+			f->peer_mss = p.o.mss;
+		if (p.o.has_ts)
+			f->flags |= FL_PEER_TS;
+		f->hi_seq = p.seq + 1;
+		f->flags |= FL_SEQ_VALID;
+		finish_handshake(f, cfg);
+		return TC_ACT_UNSPEC_;
+	}
+	if (!f) {
+		if (p.payload == 0)
+			return TC_ACT_UNSPEC_;
+		f = new_flow(&key, now); /* mid-stream: measured, never rewritten */
+		if (!f)
+			return TC_ACT_UNSPEC_;
+	}
+	if (now - f->last_ns > cfg->idle_ns) {
+		/* Idle: restart the window like TCP restarts after idle. */
+		f->w = cfg->init_segs * f->mss;
+		f->flags &= ~FL_MARKED;
+		f->win_bytes = 0;
+		f->win_pkts = 0;
+		f->win_ce = 0;
+		stat_inc(ST_IDLE_RESET);
+	}
+	f->last_ns = now;
+
+	if (p.o.has_ts && (f->flags & FL_TS_PENDING) && p.o.tsecr == f->ts_val) {
+		__u32 s = (now - f->ts_ns) / 1000;
+
+		f->srtt_us = f->srtt_us ? (7 * (__u64)f->srtt_us + s) / 8 : s;
+		if (!f->rtt_min_us || s < f->rtt_min_us)
+			f->rtt_min_us = s;
+		if (f->rtt_min_us > cfg->rtt_limit_us)
+			f->flags |= FL_SLOW;
+		else
+			f->flags &= ~FL_SLOW;
+		f->flags &= ~FL_TS_PENDING;
+	}
+
+	if (p.payload) {
+		__u32 end = p.seq + p.payload, nb = 0;
+
+		f->pkts++;
+		f->bytes += p.payload;
+		if (p.ecn == 3)
+			f->ce++;
+		else if (p.ecn)
+			f->ect++;
+		if (!(f->flags & FL_SEQ_VALID)) {
+			f->hi_seq = p.seq;
+			f->flags |= FL_SEQ_VALID;
+		}
+		if ((__s32)(end - f->hi_seq) > 0) {
+			nb = end - f->hi_seq;
+			f->hi_seq = end;
+		} else {
+			f->retrans++;
+		}
+		f->win_pkts++;
+		if (p.ecn == 3)
+			f->win_ce++;
+		f->win_bytes += nb;
+		if (f->win_bytes >= f->w)
+			window_end(f, cfg);
+	}
+	return TC_ACT_UNSPEC_;
+}
+
+SEC("tc")
+int rx_egress(struct __sk_buff *skb)
+{
+	struct rx_config *cfg = get_config();
+	struct flow_key key;
+	struct pkt p = {};
+	struct flow *f;
+	__u32 field, newf, ws;
+	__u64 now;
+
+	if (!cfg || cfg->policy == RX_POLICY_OFF)
+		return TC_ACT_UNSPEC_;
+	if (parse(skb, &p))
+		return TC_ACT_UNSPEC_;
+	key.raddr_be = p.daddr;
+	key.laddr_be = p.saddr;
+	key.rport_be = p.dport;
+	key.lport_be = p.sport;
+
+	if (p.flags & (TH_RST | TH_FIN)) {
+		if (bpf_map_delete_elem(&p4i_flows, &key) == 0)
+			stat_inc(ST_FLOWS_END);
+		bpf_map_delete_elem(&p4i_wset, &key);
+		return TC_ACT_UNSPEC_;
+	}
+	now = bpf_ktime_get_ns();
+	f = bpf_map_lookup_elem(&p4i_flows, &key);
+	if (p.flags & TH_SYN) {
+		/* Our SYN opens a flow (we connect, as the incast client does);
+		 * our SYN-ACK answers the peer's. SYN windows are never scaled
+		 * and never rewritten. */
+		if (!(p.flags & TH_ACK) || !f)
+			f = new_flow(&key, now);
+		if (!f)
+			return TC_ACT_UNSPEC_;
+		f->flags |= FL_LOCAL_SYN;
+		if (p.o.has_ws) {
+			f->flags |= FL_LOCAL_WS;
+			f->local_ws = p.o.ws > RX_MAX_WSCALE ? RX_MAX_WSCALE : p.o.ws;
+		}
+		if (p.o.has_mss)
+			f->local_mss = p.o.mss;
+		if (p.o.has_ts)
+			f->flags |= FL_LOCAL_TS;
+		finish_handshake(f, cfg);
+		return TC_ACT_UNSPEC_;
+	}
+	if (!f || !(p.flags & TH_ACK))
+		return TC_ACT_UNSPEC_;
+	stat_inc(ST_TX_ACKS);
+	f->acks++;
+	if (p.o.has_ts && p.o.tsval != f->ts_val) {
+		f->ts_val = p.o.tsval;
+		f->ts_ns = now;
+		f->flags |= FL_TS_PENDING;
+	}
+
+	ws = f->wscale & 15;
+	field = p.window;
+	newf = field;
+	if ((f->flags & FL_HS) != FL_HS) {
+		stat_inc(ST_NO_HS);
+	} else if (cfg->policy >= RX_POLICY_NEWDCTCP && !(f->flags & FL_SLOW)) {
+		__u32 w = 0;
+
+		if (cfg->policy == RX_POLICY_NEWDCTCP) {
+			w = f->w;
+		} else {
+			__u32 *u = bpf_map_lookup_elem(&p4i_wset, &key);
+
+			if (u)
+				w = *u;
+		}
+		if (w) {
+			__u32 want = w >> ws;
+
+			if (want == 0)
+				want = 1;
+			if (f->flags & FL_RE_VALID) {
+				__u32 d = f->last_re - p.ack;
+
+				if ((__s32)d > 0) {
+					__u32 minf = (d + (1U << ws) - 1) >> ws;
+
+					if (want < minf)
+						want = minf;
+				}
+			}
+			if (want < field)
+				newf = want;
+		}
+	}
+	if (newf != field) {
+		__be16 old_be = bpf_htons(field), new_be = bpf_htons(newf);
+
+		bpf_l4_csum_replace(skb, p.tcp_off + 16, old_be, new_be, 2);
+		bpf_skb_store_bytes(skb, p.tcp_off + 14, &new_be, 2, 0);
+		f->rewrites++;
+		stat_inc(ST_REWRITES);
+	}
+	f->last_ack = p.ack;
+	f->last_field = newf;
+	f->last_re = p.ack + (newf << ws);
+	f->flags |= FL_RE_VALID;
+	return TC_ACT_UNSPEC_;
+}
+
+char LICENSE[] SEC("license") = "GPL";

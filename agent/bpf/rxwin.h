@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Shared between rxwin.bpf.c and the Python loader (agent/datapath.py mirrors
+ * these layouts with ctypes; keep them in step). All fields are host order
+ * unless named *_be. */
+#ifndef P4I_RXWIN_H
+#define P4I_RXWIN_H
+
+/* Policies (config.policy). */
+#define RX_POLICY_OFF 0        /* programs return at once, touch nothing */
+#define RX_POLICY_OBSERVE 1    /* measure, compute W, rewrite nothing */
+#define RX_POLICY_NEWDCTCP 2   /* W from the in-kernel NewDCTCP-rx rule */
+#define RX_POLICY_USER 3       /* W written by userspace into p4i_wset (ICTCP, RCC) */
+
+/* Flow flags (flow.flags). */
+#define FL_PEER_SYN (1U << 0)   /* peer's SYN or SYN-ACK seen (ingress) */
+#define FL_LOCAL_SYN (1U << 1)  /* our SYN or SYN-ACK seen (egress) */
+#define FL_PEER_WS (1U << 2)    /* peer sent a window-scale option */
+#define FL_LOCAL_WS (1U << 3)   /* we sent a window-scale option */
+#define FL_PEER_TS (1U << 4)
+#define FL_LOCAL_TS (1U << 5)
+#define FL_MARKED (1U << 6)     /* first CE seen: slow start is over */
+#define FL_RE_VALID (1U << 7)   /* last_re holds the right edge we advertised */
+#define FL_TS_PENDING (1U << 8) /* ts_val sent, its echo not seen yet */
+#define FL_SEQ_VALID (1U << 9)  /* hi_seq initialised */
+#define FL_SLOW (1U << 10)      /* min RTT above the limit: never rewritten */
+#define FL_HS (FL_PEER_SYN | FL_LOCAL_SYN)
+
+/* Global counters (p4i_stats index). */
+#define ST_RX_PKTS 0     /* TCP packets seen on ingress */
+#define ST_TX_ACKS 1     /* TCP ACKs seen on egress */
+#define ST_REWRITES 2    /* window fields lowered */
+#define ST_FLOWS_NEW 3   /* entries created */
+#define ST_FLOWS_END 4   /* entries deleted on FIN/RST */
+#define ST_BAD_OPTS 5    /* malformed TCP option lists */
+#define ST_NO_HS 6       /* ACKs not rewritten: handshake not seen */
+#define ST_IDLE_RESET 7  /* window state reset after idle */
+#define ST_MAX 8
+
+#define RX_DEFAULT_MSS 536
+#define RX_MAX_WSCALE 14
+
+struct rx_config {
+	__u32 policy;
+	__u32 init_segs;    /* W at flow start, in MSS */
+	__u32 max_w;        /* W cap, bytes */
+	__u32 rtt_limit_us; /* flows whose min RTT exceeds this are left alone */
+	__u32 ifindex;      /* interface the agent attached to (for `status`) */
+	__u32 pad;
+	__u64 idle_ns;      /* idle longer than this: W restarts from init_segs */
+};
+
+struct flow_key {
+	__u32 raddr_be; /* remote (data sender) IPv4 */
+	__u32 laddr_be; /* local (receiver) IPv4 */
+	__u16 rport_be;
+	__u16 lport_be;
+};
+
+struct flow {
+	__u64 first_ns;
+	__u64 last_ns;
+	__u64 pkts;    /* data packets received (payload > 0) */
+	__u64 bytes;   /* payload bytes received */
+	__u64 ect;     /* data packets with ECT(0)/ECT(1) */
+	__u64 ce;      /* data packets with CE */
+	__u64 acks;    /* ACKs we sent */
+	__u64 rewrites;
+	__u64 ts_ns;   /* when ts_val first went out */
+	__u32 flags;
+	__u32 hi_seq;  /* highest sequence end received */
+	__u32 mss;
+	__u32 w;       /* window W, bytes */
+	__u32 win_bytes; /* new bytes in the current window of data */
+	__u32 win_pkts;  /* n */
+	__u32 win_ce;    /* m */
+	__u32 windows;
+	__u32 marked_windows;
+	__u32 last_ack;
+	__u32 last_re;   /* right edge we advertised: ack + (field << wscale) */
+	__u32 last_field;
+	__u32 ts_val;    /* our TSval awaiting its echo */
+	__u32 srtt_us;
+	__u32 rtt_min_us;
+	__u32 retrans;   /* data packets that carried no new bytes */
+	__u16 peer_mss;
+	__u16 local_mss;
+	__u8 wscale;     /* our receive window scale in effect (0 if not negotiated) */
+	__u8 local_ws;
+	__u8 peer_ws;
+	__u8 pad;
+};
+
+#endif

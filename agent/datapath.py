@@ -1,0 +1,327 @@
+"""The loaded rxwin data path: config, flow table, counters, attachment.
+
+Mirrors agent/bpf/rxwin.h with ctypes (the loader checks the sizes against the
+object's map value sizes). Attachment (fail-open, see `RxWin.attach`):
+
+- ``tcx`` (default, kernel >= 6.6): two TCX links created with libbpf's
+  bpf_link_create(). The kernel detaches them when the last fd closes, so
+  SIGKILL and crashes leave nothing behind.
+- ``clsact``: libbpf's bpf_tc_hook_create/bpf_tc_attach (netlink filters,
+  which outlive the process). `detach()` runs from the signal handlers and
+  atexit; a SIGKILL leaves the filters: `p4incast-agent detach --iface IF`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import socket
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from p4incast.agent.libbpf import BpfError, Lib, lib
+
+__all__ = [
+    "POLICIES",
+    "ST_NAMES",
+    "Flow",
+    "FlowKey",
+    "RxConfig",
+    "RxWin",
+    "default_bpf_dir",
+]
+
+# rxwin.h RX_POLICY_*; ictcp and rcc run as "user": the agent writes W.
+POLICIES: dict[str, int] = {"off": 0, "observe": 1, "newdctcp-rx": 2, "ictcp": 3, "rcc": 3}
+ST_NAMES = (
+    "rx_pkts",
+    "tx_acks",
+    "rewrites",
+    "flows_new",
+    "flows_end",
+    "bad_opts",
+    "no_handshake",
+    "idle_reset",
+)
+FL_PEER_SYN, FL_LOCAL_SYN = 1 << 0, 1 << 1
+FL_MARKED, FL_SLOW = 1 << 6, 1 << 10
+FL_HS = FL_PEER_SYN | FL_LOCAL_SYN
+
+
+def default_bpf_dir() -> Path:
+    """build/agent/ of this checkout, or $P4INCAST_AGENT_BPF_DIR."""
+    env = os.environ.get("P4INCAST_AGENT_BPF_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[1] / "build" / "agent"
+
+
+class RxConfig(ctypes.Structure):
+    _fields_ = [
+        ("policy", ctypes.c_uint32),
+        ("init_segs", ctypes.c_uint32),
+        ("max_w", ctypes.c_uint32),
+        ("rtt_limit_us", ctypes.c_uint32),
+        ("ifindex", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
+        ("idle_ns", ctypes.c_uint64),
+    ]
+
+
+class FlowKey(ctypes.Structure):
+    _fields_ = [
+        ("raddr_be", ctypes.c_uint32),
+        ("laddr_be", ctypes.c_uint32),
+        ("rport_be", ctypes.c_uint16),
+        ("lport_be", ctypes.c_uint16),
+    ]
+
+    @classmethod
+    def make(cls, raddr: str, rport: int, laddr: str, lport: int) -> FlowKey:
+        k = cls()
+        k.raddr_be = struct.unpack("=I", socket.inet_aton(raddr))[0]
+        k.laddr_be = struct.unpack("=I", socket.inet_aton(laddr))[0]
+        k.rport_be = socket.htons(rport)
+        k.lport_be = socket.htons(lport)
+        return k
+
+    def label(self) -> str:
+        r = socket.inet_ntoa(struct.pack("=I", self.raddr_be))
+        l_ = socket.inet_ntoa(struct.pack("=I", self.laddr_be))
+        return f"{r}:{socket.ntohs(self.rport_be)}>{l_}:{socket.ntohs(self.lport_be)}"
+
+
+class Flow(ctypes.Structure):
+    _fields_ = [
+        ("first_ns", ctypes.c_uint64),
+        ("last_ns", ctypes.c_uint64),
+        ("pkts", ctypes.c_uint64),
+        ("bytes", ctypes.c_uint64),
+        ("ect", ctypes.c_uint64),
+        ("ce", ctypes.c_uint64),
+        ("acks", ctypes.c_uint64),
+        ("rewrites", ctypes.c_uint64),
+        ("ts_ns", ctypes.c_uint64),
+        ("flags", ctypes.c_uint32),
+        ("hi_seq", ctypes.c_uint32),
+        ("mss", ctypes.c_uint32),
+        ("w", ctypes.c_uint32),
+        ("win_bytes", ctypes.c_uint32),
+        ("win_pkts", ctypes.c_uint32),
+        ("win_ce", ctypes.c_uint32),
+        ("windows", ctypes.c_uint32),
+        ("marked_windows", ctypes.c_uint32),
+        ("last_ack", ctypes.c_uint32),
+        ("last_re", ctypes.c_uint32),
+        ("last_field", ctypes.c_uint32),
+        ("ts_val", ctypes.c_uint32),
+        ("srtt_us", ctypes.c_uint32),
+        ("rtt_min_us", ctypes.c_uint32),
+        ("retrans", ctypes.c_uint32),
+        ("peer_mss", ctypes.c_uint16),
+        ("local_mss", ctypes.c_uint16),
+        ("wscale", ctypes.c_uint8),
+        ("local_ws", ctypes.c_uint8),
+        ("peer_ws", ctypes.c_uint8),
+        ("pad", ctypes.c_uint8),
+    ]
+
+    def as_dict(self) -> dict[str, int | bool]:
+        d: dict[str, int | bool] = {
+            n: getattr(self, n) for n, _ in self._fields_ if n not in ("pad", "ts_val")
+        }
+        d["handshake"] = (self.flags & FL_HS) == FL_HS
+        d["slow_start"] = not self.flags & FL_MARKED
+        d["rtt_excluded"] = bool(self.flags & FL_SLOW)
+        return d
+
+
+@dataclass(frozen=True)
+class Attachment:
+    kind: str  # "tcx" | "clsact"
+    ifindex: int
+    link_fds: tuple[int, ...] = ()
+    hook_created: bool = False
+
+
+class RxWin:
+    """One loaded rxwin.bpf.o: its maps, its two programs, their attachment."""
+
+    OBJECT = "rxwin.bpf.o"
+
+    def __init__(self, bpf_dir: Path | None = None, max_flows: int = 16384) -> None:
+        self.lib: Lib = lib()
+        path = (bpf_dir or default_bpf_dir()) / self.OBJECT
+        if not path.exists():
+            raise FileNotFoundError(f"{path} not built: run scripts/build-agent.sh (make build)")
+        self.obj = self.lib.open_object(path)
+        c = self.lib.c
+        for name in ("p4i_flows", "p4i_wset"):
+            c.bpf_map__set_max_entries(self.lib.map(self.obj, name), max_flows)
+        self.lib.load_object(self.obj, str(path))
+        self.max_flows = max_flows
+        m = {n: self.lib.map(self.obj, n) for n in ("p4i_config", "p4i_flows", "p4i_wset")}
+        for n, t in (("p4i_config", RxConfig), ("p4i_flows", Flow)):
+            if c.bpf_map__value_size(m[n]) != ctypes.sizeof(t):
+                raise BpfError(f"{n}: value size differs from datapath.py (rebuild)", 22)
+        self.config_fd = c.bpf_map__fd(m["p4i_config"])
+        self.flows_fd = c.bpf_map__fd(m["p4i_flows"])
+        self.wset_fd = c.bpf_map__fd(m["p4i_wset"])
+        self.stats_fd = c.bpf_map__fd(self.lib.map(self.obj, "p4i_stats"))
+        self.ingress_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_ingress"))
+        self.egress_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_egress"))
+        self.attachment: Attachment | None = None
+        self.cfg = RxConfig()
+
+    # -- configuration -----------------------------------------------------------
+    def configure(
+        self,
+        policy: str,
+        *,
+        init_segs: int = 10,
+        max_w: int = 4 << 20,
+        rtt_limit_us: int = 2000,
+        idle_s: float = 1.0,
+        ifindex: int = 0,
+    ) -> None:
+        if policy not in POLICIES:
+            raise ValueError(f"unknown policy {policy!r}; one of {', '.join(POLICIES)}")
+        c = RxConfig()
+        c.policy = POLICIES[policy]
+        c.init_segs = init_segs
+        c.max_w = max_w
+        c.rtt_limit_us = rtt_limit_us
+        c.ifindex = ifindex
+        c.idle_ns = int(idle_s * 1e9)
+        self.lib.update(self.config_fd, ctypes.c_uint32(0), c)
+        self.cfg = c
+
+    # -- flows ------------------------------------------------------------------------
+    def flows(self) -> dict[str, Flow]:
+        return read_flows(self.lib, self.flows_fd)
+
+    def flow_keys(self) -> list[FlowKey]:
+        return self.lib.keys(self.flows_fd, FlowKey)  # type: ignore[return-value]
+
+    def flow(self, key: FlowKey) -> Flow | None:
+        f = Flow()
+        return f if self.lib.lookup(self.flows_fd, key, f) else None
+
+    def delete_flow(self, key: FlowKey) -> None:
+        self.lib.delete(self.flows_fd, key)
+        self.lib.delete(self.wset_fd, key)
+
+    def set_w(self, key: FlowKey, w: int) -> None:
+        self.lib.update(self.wset_fd, key, ctypes.c_uint32(max(0, min(w, 0xFFFFFFFF))))
+
+    def stats(self) -> dict[str, int]:
+        return read_stats(self.lib, self.stats_fd)
+
+    # -- attachment ---------------------------------------------------------------
+    def attach(self, ifname: str, mode: str = "tcx") -> Attachment:
+        """Attach ingress+egress on `ifname`. mode: tcx (fail-open on crash) or clsact."""
+        ifindex = socket.if_nametoindex(ifname)
+        if mode == "tcx":
+            fds: list[int] = []
+            try:
+                fds.append(self.lib.tcx_link(self.ingress_fd, ifindex, egress=False))
+                fds.append(self.lib.tcx_link(self.egress_fd, ifindex, egress=True))
+            except BpfError:
+                for fd in fds:
+                    os.close(fd)
+                raise
+            self.attachment = Attachment("tcx", ifindex, tuple(fds))
+        elif mode == "clsact":
+            c = self.lib.c
+            created = False
+            h = self.lib.tc_hook(ifindex, egress=False)
+            h.attach_point = 1 | 2  # BPF_TC_INGRESS | BPF_TC_EGRESS: the clsact qdisc
+            rc = c.bpf_tc_hook_create(ctypes.byref(h))
+            if rc == 0:
+                created = True
+            elif rc != -17:  # EEXIST: someone's clsact; we only add our filters
+                raise BpfError("bpf_tc_hook_create", rc)
+            for egress, fd in ((False, self.ingress_fd), (True, self.egress_fd)):
+                hk = self.lib.tc_hook(ifindex, egress)
+                o = _tc_opts(fd)
+                rc = c.bpf_tc_attach(ctypes.byref(hk), ctypes.byref(o))
+                if rc:
+                    raise BpfError("bpf_tc_attach", rc)
+            self.attachment = Attachment("clsact", ifindex, (), created)
+        else:
+            raise ValueError(f"attach mode {mode!r}: tcx or clsact")
+        return self.attachment
+
+    def detach(self) -> None:
+        """Remove our programs; idempotent (signal handler, atexit, finally)."""
+        a, self.attachment = self.attachment, None
+        if a is None:
+            return
+        if a.kind == "tcx":
+            for fd in a.link_fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            return
+        detach_clsact(self.lib, a.ifindex, destroy_hook=a.hook_created)
+
+    def close(self) -> None:
+        self.detach()
+        if self.obj:
+            self.lib.c.bpf_object__close(self.obj)
+            self.obj = 0
+
+    # -- test runs ------------------------------------------------------------------
+    def run(self, egress: bool, frame: bytes, repeat: int = 1) -> tuple[int, bytes, int]:
+        return self.lib.test_run(self.egress_fd if egress else self.ingress_fd, frame, repeat)
+
+
+P4I_TC_HANDLE = 0x4149  # "AI": our filter handle and priority on clsact
+P4I_TC_PRIO = 0x4149
+
+
+def _tc_opts(prog_fd: int = 0) -> ctypes.Structure:
+    from p4incast.agent.libbpf import TcOpts
+
+    o = TcOpts()
+    o.sz = ctypes.sizeof(TcOpts)
+    o.prog_fd = prog_fd
+    o.handle = P4I_TC_HANDLE
+    o.priority = P4I_TC_PRIO
+    return o
+
+
+def detach_clsact(lb: Lib, ifindex: int, destroy_hook: bool = False) -> int:
+    """Remove our clsact filters (handle/prio P4I_TC_*) from both directions."""
+    removed = 0
+    for egress in (False, True):
+        hk = lb.tc_hook(ifindex, egress)
+        o = _tc_opts()
+        if lb.c.bpf_tc_detach(ctypes.byref(hk), ctypes.byref(o)) == 0:
+            removed += 1
+    if destroy_hook:
+        h = lb.tc_hook(ifindex, False)
+        h.attach_point = 1 | 2
+        lb.c.bpf_tc_hook_destroy(ctypes.byref(h))
+    return removed
+
+
+def read_flows(lb: Lib, fd: int) -> dict[str, Flow]:
+    out: dict[str, Flow] = {}
+    for k in lb.keys(fd, FlowKey):
+        f = Flow()
+        if lb.lookup(fd, k, f):
+            out[k.label()] = f  # type: ignore[attr-defined]
+    return out
+
+
+def read_stats(lb: Lib, fd: int) -> dict[str, int]:
+    ncpu = lb.num_cpus()
+    out: dict[str, int] = {}
+    for i, name in enumerate(ST_NAMES):
+        vals = (ctypes.c_uint64 * ncpu)()
+        lb.lookup(fd, ctypes.c_uint32(i), vals)
+        out[name] = int(sum(vals))
+    return out

@@ -1,0 +1,263 @@
+"""Thin ctypes layer over libbpf.so.1's public API (Debian package libbpf1).
+
+Only what the agent needs: open/load an object, find programs and maps, map
+element calls, tc attachment (TCX links owned by this process, or a clsact
+hook with an explicit cleanup path), BPF_PROG_TEST_RUN, struct_ops
+registration. Every bpf() call goes through libbpf; there are no raw
+syscalls here. Struct layouts follow /usr/include/bpf/{bpf,libbpf}.h of
+libbpf 1.1 (each starts with its own size, so newer libbpf accepts them).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+from pathlib import Path
+
+__all__ = ["BpfError", "Lib", "lib"]
+
+BPF_TCX_INGRESS = 46
+BPF_TCX_EGRESS = 47
+BPF_TC_INGRESS = 1
+BPF_TC_EGRESS = 2
+BPF_ANY = 0
+
+
+class BpfError(RuntimeError):
+    """A libbpf call failed; `errno` holds the positive error number."""
+
+    def __init__(self, what: str, err: int) -> None:
+        self.errno = abs(err)
+        super().__init__(f"{what}: {os.strerror(self.errno)} (errno {self.errno})")
+
+
+class TestRunOpts(ctypes.Structure):
+    _fields_ = [
+        ("sz", ctypes.c_size_t),
+        ("data_in", ctypes.c_void_p),
+        ("data_out", ctypes.c_void_p),
+        ("data_size_in", ctypes.c_uint32),
+        ("data_size_out", ctypes.c_uint32),
+        ("ctx_in", ctypes.c_void_p),
+        ("ctx_out", ctypes.c_void_p),
+        ("ctx_size_in", ctypes.c_uint32),
+        ("ctx_size_out", ctypes.c_uint32),
+        ("retval", ctypes.c_uint32),
+        ("repeat", ctypes.c_int),
+        ("duration", ctypes.c_uint32),
+        ("flags", ctypes.c_uint32),
+        ("cpu", ctypes.c_uint32),
+        ("batch_size", ctypes.c_uint32),
+    ]
+
+
+class TcHook(ctypes.Structure):
+    _fields_ = [
+        ("sz", ctypes.c_size_t),
+        ("ifindex", ctypes.c_int),
+        ("attach_point", ctypes.c_int),
+        ("parent", ctypes.c_uint32),
+    ]
+
+
+class TcOpts(ctypes.Structure):
+    _fields_ = [
+        ("sz", ctypes.c_size_t),
+        ("prog_fd", ctypes.c_int),
+        ("flags", ctypes.c_uint32),
+        ("prog_id", ctypes.c_uint32),
+        ("handle", ctypes.c_uint32),
+        ("priority", ctypes.c_uint32),
+    ]
+
+
+class MapInfo(ctypes.Structure):
+    """The leading fields of struct bpf_map_info (the kernel fills what fits)."""
+
+    _fields_ = [
+        ("type", ctypes.c_uint32),
+        ("id", ctypes.c_uint32),
+        ("key_size", ctypes.c_uint32),
+        ("value_size", ctypes.c_uint32),
+        ("max_entries", ctypes.c_uint32),
+        ("map_flags", ctypes.c_uint32),
+        ("name", ctypes.c_char * 16),
+    ]
+
+
+_P = ctypes.c_void_p
+_I = ctypes.c_int
+_U32 = ctypes.c_uint32
+
+_PROTOS: dict[str, tuple[object, list[object]]] = {
+    "bpf_object__open_file": (_P, [ctypes.c_char_p, _P]),
+    "bpf_object__load": (_I, [_P]),
+    "bpf_object__close": (None, [_P]),
+    "bpf_object__find_program_by_name": (_P, [_P, ctypes.c_char_p]),
+    "bpf_object__find_map_by_name": (_P, [_P, ctypes.c_char_p]),
+    "bpf_program__fd": (_I, [_P]),
+    "bpf_program__set_autoload": (_I, [_P, ctypes.c_bool]),
+    "bpf_map__fd": (_I, [_P]),
+    "bpf_map__set_max_entries": (_I, [_P, _U32]),
+    "bpf_map__value_size": (_U32, [_P]),
+    "bpf_map_update_elem": (_I, [_I, _P, _P, ctypes.c_uint64]),
+    "bpf_map_lookup_elem": (_I, [_I, _P, _P]),
+    "bpf_map_delete_elem": (_I, [_I, _P]),
+    "bpf_map_get_next_key": (_I, [_I, _P, _P]),
+    "bpf_map_get_next_id": (_I, [_U32, ctypes.POINTER(_U32)]),
+    "bpf_map_get_fd_by_id": (_I, [_U32]),
+    "bpf_obj_get_info_by_fd": (_I, [_I, _P, ctypes.POINTER(_U32)]),
+    "bpf_link_create": (_I, [_I, _I, ctypes.c_int, _P]),
+    "bpf_tc_hook_create": (_I, [ctypes.POINTER(TcHook)]),
+    "bpf_tc_hook_destroy": (_I, [ctypes.POINTER(TcHook)]),
+    "bpf_tc_attach": (_I, [ctypes.POINTER(TcHook), ctypes.POINTER(TcOpts)]),
+    "bpf_tc_detach": (_I, [ctypes.POINTER(TcHook), ctypes.POINTER(TcOpts)]),
+    "bpf_prog_test_run_opts": (_I, [_I, ctypes.POINTER(TestRunOpts)]),
+    "bpf_map__attach_struct_ops": (_P, [_P]),
+    "bpf_link__destroy": (_I, [_P]),
+    "libbpf_num_possible_cpus": (_I, []),
+    "libbpf_get_error": (ctypes.c_long, [_P]),
+}
+
+
+class Lib:
+    """libbpf.so.1 with typed prototypes; raises BpfError on failure."""
+
+    def __init__(self) -> None:
+        name = ctypes.util.find_library("bpf") or "libbpf.so.1"
+        try:
+            self.c = ctypes.CDLL(name, use_errno=True)
+        except OSError:
+            try:
+                self.c = ctypes.CDLL("libbpf.so.1", use_errno=True)
+            except OSError as e:
+                raise BpfError("libbpf.so.1 not found (apt-get install libbpf1)", errno.ENOENT) from e
+        for fn, (res, args) in _PROTOS.items():
+            f = getattr(self.c, fn)
+            f.restype = res
+            f.argtypes = args
+
+    # -- objects -----------------------------------------------------------------
+    def open_object(self, path: Path) -> int:
+        obj = self.c.bpf_object__open_file(str(path).encode(), None)
+        if not obj:
+            raise BpfError(f"open {path}", ctypes.get_errno() or errno.EINVAL)
+        return obj
+
+    def load_object(self, obj: int, what: str) -> None:
+        rc = self.c.bpf_object__load(obj)
+        if rc:
+            raise BpfError(f"load {what} (verifier log above)", rc)
+
+    def program(self, obj: int, name: str) -> int:
+        p = self.c.bpf_object__find_program_by_name(obj, name.encode())
+        if not p:
+            raise BpfError(f"program {name}", errno.ENOENT)
+        return p
+
+    def map(self, obj: int, name: str) -> int:
+        m = self.c.bpf_object__find_map_by_name(obj, name.encode())
+        if not m:
+            raise BpfError(f"map {name}", errno.ENOENT)
+        return m
+
+    # -- maps --------------------------------------------------------------------
+    def update(self, fd: int, key: ctypes._CData, value: ctypes._CData, flags: int = 0) -> None:
+        rc = self.c.bpf_map_update_elem(fd, ctypes.byref(key), ctypes.byref(value), flags)
+        if rc:
+            raise BpfError("bpf_map_update_elem", rc)
+
+    def lookup(self, fd: int, key: ctypes._CData, value: ctypes._CData) -> bool:
+        rc = self.c.bpf_map_lookup_elem(fd, ctypes.byref(key), ctypes.byref(value))
+        if rc == -errno.ENOENT:
+            return False
+        if rc:
+            raise BpfError("bpf_map_lookup_elem", rc)
+        return True
+
+    def delete(self, fd: int, key: ctypes._CData) -> bool:
+        rc = self.c.bpf_map_delete_elem(fd, ctypes.byref(key))
+        return rc == 0
+
+    def keys(self, fd: int, key_type: type[ctypes.Structure]) -> list[ctypes.Structure]:
+        out: list[ctypes.Structure] = []
+        cur = None
+        while True:
+            nxt = key_type()
+            rc = self.c.bpf_map_get_next_key(
+                fd, ctypes.byref(cur) if cur is not None else None, ctypes.byref(nxt)
+            )
+            if rc:
+                break
+            out.append(nxt)
+            cur = nxt
+        return out
+
+    def maps_named(self, name: str) -> list[tuple[int, MapInfo]]:
+        """Open every loaded map called `name`: [(fd, info)]; the caller closes the fds."""
+        found: list[tuple[int, MapInfo]] = []
+        cur = _U32(0)
+        while self.c.bpf_map_get_next_id(cur.value, ctypes.byref(cur)) == 0:
+            fd = self.c.bpf_map_get_fd_by_id(cur.value)
+            if fd < 0:
+                continue
+            info = MapInfo()
+            ln = _U32(ctypes.sizeof(info))
+            if self.c.bpf_obj_get_info_by_fd(fd, ctypes.byref(info), ctypes.byref(ln)) == 0 and (
+                info.name.decode(errors="replace") == name
+            ):
+                found.append((fd, info))
+            else:
+                os.close(fd)
+        return found
+
+    def num_cpus(self) -> int:
+        n = self.c.libbpf_num_possible_cpus()
+        if n <= 0:
+            raise BpfError("libbpf_num_possible_cpus", n)
+        return n
+
+    # -- attachment ---------------------------------------------------------------
+    def tcx_link(self, prog_fd: int, ifindex: int, egress: bool) -> int:
+        """A TCX link: detached by the kernel when its fd closes (process exit, crash)."""
+        kind = BPF_TCX_EGRESS if egress else BPF_TCX_INGRESS
+        fd = self.c.bpf_link_create(prog_fd, ifindex, kind, None)
+        if fd < 0:
+            raise BpfError("bpf_link_create(tcx)", fd)
+        return fd
+
+    def tc_hook(self, ifindex: int, egress: bool) -> TcHook:
+        h = TcHook()
+        h.sz = ctypes.sizeof(TcHook)
+        h.ifindex = ifindex
+        h.attach_point = BPF_TC_EGRESS if egress else BPF_TC_INGRESS
+        return h
+
+    def test_run(self, prog_fd: int, data: bytes, repeat: int = 1) -> tuple[int, bytes, int]:
+        """BPF_PROG_TEST_RUN: (retval, packet after the program, ns per run)."""
+        inbuf = ctypes.create_string_buffer(data, len(data))
+        outbuf = ctypes.create_string_buffer(len(data) + 256)
+        o = TestRunOpts()
+        o.sz = ctypes.sizeof(TestRunOpts)
+        o.data_in = ctypes.cast(inbuf, ctypes.c_void_p)
+        o.data_size_in = len(data)
+        o.data_out = ctypes.cast(outbuf, ctypes.c_void_p)
+        o.data_size_out = len(outbuf)
+        o.repeat = repeat
+        rc = self.c.bpf_prog_test_run_opts(prog_fd, ctypes.byref(o))
+        if rc:
+            raise BpfError("bpf_prog_test_run_opts", rc)
+        return ctypes.c_int32(o.retval).value, outbuf.raw[: o.data_size_out], o.duration
+
+
+_LIB: Lib | None = None
+
+
+def lib() -> Lib:
+    """The process-wide libbpf handle (loaded on first use)."""
+    global _LIB
+    if _LIB is None:
+        _LIB = Lib()
+    return _LIB

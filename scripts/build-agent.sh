@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Build the host agent's eBPF objects: agent/bpf/*.bpf.c -> build/agent/*.bpf.o,
+# compiled with clang -target bpf against a vmlinux.h that bpftool dumps from
+# this kernel's BTF (build/agent/vmlinux.h; never committed).
+# Missing clang/bpftool/BTF: one line says what to install, exit 0 (scripts/build.sh
+# must not fail because of the agent).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SRC=agent/bpf
+OUT=build/agent
+BTF=/sys/kernel/btf/vmlinux
+
+need() {  # need TOOL DEBIAN_PACKAGE
+  if ! command -v "$1" >/dev/null 2>&1 && ! [ -x "/usr/sbin/$1" ]; then
+    echo "build-agent: skipping eBPF objects — $1 not found (apt-get install $2)"
+    exit 0
+  fi
+}
+need clang clang
+need bpftool bpftool
+BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
+if [ ! -r "$BTF" ]; then
+  echo "build-agent: skipping eBPF objects — kernel has no BTF ($BTF); need CONFIG_DEBUG_INFO_BTF=y"
+  exit 0
+fi
+if [ ! -r /usr/include/bpf/bpf_helpers.h ]; then
+  echo "build-agent: skipping eBPF objects — libbpf headers not found (apt-get install libbpf-dev)"
+  exit 0
+fi
+
+mkdir -p "$OUT"
+if [ ! -s "$OUT/vmlinux.h" ] || [ "$BTF" -nt "$OUT/vmlinux.h" ]; then
+  "$BPFTOOL" btf dump file "$BTF" format c > "$OUT/vmlinux.h.tmp"
+  mv "$OUT/vmlinux.h.tmp" "$OUT/vmlinux.h"
+fi
+
+built=()
+for src in "$SRC"/*.bpf.c tests/agent/bpf/*.bpf.c; do
+  [ -e "$src" ] || continue
+  obj="$OUT/$(basename "${src%.c}").o"
+  if [ "$obj" -nt "$src" ] && [ "$obj" -nt "$SRC/rxwin.h" ] && [ "$obj" -nt "$OUT/vmlinux.h" ]; then
+    continue
+  fi
+  clang -target bpf -g -O2 -Wall -Werror -D__TARGET_ARCH_x86 \
+    -I "$OUT" -I "$SRC" -c "$src" -o "$obj"
+  built+=("$obj")
+done
+echo "build-agent: eBPF objects in $OUT/ (rebuilt: ${#built[@]})"
