@@ -58,7 +58,7 @@ def _series(
             continue
         xs.append(r["n"])
         ys.append(r[key] * scale)
-        std = r.get(f"{key}_std")
+        std = r.get(f"{key}_repeat_std")
         errs.append(0.0 if std is None else std * scale)
     has_err = any(r["ok_repeats"] > 1 for r in rows)
     return xs, ys, errs if has_err else None

@@ -55,7 +55,7 @@ SPREAD_METRICS = ("goodput_mbps", "rto_round_ratio", "fct_p99_ms")
 SUMMARY_FIELDS = (
     ("scheme", "n", "repeats", "ok_repeats", "status")
     + SUMMARY_METRICS
-    + tuple(f"{m}_std" for m in SPREAD_METRICS)
+    + tuple(f"{m}_repeat_std" for m in SPREAD_METRICS)
 )
 
 
@@ -130,7 +130,7 @@ def aggregate(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """summary.csv rows: one per (scheme, N), schemes in order of first appearance, N ascending.
 
     Each metric is the mean over the repeats whose summary has it (qdepth_max:
-    the max); `<metric>_std` is the sample standard deviation across repeats
+    the max); `<metric>_repeat_std` is the sample standard deviation across repeats
     (None with fewer than two). status: "ok" when every repeat succeeded,
     "failed" when none did, else "partial".
     """
@@ -160,7 +160,7 @@ def aggregate(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             row[m] = (max(vals) if vals else None) if m == "qdepth_max" else _mean(vals)
         for m in SPREAD_METRICS:
             vals = [float(s[m]) for s in ok if s[m] is not None]
-            row[f"{m}_std"] = statistics.stdev(vals) if len(vals) >= 2 else None
+            row[f"{m}_repeat_std"] = statistics.stdev(vals) if len(vals) >= 2 else None
         rows.append(row)
     return rows
 
@@ -169,6 +169,21 @@ def _fmt(value: Any, spec: str) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "-"
     return format(value, spec)
+
+
+def run_line(summary: Mapping[str, Any]) -> str:
+    """One progress line for a run's `metrics.summarize` output, for the runner to print."""
+    who = f"{summary.get('scheme')} N={summary.get('n')} rep {summary.get('repeat')}"
+    if summary.get("status") != "ok":
+        return f"{who}: FAILED: {summary.get('error') or 'no reason given'}"
+    rto = summary.get("rto_round_ratio")
+    return (
+        f"{who}: {_fmt(summary.get('goodput_mbps'), '.1f')} Mbps, "
+        f"RTO rounds {_fmt(None if rto is None else 100 * rto, '.0f')}%, "
+        f"FCT p99 {_fmt(summary.get('fct_p99_ms'), '.2f')} ms, "
+        f"queue max {_fmt(summary.get('qdepth_max'), 'd')} pkts, "
+        f"CE {_fmt(summary.get('ce_marks'), 'd')}, drops {_fmt(summary.get('drops'), 'd')}"
+    )
 
 
 # (header, width, summary key, format spec, scale)
@@ -215,6 +230,14 @@ def summary_table(runs: Iterable[Mapping[str, Any]], title: str | None = None) -
             cells.append(f"{text:<{w}}" if fmt == "s" else f"{text:>{w}}")
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines) + "\n"
+
+
+def _results_text(data: Mapping[str, Any]) -> str:
+    """results.json text: the header keys one per line, then one run per line (jq-friendly)."""
+    head = {k: v for k, v in data.items() if k != "runs"}
+    lines = [f" {json.dumps(k)}: {json.dumps(v, allow_nan=False)}," for k, v in head.items()]
+    runs = ",\n".join(f"  {json.dumps(r, allow_nan=False)}" for r in data["runs"])
+    return "{\n" + "\n".join(lines) + '\n "runs": [\n' + runs + ("\n" if runs else "") + " ]\n}\n"
 
 
 class ResultSet:
@@ -275,7 +298,7 @@ class ResultSet:
         """Write results.json, rounds.csv and summary.csv (each atomically); return their paths."""
         self.out_dir.mkdir(parents=True, exist_ok=True)
         paths = [self.out_dir / RESULTS_JSON, self.out_dir / ROUNDS_CSV, self.out_dir / SUMMARY_CSV]
-        _write_atomic(paths[0], json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
+        _write_atomic(paths[0], _results_text(self.to_dict()))
         _write_atomic(paths[1], _csv_text(ROUND_FIELDS, round_rows(self.runs)))
         _write_atomic(paths[2], _csv_text(SUMMARY_FIELDS, self.aggregate()))
         return paths

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from p4incast.experiments import results
+from p4incast.experiments import metrics, results
 from p4incast.experiments.results import ResultSet
 
 MakeRun = Callable[..., dict[str, Any]]
@@ -96,13 +96,13 @@ def test_summary_csv_aggregates_repeats(tmp_path: Path, make_run: MakeRun) -> No
     mf2 = rows[2]
     # repeats at slow 1 and 2: 150 and 75 Mbps mean goodput
     assert float(mf2["goodput_mbps"]) == pytest.approx(112.5)
-    assert float(mf2["goodput_mbps_std"]) == pytest.approx(math.sqrt(2) * 37.5)
+    assert float(mf2["goodput_mbps_repeat_std"]) == pytest.approx(math.sqrt(2) * 37.5)
     assert float(mf2["rto_round_ratio"]) == pytest.approx(0.25)
     assert mf2["status"] == "ok" and mf2["ok_repeats"] == "2"
     dt4 = rows[1]
     assert dt4["status"] == "partial" and (dt4["repeats"], dt4["ok_repeats"]) == ("2", "1")
     assert float(dt4["goodput_mbps"]) == pytest.approx(150 / 4 * 2)  # N=4: twice the bytes
-    assert dt4["goodput_mbps_std"] == ""  # one good repeat: no spread
+    assert dt4["goodput_mbps_repeat_std"] == ""  # one good repeat: no spread
 
 
 def test_aggregate_all_failed_and_qdepth_max(make_run: MakeRun) -> None:
@@ -202,3 +202,15 @@ def test_summary_table_long_scheme_name_keeps_columns(make_run: MakeRun) -> None
     end = header.index("goodput Mbps") + len("goodput Mbps")
     assert body[0].startswith(name + " ")
     assert all(ln[end - 1] != " " and ln[end] == " " for ln in body)
+
+
+def test_run_line(make_run: MakeRun) -> None:
+    line = results.run_line(metrics.summarize(make_run()))
+    assert line == (
+        "mark-front N=2 rep 0: 150.0 Mbps, RTO rounds 25%, FCT p99 19.30 ms, "
+        "queue max 40 pkts, CE 30, drops 5"
+    )
+    failed = metrics.summarize(make_run(status="failed", error="bmv2 died", rounds=[]))
+    assert results.run_line(failed) == "mark-front N=2 rep 0: FAILED: bmv2 died"
+    bare = metrics.summarize(make_run(switch=None))
+    assert results.run_line(bare).endswith("queue max - pkts, CE -, drops -")
