@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 # Debian packages, one group per use. Keep each list short and say why.
 APT_PKGS=(
   python3-venv python3-dev            # the project venv
-  iproute2 ethtool tcpdump iperf3     # veth pairs, namespaces, traffic
+  iproute2 ethtool tcpdump iperf3 iputils-ping  # veth pairs, namespaces, traffic, base RTT
   mininet                             # the incast testbed (LinuxBridge hosts + BMv2 switch)
   python3-thrift                      # simple_switch_CLI (system python) talks thrift to BMv2
   clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev make gcc pkg-config  # host agent (eBPF)

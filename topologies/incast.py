@@ -32,7 +32,8 @@ def host_ip(index: int) -> str:
 
 
 def host_mac(index: int) -> str:
-    return f"00:00:00:00:{index // 256:02x}:{index % 256:02x}"
+    """Locally administered unicast MAC for host index x (never all-zero)."""
+    return f"02:00:00:00:{index // 256:02x}:{index % 256:02x}"
 
 
 def port_mac(switch_no: int, port: int) -> str:

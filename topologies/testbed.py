@@ -149,10 +149,15 @@ def run(
         ]
         if spec.batch:
             cmd += ["--batch", str(spec.batch), "--stagger-us", str(spec.stagger_us)]
-        client = receiver.popen(cmd)
-        rc = client.wait(timeout=60 + spec.rounds * 30)
+        client_log = log_dir / "client.log"
+        with client_log.open("w") as log:
+            client = receiver.popen(cmd, stdout=log, stderr=log)
+            rc = client.wait(timeout=60 + spec.rounds * 30)
         if rc != 0:
-            raise RuntimeError(f"incast client failed (exit {rc}): {shlex.join(cmd)}")
+            tail = client_log.read_text().strip().splitlines()[-5:]
+            raise RuntimeError(
+                f"incast client failed (exit {rc}): {shlex.join(cmd)}\n" + "\n".join(tail)
+            )
         rounds = [json.loads(line) for line in out.read_text().splitlines()]
         tor = configs["s1"]
         snap = asyncio.run(_read_stats(tor))

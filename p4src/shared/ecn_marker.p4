@@ -63,7 +63,7 @@ control EgressEcnMarker(inout headers_t hdr,
         drop = false;
         ecn_verdict_t verdict;
         counter_index_t port_index = (counter_index_t)egress_port;
-        ecn_t ecn;
+        ecn_t ecn = 0;  // set below; 0 only keeps the compiler's flow analysis quiet
         if (hdr.ipv4.isValid()) {
             ecn = hdr.ipv4.ecn;
         } else if (hdr.ipv6.isValid()) {
