@@ -21,6 +21,7 @@ import dataclasses
 import io
 import json
 import math
+import numbers
 import os
 import statistics
 import tempfile
@@ -60,17 +61,19 @@ SUMMARY_FIELDS = (
 
 
 def _jsonable(value: Any) -> Any:
-    """Plain JSON: dataclasses and paths expanded, NaN/inf as null."""
+    """Plain JSON: dataclasses expanded, numpy scalars as numbers, NaN/inf null, Paths text."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _jsonable(dataclasses.asdict(value))
     if isinstance(value, Mapping):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
         return [_jsonable(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, bool | int | float | str) or value is None:
+    if isinstance(value, bool | str) or value is None:
         return value
+    if isinstance(value, numbers.Integral):  # also numpy integers
+        return int(value)
+    if isinstance(value, numbers.Real):  # also numpy floats
+        return float(value) if math.isfinite(value) else None
     return str(value)  # Path, enum, ...
 
 

@@ -1,6 +1,7 @@
 """ResultSet on disk: results.json round trip, CSV rows, aggregation, the terminal table."""
 
 import csv
+import dataclasses
 import json
 import math
 import os
@@ -214,3 +215,26 @@ def test_run_line(make_run: MakeRun) -> None:
     assert results.run_line(failed) == "mark-front N=2 rep 0: FAILED: bmv2 died"
     bare = metrics.summarize(make_run(switch=None))
     assert results.run_line(bare).endswith("queue max - pkts, CE -, drops -")
+
+
+def test_numpy_scalars_and_dataclass_config_are_plain_json(
+    tmp_path: Path, make_run: MakeRun
+) -> None:
+    np = pytest.importorskip("numpy")
+
+    @dataclasses.dataclass
+    class Cfg:
+        name: str
+        senders: tuple[int, ...]
+        out: Path
+
+    run = make_run()
+    run["rounds"][0]["bytes"] = np.int64(200_000)
+    run["rounds"][0]["goodput_bps"] = np.float64(160e6)
+    rs = ResultSet(tmp_path, "demo", Cfg("demo", (2, 4), Path("/r")))
+    rs.add(run)
+    back = results.load(tmp_path)
+    assert back.config == {"name": "demo", "senders": [2, 4], "out": "/r"}
+    assert back.runs[0]["rounds"][0]["bytes"] == 200_000
+    assert type(back.runs[0]["rounds"][0]["bytes"]) is int
+    assert back.runs[0]["rounds"][0]["goodput_bps"] == 160e6
