@@ -48,7 +48,7 @@ def _schemes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return list(dict.fromkeys(str(r["scheme"]) for r in rows))
 
 
-def _series(
+def series(
     rows: Sequence[Mapping[str, Any]], scheme: str, key: str, scale: float = 1.0
 ) -> tuple[list[float], list[float], list[float] | None]:
     """(N, value, error or None) of one scheme, skipping (scheme, N) points without a value."""
@@ -69,7 +69,7 @@ def _per_scheme(
 ) -> list[float]:
     values: list[float] = []
     for scheme in _schemes(rows):
-        xs, ys, errs = _series(rows, scheme, key, scale)
+        xs, ys, errs = series(rows, scheme, key, scale)
         if not xs:
             continue
         ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=3, label=scheme)

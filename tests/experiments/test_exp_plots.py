@@ -64,7 +64,7 @@ def test_failed_points_are_omitted(make_run: MakeRun) -> None:
             make_run("droptail", 8, 0),
         ]
     )
-    xs, ys, errs = plots._series(rows, "droptail", "goodput_mbps")
+    xs, ys, errs = plots.series(rows, "droptail", "goodput_mbps")
     assert xs == [2, 8]
     assert ys == pytest.approx([150.0, 600.0])
     assert errs is None  # one repeat: no error bars
@@ -72,7 +72,7 @@ def test_failed_points_are_omitted(make_run: MakeRun) -> None:
 
 def test_error_bars_with_repeats(make_run: MakeRun) -> None:
     rows = results.aggregate([make_run(repeat=0), make_run(repeat=1, slow=2.0)])
-    xs, ys, errs = plots._series(rows, "mark-front", "goodput_mbps")
+    xs, ys, errs = plots.series(rows, "mark-front", "goodput_mbps")
     assert xs == [2] and ys == pytest.approx([112.5])
     assert errs == pytest.approx([53.033], rel=1e-4)
 
