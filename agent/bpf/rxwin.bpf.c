@@ -261,13 +261,15 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 	return 0;
 }
 
-static __always_inline struct flow *new_flow(struct flow_key *key, __u64 now)
+static __always_inline struct flow *new_flow(struct flow_key *key, __u64 now,
+					    struct rx_config *cfg)
 {
 	struct flow f = {};
 
 	f.first_ns = now;
 	f.last_ns = now;
 	f.mss = RX_DEFAULT_MSS;
+	f.w = cfg->init_segs * RX_DEFAULT_MSS;
 	if (bpf_map_update_elem(&p4i_flows, key, &f, BPF_ANY))
 		return 0;
 	bpf_map_delete_elem(&p4i_wset, key);
@@ -368,7 +370,7 @@ int rx_ingress(struct __sk_buff *skb)
 	if (p.flags & TH_SYN) {
 		/* The peer's SYN opens a new flow; its SYN-ACK answers ours. */
 		if (!(p.flags & TH_ACK) || !f)
-			f = new_flow(&key, now);
+			f = new_flow(&key, now, cfg);
 		if (!f)
 			return TC_ACT_UNSPEC_;
 		f->flags |= FL_PEER_SYN;
@@ -388,7 +390,7 @@ int rx_ingress(struct __sk_buff *skb)
 	if (!f) {
 		if (p.payload == 0)
 			return TC_ACT_UNSPEC_;
-		f = new_flow(&key, now); /* mid-stream: measured, never rewritten */
+		f = new_flow(&key, now, cfg); /* mid-stream: measured, never rewritten */
 		if (!f)
 			return TC_ACT_UNSPEC_;
 	}
@@ -477,7 +479,7 @@ int rx_egress(struct __sk_buff *skb)
 		 * our SYN-ACK answers the peer's. SYN windows are never scaled
 		 * and never rewritten. */
 		if (!(p.flags & TH_ACK) || !f)
-			f = new_flow(&key, now);
+			f = new_flow(&key, now, cfg);
 		if (!f)
 			return TC_ACT_UNSPEC_;
 		f->flags |= FL_LOCAL_SYN;

@@ -1,0 +1,1 @@
+"""Pure window policies of the receiver agent (no I/O): NewDCTCP-rx, ICTCP, RCC."""

@@ -1,0 +1,345 @@
+"""NewDCTCP-rx: NewDCTCP's rate rule, enforced by the receiver's advertised window.
+
+Reference for agent/bpf/rxwin.bpf.c; the conformance test drives one packet
+trace through both and compares the advertised windows exactly.
+
+Sender rule being moved to the receiver (NewDCTCP, Sreekumari, Jung, Lee,
+"An early congestion feedback and rate adjustment schemes for many-to-one
+communication in cloud-based data center networks", Springer 2015): on a
+marked window, cwnd = max(cwnd/2, A·MSS) with A = packets of the window minus
+the marked ones; unmarked windows grow as NewReno. At the receiver
+(ALGORITHMS.md §3), per flow, with W in bytes:
+
+    window of data = W new bytes received
+    at its end, n packets and m of them CE:
+        m > 0:  W <- max(W/2, (n - m)·MSS), at least 1 MSS; slow start is over
+        m = 0:  W <- 2·W before the first mark (slow start), W + MSS after
+    W <= max_w (default 4 MiB); W starts at init_segs·MSS (default 10)
+
+enforced on each ACK we send, RE being the right edge of the previous ACK:
+
+    field = min(kernel_field, max(W >> ws, 1, ceil((RE - ack) / 2^ws)))
+
+so the right edge never moves left (the window shrinks by at most the newly
+acknowledged bytes; ICTCP, Wu et al., ToN 2013, makes the same point). The
+window scale ws is ours when both SYNs carried the option (else 0; values
+above 14 count as 14, RFC 7323). MSS = min of the MSS options seen (536 when
+none, at least 88), minus 12 when both SYNs carried timestamps. Flows whose
+handshake was not seen are measured but never rewritten. FIN or RST ends the
+flow. The BPF program additionally skips flows with min RTT above 2 ms and
+restarts W after idle; both need a clock and are not part of this reference.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+__all__ = [
+    "DEFAULT_MSS",
+    "MAX_WSCALE",
+    "Frame",
+    "RxFlow",
+    "RxReference",
+    "TcpOptions",
+    "next_window",
+    "parse_frame",
+    "parse_options",
+]
+
+DEFAULT_MSS = 536
+MAX_WSCALE = 14
+MIN_MSS = 88
+FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
+
+
+@dataclass
+class TcpOptions:
+    mss: int | None = None
+    ws: int | None = None
+    ts: tuple[int, int] | None = None  # (TSval, TSecr)
+    bad: bool = False
+
+
+def parse_options(raw: bytes) -> TcpOptions:
+    """TCP options as tcp_parse_options() reads them (EOL ends, NOP is 1 byte, a
+    bad length stops parsing and keeps what was read; known kinds with the
+    wrong length are ignored and flagged)."""
+    o = TcpOptions()
+    if len(raw) > 40:
+        o.bad = True
+        return o
+    i, n = 0, len(raw)
+    while i < n:
+        kind = raw[i]
+        if kind == 0:
+            break
+        if kind == 1:
+            i += 1
+            continue
+        if i + 1 >= n:
+            o.bad = True
+            break
+        ln = raw[i + 1]
+        if ln < 2 or i + ln > n:
+            o.bad = True
+            break
+        body = raw[i + 2 : i + ln]
+        if kind == 2:
+            if ln == 4:
+                o.mss = struct.unpack("!H", body)[0]
+            else:
+                o.bad = True
+        elif kind == 3:
+            if ln == 3:
+                o.ws = body[0]
+            else:
+                o.bad = True
+        elif kind == 8:
+            if ln == 10:
+                o.ts = struct.unpack("!II", body)  # type: ignore[assignment]
+            else:
+                o.bad = True
+        i += ln
+    return o
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The fields of one Ethernet/IPv4/TCP frame that the data path reads."""
+
+    saddr: str
+    daddr: str
+    sport: int
+    dport: int
+    seq: int
+    ack: int
+    flags: int
+    window: int
+    ecn: int
+    payload: int
+    opts: TcpOptions
+
+    def key_in(self) -> tuple[str, int, str, int]:
+        """Flow key of a packet arriving at the receiver: (remote, rport, local, lport)."""
+        return (self.saddr, self.sport, self.daddr, self.dport)
+
+    def key_out(self) -> tuple[str, int, str, int]:
+        return (self.daddr, self.dport, self.saddr, self.sport)
+
+
+def parse_frame(b: bytes) -> Frame | None:
+    """Ethernet + IPv4 (unfragmented) + TCP, else None — what rxwin.bpf.c accepts."""
+    if len(b) < 14 + 20 or struct.unpack("!H", b[12:14])[0] != 0x0800:
+        return None
+    ip = b[14:]
+    if ip[0] >> 4 != 4 or ip[9] != 6:
+        return None
+    if struct.unpack("!H", ip[6:8])[0] & 0x3FFF:
+        return None
+    ihl = (ip[0] & 15) * 4
+    if ihl < 20 or len(ip) < ihl + 20:
+        return None
+    tot = struct.unpack("!H", ip[2:4])[0]
+    t = ip[ihl:]
+    sport, dport, seq, ack, offres, flags, window = struct.unpack("!HHIIBBH", t[:16])
+    doff = (offres >> 4) * 4
+    if doff < 20 or tot < ihl + doff:
+        return None
+    raw_opts = t[20:doff]
+    opts = parse_options(raw_opts) if len(raw_opts) == doff - 20 else TcpOptions(bad=True)
+    return Frame(
+        saddr=".".join(map(str, ip[12:16])),
+        daddr=".".join(map(str, ip[16:20])),
+        sport=sport,
+        dport=dport,
+        seq=seq,
+        ack=ack,
+        flags=flags,
+        window=window,
+        ecn=ip[1] & 3,
+        payload=tot - ihl - doff,
+        opts=opts,
+    )
+
+
+def next_window(w: int, n: int, m: int, mss: int, marked: bool, max_w: int) -> tuple[int, bool]:
+    """One end of a window of data: (new W, slow start over)."""
+    if m > 0:
+        w = max(w // 2, (n - m) * mss, mss)
+        marked = True
+    elif not marked:
+        w = 2 * w
+    else:
+        w = w + mss
+    return min(w, max_w), marked
+
+
+def _u32(x: int) -> int:
+    return x & 0xFFFFFFFF
+
+
+def _s32(x: int) -> int:
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x & 0x80000000 else x
+
+
+@dataclass
+class RxFlow:
+    """Per-flow state of the reference (the subset of struct flow that matters)."""
+
+    init_segs: int
+    max_w: int
+    peer_syn: bool = False
+    local_syn: bool = False
+    peer_ws: int | None = None
+    local_ws: int | None = None
+    peer_mss: int = 0
+    local_mss: int = 0
+    peer_ts: bool = False
+    local_ts: bool = False
+    mss: int = DEFAULT_MSS
+    wscale: int = 0
+    w: int = 0
+    marked: bool = False
+    hi_seq: int | None = None
+    win_bytes: int = 0
+    win_pkts: int = 0
+    win_ce: int = 0
+    pkts: int = 0
+    ce: int = 0
+    last_re: int | None = None
+    windows: list[int] = field(default_factory=list)  # W after each window end
+
+    def __post_init__(self) -> None:
+        self.w = self.init_segs * DEFAULT_MSS
+
+    @property
+    def handshake(self) -> bool:
+        return self.peer_syn and self.local_syn
+
+    def finish_handshake(self) -> None:
+        if not self.handshake:
+            return
+        both_ws = self.peer_ws is not None and self.local_ws is not None
+        self.wscale = self.local_ws if both_ws else 0  # type: ignore[assignment]
+        cands = [m for m in (self.local_mss, self.peer_mss) if m]
+        mss = min(cands) if cands else DEFAULT_MSS
+        mss = max(mss, MIN_MSS)
+        if self.peer_ts and self.local_ts:
+            mss -= 12
+        self.mss = mss
+        self.w = self.init_segs * mss
+        self.marked = False
+        self.win_bytes = self.win_pkts = self.win_ce = 0
+
+    def on_data(self, seq: int, payload: int, ce: bool) -> None:
+        end = _u32(seq + payload)
+        self.pkts += 1
+        self.ce += ce
+        if self.hi_seq is None:
+            self.hi_seq = seq
+        nb = 0
+        if _s32(end - self.hi_seq) > 0:
+            nb = _u32(end - self.hi_seq)
+            self.hi_seq = end
+        self.win_pkts += 1
+        self.win_ce += ce
+        self.win_bytes += nb
+        if self.win_bytes >= self.w:
+            self.w, self.marked = next_window(
+                self.w, self.win_pkts, self.win_ce, self.mss, self.marked, self.max_w
+            )
+            self.win_bytes = self.win_pkts = self.win_ce = 0
+            self.windows.append(self.w)
+
+    def ack_field(self, ack: int, kernel_field: int, w: int | None) -> int:
+        """Window field to send on an ACK; w None = do not clamp (observe)."""
+        ws = self.wscale
+        out = kernel_field
+        if w:
+            want = max(w >> ws, 1)
+            if self.last_re is not None:
+                d = _u32(self.last_re - ack)
+                if _s32(d) > 0:
+                    want = max(want, (d + (1 << ws) - 1) >> ws)
+            out = min(kernel_field, want)
+        self.last_re = _u32(ack + (out << ws))
+        return out
+
+
+class RxReference:
+    """The whole data path in Python: feed frames in order, get egress windows back."""
+
+    def __init__(self, policy: str = "newdctcp-rx", init_segs: int = 10, max_w: int = 4 << 20):
+        self.policy = policy
+        self.init_segs = init_segs
+        self.max_w = max_w
+        self.flows: dict[tuple[str, int, str, int], RxFlow] = {}
+        self.user_w: dict[tuple[str, int, str, int], int] = {}
+
+    def _new(self, key: tuple[str, int, str, int]) -> RxFlow:
+        f = RxFlow(self.init_segs, self.max_w)
+        self.flows[key] = f
+        self.user_w.pop(key, None)
+        return f
+
+    def ingress(self, b: bytes) -> None:
+        p = parse_frame(b)
+        if p is None or self.policy == "off":
+            return
+        key = p.key_in()
+        if p.flags & (RST | FIN):
+            self.flows.pop(key, None)
+            self.user_w.pop(key, None)
+            return
+        f = self.flows.get(key)
+        if p.flags & SYN:
+            if not p.flags & ACK or f is None:
+                f = self._new(key)
+            f.peer_syn = True
+            if p.opts.ws is not None:
+                f.peer_ws = min(p.opts.ws, MAX_WSCALE)
+            if p.opts.mss is not None:
+                f.peer_mss = p.opts.mss
+            if p.opts.ts is not None:
+                f.peer_ts = True
+            f.hi_seq = _u32(p.seq + 1)
+            f.finish_handshake()
+            return
+        if f is None:
+            if p.payload == 0:
+                return
+            f = self._new(key)
+        if p.payload:
+            f.on_data(p.seq, p.payload, p.ecn == 3)
+
+    def egress(self, b: bytes) -> int | None:
+        """Window field the data path would send (None: frame not an ACK of a flow)."""
+        p = parse_frame(b)
+        if p is None or self.policy == "off":
+            return None
+        key = p.key_out()
+        if p.flags & (RST | FIN):
+            self.flows.pop(key, None)
+            self.user_w.pop(key, None)
+            return None
+        f = self.flows.get(key)
+        if p.flags & SYN:
+            if not p.flags & ACK or f is None:
+                f = self._new(key)
+            f.local_syn = True
+            if p.opts.ws is not None:
+                f.local_ws = min(p.opts.ws, MAX_WSCALE)
+            if p.opts.mss is not None:
+                f.local_mss = p.opts.mss
+            if p.opts.ts is not None:
+                f.local_ts = True
+            f.finish_handshake()
+            return None
+        if f is None or not p.flags & ACK:
+            return None
+        w: int | None = None
+        if f.handshake and self.policy not in ("observe",):
+            w = f.w if self.policy == "newdctcp-rx" else self.user_w.get(key)
+        return f.ack_field(p.ack, p.window, w)
