@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python; [ -x "$PY" ] || PY=python3
 SRC=p4src/tna/main.p4
-OUT=build/tna
+OUT=${TNA_OUT:-build/tna}  # tests compile into a temporary directory
 NAME=p4incast
 
 find_tofino_p4c() {
