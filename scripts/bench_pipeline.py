@@ -80,7 +80,8 @@ def write_pcap(path: Path) -> None:
 
 
 def measure(name: str, pcap: Path, tmp: Path) -> float:
-    sw = bmv2.Bmv2Switch(ports={1: IN[0], 2: OUT[0]}, grpc_port=50081, thrift_port=9481)
+    sw = bmv2.Bmv2Switch(ports={1: IN[0], 2: OUT[0]}, grpc_port=50081, thrift_port=9481,
+                         extra_args=["--log-level", "off"])
     with sw:
         settings = SwitchSettings(address=sw.grpc_addr, thrift_port=sw.thrift_port)
         asyncio.run(program(name, settings, PIPELINES[name]))
