@@ -13,6 +13,7 @@ object's map value sizes). Attachment (fail-open, see `RxWin.attach`):
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import socket
@@ -260,10 +261,8 @@ class RxWin:
             return
         if a.kind == "tcx":
             for fd in a.link_fds:
-                try:
+                with contextlib.suppress(OSError):
                     os.close(fd)
-                except OSError:
-                    pass
             return
         detach_clsact(self.lib, a.ifindex, destroy_hook=a.hook_created)
 

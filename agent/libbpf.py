@@ -133,7 +133,8 @@ class Lib:
             try:
                 self.c = ctypes.CDLL("libbpf.so.1", use_errno=True)
             except OSError as e:
-                raise BpfError("libbpf.so.1 not found (apt-get install libbpf1)", errno.ENOENT) from e
+                msg = "libbpf.so.1 not found (apt-get install libbpf1)"
+                raise BpfError(msg, errno.ENOENT) from e
         for fn, (res, args) in _PROTOS.items():
             f = getattr(self.c, fn)
             f.restype = res

@@ -9,8 +9,9 @@ Interface capacity C (bytes/s), incoming rate BW_T measured over a subslot:
 
 Time is cut into slots of two subslots of length T = traffic-weighted mean
 RTT of the flows. In the first subslot BW_A is measured; in the second it is a
-quota for window increases. Per flow, once every 2·RTT, with b_s the bytes
-received in the period divided by its length:
+quota for window increases. Per flow, in a second subslot once at least 2·RTT
+have passed since its last adjustment, with b_s the bytes received since then
+divided by the time:
 
     b_m <- max(b_s, 0.75·b_m + 0.25·b_s)        measured throughput
     b_e  = max(b_m, rwnd / RTT)                 expected throughput
@@ -116,7 +117,7 @@ class Ictcp:
                 f = self.flows[k] = IctcpFlow(rwnd=p.init_segs * p.mss)
                 f.last_t, f.last_bytes = now, s.bytes
             f.rtt_s = s.rtt_s or p.default_rtt_s
-            if now - f.last_t >= 2 * f.rtt_s:  # type: ignore[operator]
+            if self.second and now - f.last_t >= 2 * f.rtt_s:  # type: ignore[operator]
                 b_s = (s.bytes - f.last_bytes) / (now - f.last_t)  # type: ignore[operator]
                 self.adjust(f, b_s)
                 f.last_t, f.last_bytes = now, s.bytes

@@ -43,8 +43,9 @@ class FlowTrace:
         self.l_next = (self.l_isn + 1) & 0xFFFFFFFF
         self.rcv = self.r_next  # what L has received in order
 
-    def _l(self, flags: str, *, seq: int, ack: int = 0, window: int | None = None,
-           opts=None) -> bytes:
+    def _l(
+        self, flags: str, *, seq: int, ack: int = 0, window: int | None = None, opts=None
+    ) -> bytes:
         o = list(opts or [])
         window = self.window if window is None else window
         if self.ts and not opts:
@@ -53,14 +54,20 @@ class FlowTrace:
             Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01")
             / IP(src=self.laddr, dst=self.raddr, tos=0)
             / TCP(
-                sport=self.lport, dport=self.rport, flags=flags, seq=seq, ack=ack,
-                window=window, options=o,
+                sport=self.lport,
+                dport=self.rport,
+                flags=flags,
+                seq=seq,
+                ack=ack,
+                window=window,
+                options=o,
             )
         )
         return bytes(p)
 
-    def _r(self, flags: str, *, seq: int, ack: int = 0, payload: int = 0, tos: int = 2,
-           opts=None) -> bytes:
+    def _r(
+        self, flags: str, *, seq: int, ack: int = 0, payload: int = 0, tos: int = 2, opts=None
+    ) -> bytes:
         o = list(opts or [])
         if self.ts and not opts:
             o = [("NOP", None), ("NOP", None), ("Timestamp", (self.ts_now + 7, self.ts_now))]
@@ -72,7 +79,9 @@ class FlowTrace:
         )
         return bytes(p)
 
-    def handshake(self, l_opts: Sequence | None = None, r_opts: Sequence | None = None) -> list[Item]:
+    def handshake(
+        self, l_opts: Sequence | None = None, r_opts: Sequence | None = None
+    ) -> list[Item]:
         ts = [("Timestamp", (self.ts_now, 0))] if self.ts else []
         lo = list(l_opts) if l_opts is not None else [("MSS", 1460), ("WScale", 7), *ts]
         ro = list(r_opts) if r_opts is not None else [("MSS", 1460), ("WScale", 9), *ts]
@@ -100,8 +109,14 @@ class FlowTrace:
         return (False, self._r("FA", seq=self.r_next, ack=self.l_next))
 
 
-def bulk(ft: FlowTrace, n: int, ce_every: int = 0, ce_from: int = 0, ack_every: int = 2,
-         window: int | None = None) -> list[Item]:
+def bulk(
+    ft: FlowTrace,
+    n: int,
+    ce_every: int = 0,
+    ce_from: int = 0,
+    ack_every: int = 2,
+    window: int | None = None,
+) -> list[Item]:
     """n data packets; CE on every ce_every-th packet from ce_from; an ACK every ack_every."""
     out: list[Item] = []
     for i in range(n):
