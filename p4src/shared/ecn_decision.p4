@@ -43,18 +43,28 @@ control EcnDecision(in    ecn_mode_t    mode,
         verdict.not_ect_over_k = false;
         verdict.drop = false;
 
-        bool marking = mode == ECN_MODE_MARK_TAIL || mode == ECN_MODE_MARK_FRONT;
         qdepth_t depth = enq_depth;
         if (mode == ECN_MODE_MARK_FRONT) {
             depth = deq_depth;
         }
-        bool over_k = marking && depth >= k;
+        // "depth >= k" as a saturating subtraction: k |-| depth is 0 exactly
+        // when depth >= k. Tofino 1 cannot compare two run-time values (no
+        // compare instruction; its gateways compare a field with a constant),
+        // so every test below is against a constant. Same result on BMv2.
+        qdepth_t k_minus_depth = k |-| depth;
+        qdepth_t drop_k_minus_enq = drop_k |-| enq_depth;
+        bool over_k = false;
+        if ((mode == ECN_MODE_MARK_TAIL || mode == ECN_MODE_MARK_FRONT) && k_minus_depth == 0) {
+            over_k = true;
+        }
 
         if (ecn == ECN_CE) {
             verdict.ce_in = true;
         } else if (ecn == ECN_NOT_ECT) {
             verdict.not_ect_over_k = over_k;
-            verdict.drop = drop_k != 0 && enq_depth >= drop_k;
+            if (drop_k != 0 && drop_k_minus_enq == 0) {
+                verdict.drop = true;
+            }
         } else {
             verdict.ect = true;
             if (over_k) {
