@@ -25,6 +25,8 @@
 //    ig_intr_md_from_prsr.parser_err.
 //  - The histogram bucket is 2^HIST_DEPTH_SHIFT cells (16 cells = 1280 bytes,
 //    about one full-size packet) rather than one packet.
+//  - As on v1model only ports < HIST_PORTS (128) are histogrammed; on Tofino
+//    that is pipe 0's ports (device ports 0..71), not the other pipes'.
 #include <core.p4>
 #include <tna.p4>
 
@@ -253,9 +255,8 @@ control P4IncastEgress(inout headers_t hdr,
     }
 }
 
-// Recomputes the IPv4 header checksum (TTL from ingress, ECN from egress).
-// The checksum engine adds only valid headers, so one update covers packets
-// with and without options.
+// Recomputes the IPv4 header checksum (TTL from ingress, ECN from egress);
+// one update covers packets with and without options.
 control P4IncastEgressDeparser(packet_out pkt,
                                inout headers_t hdr,
                                in    egress_metadata_t md,
@@ -263,13 +264,13 @@ control P4IncastEgressDeparser(packet_out pkt,
     Checksum() ipv4_checksum;
 
     apply {
-        if (hdr.ipv4.isValid()) {
-            hdr.ipv4.hdr_checksum = ipv4_checksum.update({
-                hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,
-                hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,
-                hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,
-                hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4_options.options });
-        }
+        // Unconditional, as in switch.p4: the engine sums only valid headers'
+        // fields and the result is emitted only with a valid hdr.ipv4.
+        hdr.ipv4.hdr_checksum = ipv4_checksum.update({
+            hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,
+            hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,
+            hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,
+            hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4_options.options });
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.ipv4);
         pkt.emit(hdr.ipv4_options);
