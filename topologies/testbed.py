@@ -40,8 +40,7 @@ class TestbedRun:
     ecn: EcnPolicy = field(default_factory=EcnPolicy)
     cc: str = "reno"  # sender TCP_CONGESTION
     agent: str = "off"  # receiver host-agent policy
-    batch: int = 0  # seed-003 batch size n (0: off)
-    stagger_us: float = 0.0  # seed-003 T~
+    batching: bool = False  # seed-003 batches, planned from the buffer and the base RTT
     background: bool = False  # a long flow from `bg` to the receiver
     rto_min_ms: int = 10
     shape: LinkShape = field(default_factory=LinkShape)
@@ -50,9 +49,30 @@ class TestbedRun:
 @dataclass
 class TestbedResult:
     rounds: list[dict[str, Any]]
-    switch: dict[str, Any]  # stats.Snapshot.as_dict() of the receiver-facing ToR
+    switch: dict[str, Any]  # stats.Snapshot.as_dict() of the ToR, plus "bottleneck_port"
     base_rtt_ms: float | None
     log_dir: Path
+    batch: dict[str, Any] | None = None  # the seed-003 plan used, if batching
+
+
+def plan_batches(spec: TestbedRun, rtt_s: float) -> tuple[int, float, dict[str, Any]]:
+    """Seed-003 batch size n and stagger T~ (µs) for this run's bottleneck queue."""
+    from p4incast.experiments import batching
+
+    sru = spec.sru_bytes if spec.mode == "per-server" else max(1, spec.sru_bytes // spec.n)
+    plan = batching.plan(
+        spec.n,
+        sru,
+        buffer_bytes=spec.shape.queue_pkts * 1500,
+        link_bps=spec.shape.queue_rate_pps * 1500 * 8,
+        rtt_s=rtt_s,
+    )
+    info = {"n": plan.n, "k": plan.k, "stagger_us": plan.stagger_us, "wnd_max": plan.wnd_max}
+    return plan.n, plan.stagger_us, info
+
+
+def _agent_cmd(intf: str, policy: str) -> list[str]:
+    return [sys.executable, "-m", "p4incast.agent", "run", "--iface", intf, "--policy", policy]
 
 
 def _host_setup(host: Any, rto_min_ms: int) -> None:
@@ -106,7 +126,21 @@ def run(
         receiver = net.get(RECEIVER)
         senders = [net.get(f"h{i}") for i in range(1, spec.n + 1)]
         rtt = _ping_rtt_ms(senders[0], receiver.IP())
-        for h in senders:
+        if spec.agent != "off":
+            agent_log = (log_dir / "agent.log").open("w")
+            agent = receiver.popen(
+                _agent_cmd(receiver.defaultIntf().name, spec.agent),
+                stdout=agent_log,
+                stderr=agent_log,
+            )
+            procs.append(agent)
+            time.sleep(1.0)
+            if agent.poll() is not None:
+                raise RuntimeError(
+                    f"host agent exited at start: {(log_dir / 'agent.log').read_text()[-500:]}"
+                )
+        for i, h in enumerate(senders):
+            log = (log_dir / f"server-{i + 1}.log").open("w")
             procs.append(
                 h.popen(
                     [
@@ -118,7 +152,9 @@ def run(
                         str(SERVER_PORT),
                         "--cc",
                         spec.cc,
-                    ]
+                    ],
+                    stdout=log,
+                    stderr=log,
                 )
             )
         if spec.background:
@@ -147,8 +183,10 @@ def run(
             "--out",
             str(out),
         ]
-        if spec.batch:
-            cmd += ["--batch", str(spec.batch), "--stagger-us", str(spec.stagger_us)]
+        batch_info = None
+        if spec.batching:
+            n_batch, stagger_us, batch_info = plan_batches(spec, (rtt or 1.0) / 1e3)
+            cmd += ["--batch", str(n_batch), "--stagger-us", f"{stagger_us:.0f}"]
         client_log = log_dir / "client.log"
         with client_log.open("w") as log:
             client = receiver.popen(cmd, stdout=log, stderr=log)
@@ -161,7 +199,10 @@ def run(
         rounds = [json.loads(line) for line in out.read_text().splitlines()]
         tor = configs["s1"]
         snap = asyncio.run(_read_stats(tor))
-        return TestbedResult(rounds=rounds, switch=snap, base_rtt_ms=rtt, log_dir=log_dir)
+        snap["bottleneck_port"] = str(bottleneck_port(net))
+        return TestbedResult(
+            rounds=rounds, switch=snap, base_rtt_ms=rtt, log_dir=log_dir, batch=batch_info
+        )
     finally:
         for p in procs:
             if p.poll() is None:
@@ -172,6 +213,16 @@ def run(
             except Exception:  # noqa: BLE001 — best effort, then kill
                 p.kill()
         net.stop()
+
+
+def bottleneck_port(net: Any) -> int:
+    """The ToR (s1) port facing the receiver: the incast bottleneck."""
+    tor, receiver = net.get("s1"), net.get(RECEIVER)
+    for intf in tor.intfList():
+        link = intf.link
+        if link is not None and receiver in (link.intf1.node, link.intf2.node):
+            return tor.ports[intf]
+    raise RuntimeError("no ToR port faces the receiver")
 
 
 async def _read_stats(cfg: Any) -> dict[str, Any]:

@@ -1,0 +1,164 @@
+"""p4incast-run: run one YAML experiment — every (scheme, N, repeat) — on the
+BMv2 testbed or the ns-3 model, write results and plots, print a summary table.
+
+    p4incast-run experiments/default.yaml            # engine from the file (auto)
+    p4incast-run experiments/default.yaml --engine sim --senders 1,8,32 --rounds 5
+
+A failed run is recorded as failed and the sweep goes on. Results land in
+results/<name>-<UTC time>/ (results.json, rounds.csv, summary.csv, *.png),
+rewritten after every run, so an interrupted sweep keeps what it finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import engines, plots, results
+from .config import Experiment, ExperimentError, load
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class Progress:
+    """One-line progress bar with an ETA on stderr (one line per run when not a tty)."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done, self.t0 = total, 0, time.monotonic()
+        self.tty = sys.stderr.isatty()
+
+    def _bar(self, label: str) -> str:
+        width = 24
+        filled = int(width * self.done / self.total) if self.total else width
+        elapsed = time.monotonic() - self.t0
+        eta = elapsed / self.done * (self.total - self.done) if self.done else float("nan")
+        eta_s = "--:--" if eta != eta else f"{int(eta) // 60:02d}:{int(eta) % 60:02d}"
+        return (
+            f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+            f"eta {eta_s}  {label}"
+        )
+
+    def start(self, label: str) -> None:
+        if self.tty:
+            sys.stderr.write("\r\033[K" + self._bar(f"running {label}"))
+            sys.stderr.flush()
+
+    def finish(self, line: str) -> None:
+        self.done += 1
+        if self.tty:
+            sys.stderr.write("\r\033[K")
+        sys.stderr.write(self._bar(line) + "\n")
+        sys.stderr.flush()
+
+
+def _label(scheme: str, n: int, repeat: int, repeats: int) -> str:
+    return f"{scheme} N={n}" + (f" #{repeat + 1}" if repeats > 1 else "")
+
+
+def _sim_point(args: tuple[Experiment, Any, int, int]) -> dict[str, Any]:
+    exp, scheme, n, repeat = args
+    return engines.run_sim(exp, scheme, n, repeat)
+
+
+def run_experiment(exp: Experiment, engine: str, out_dir: Path, jobs: int) -> results.ResultSet:
+    rs = results.ResultSet(out_dir, exp.name, exp.as_dict(), link_bps=exp.link_bps(engine))
+    points = exp.points()
+    bar = Progress(len(points))
+    if engine == "bmv2":
+        for scheme, n, repeat in points:
+            label = _label(scheme.name, n, repeat, exp.repeats)
+            bar.start(label)
+            log_dir = out_dir / "logs" / f"{scheme.name}-n{n}-r{repeat}"
+            run = engines.run_bmv2(exp, scheme, n, repeat, log_dir)
+            bar.finish(results.run_line(rs.add(run)))
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = {pool.submit(_sim_point, (exp, s, n, r)): (s, n, r) for s, n, r in points}
+            for fut in as_completed(futures):
+                run = fut.result()
+                bar.finish(results.run_line(rs.add(run)))
+    return rs
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected comma-separated integers") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="p4incast-run", description=__doc__.split("\n")[0])
+    ap.add_argument(
+        "experiment",
+        nargs="?",
+        type=Path,
+        default=REPO / "experiments" / "default.yaml",
+        help="experiment YAML (default: experiments/default.yaml)",
+    )
+    ap.add_argument("--engine", choices=["auto", "bmv2", "sim"], help="override the file's engine")
+    ap.add_argument("--out", type=Path, help="results directory (default: results/<name>-<time>)")
+    ap.add_argument("--senders", type=_ints, help="override N values, e.g. 1,4,16")
+    ap.add_argument("--schemes", help="only these schemes (comma-separated names)")
+    ap.add_argument("--rounds", type=int, help="override app.rounds")
+    ap.add_argument("--repeats", type=int, help="override repeats")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="sim: parallel runs")
+    ap.add_argument("--check", action="store_true", help="validate and show the plan, run nothing")
+    args = ap.parse_args(argv)
+
+    try:
+        exp = load(args.experiment).with_overrides(
+            senders=args.senders,
+            rounds=args.rounds,
+            repeats=args.repeats,
+            schemes=args.schemes.split(",") if args.schemes else None,
+            engine=args.engine,
+        )
+        engine, note = engines.resolve(exp.engine)
+    except (ExperimentError, RuntimeError) as err:
+        print(f"p4incast-run: {err}", file=sys.stderr)
+        return 2
+    print(note, flush=True)
+    problems = engines.preflight(exp, engine)
+    if problems:
+        for p in problems:
+            print(f"p4incast-run: {p}", file=sys.stderr)
+        return 2
+    points = exp.points()
+    print(
+        f"{exp.name}: {len(exp.schemes)} schemes x N in {list(exp.senders)} x {exp.repeats} "
+        f"repeat(s) = {len(points)} runs of {exp.app.rounds} rounds",
+        flush=True,
+    )
+    for s in exp.schemes:
+        print(f"  {s.name:14s} {s.describe()}")
+    if args.check:
+        return 0
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    out_dir = args.out or REPO / "results" / f"{exp.name}-{stamp}"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    try:
+        rs = run_experiment(exp, engine, out_dir, max(1, args.jobs))
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; finished runs are in {out_dir}", file=sys.stderr)
+        return 130
+    print()
+    print(rs.summary_table())
+    written = plots.plot_all(rs, out_dir)
+    failed = sum(1 for r in rs.summaries() if r.get("status") != "ok")
+    print(f"\n{len(points)} runs in {(time.monotonic() - t0) / 60:.1f} min ({failed} failed)")
+    print(f"results: {out_dir}")
+    for p in written:
+        print(f"plot:    {p}")
+    return 1 if failed == len(points) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
