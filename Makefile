@@ -19,6 +19,12 @@ ptf: build        ## only the PTF suite on simple_switch_grpc over veth pairs (r
 bench: build      ## benchmarks; each prints its figures and ratios
 	scripts/bench.sh
 
+run: build       ## the default comparison (experiments/default.yaml): BMv2 testbed, or the simulator without BMv2/root
+	$(PY) -m p4incast.experiments experiments/default.yaml
+
+sweep: build     ## the larger sweep (experiments/sweep.yaml): leaf-spine, background flow, every receiver policy
+	$(PY) -m p4incast.experiments experiments/sweep.yaml
+
 lint:             ## ruff lint + format check
 	.venv/bin/ruff check . && .venv/bin/ruff format --check .
 

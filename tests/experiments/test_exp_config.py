@@ -1,0 +1,112 @@
+"""Experiment files: the shipped ones load; every bad input is one clear error."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from p4incast.experiments import config
+from p4incast.experiments.config import ExperimentError
+
+REPO = Path(__file__).resolve().parents[2]
+GOOD = {
+    "name": "t",
+    "topology": {"queue_pkts": 64, "bottleneck_pps": 2000, "host_mbps": 100},
+    "app": {"sru_bytes": 32768, "rounds": 3},
+    "senders": [1, 4],
+    "schemes": [
+        {"name": "droptail", "ecn": "off", "cc": "reno"},
+        {"name": "front", "ecn": "front", "k": 12, "cc": "newdctcp", "agent": "newdctcp-rx"},
+    ],
+}
+
+
+@pytest.mark.parametrize("name", ["default.yaml", "sweep.yaml"])
+def test_shipped_experiments_load(name: str) -> None:
+    exp = config.load(REPO / "experiments" / name)
+    assert exp.schemes and exp.senders
+    assert len(exp.points()) == len(exp.schemes) * len(exp.senders) * exp.repeats
+
+
+def test_good_experiment_and_points_order() -> None:
+    exp = config.parse(GOOD)
+    assert [(s.name, n) for s, n, _ in exp.points()] == [
+        ("droptail", 1),
+        ("front", 1),
+        ("droptail", 4),
+        ("front", 4),
+    ]
+    assert exp.link_bps("bmv2") == 2000 * 1538 * 8
+    assert exp.schemes[1].describe() == "ECN front K=12, newdctcp, agent newdctcp-rx"
+
+
+def test_yaml_off_is_read_as_mode_off(tmp_path: Path) -> None:
+    path = tmp_path / "e.yaml"
+    path.write_text("name: t\nschemes:\n  - {name: a, ecn: off, agent: off}\n")
+    assert config.load(path).schemes[0].ecn == "off"
+
+
+def _bad(mutate, match: str) -> None:
+    raw = copy.deepcopy(GOOD)
+    mutate(raw)
+    with pytest.raises(ExperimentError, match=match):
+        config.parse(raw)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "match"),
+    [
+        (lambda r: r["schemes"][0].update(ecn="middle"), "ecn: 'middle' is not one of"),
+        (lambda r: r["schemes"][0].update(cc="vegas"), "cc: 'vegas' is not one of"),
+        (lambda r: r["schemes"][1].update(agent="magic"), "agent: 'magic'"),
+        (lambda r: r["schemes"][1].update(k=64), "k=64 packets is not below the queue"),
+        (lambda r: r["schemes"][1].update(k=0), "k: 0 must be >= 1"),
+        (lambda r: r["schemes"][0].update(k=5), "k=5 given but ecn is off"),
+        (lambda r: r["schemes"].append({"name": "droptail"}), "name used twice"),
+        (lambda r: r["schemes"][0].update(colour="red"), "unknown key"),
+        (lambda r: r.update(senders=[0]), "senders: 0 must be an integer >= 1"),
+        (lambda r: r.update(senders=[]), "non-empty list"),
+        (lambda r: r.update(senders=[101]), "above 100"),
+        (lambda r: r.update(repeats=0), "repeats"),
+        (lambda r: r.update(engine="gpu"), "engine: 'gpu'"),
+        (lambda r: r["topology"].update(buffer_bytes=1000), "smaller than one packet"),
+        (lambda r: r["topology"].update(host_mbps=10), "below the bottleneck"),
+        (lambda r: r["topology"].update(kind="ring"), "topology.kind"),
+        (lambda r: r["topology"].update(queue_pkts="deep"), "expected an integer"),
+        (lambda r: r["app"].update(mode="some"), "app.mode"),
+        (lambda r: r["app"].update(rounds=0), "app.rounds"),
+        (lambda r: r.update(name="a b"), "name"),
+        (lambda r: r.pop("schemes"), "schemes"),
+    ],
+)
+def test_bad_experiment_is_one_clear_error(mutate, match: str) -> None:
+    _bad(mutate, match)
+
+
+def test_sim_buffer_below_k_refused() -> None:
+    _bad(lambda r: r["topology"].update(buffer_bytes=8 * 1538), "above the buffer")
+
+
+def test_bad_files(tmp_path: Path) -> None:
+    with pytest.raises(ExperimentError, match="cannot read"):
+        config.load(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed\n")
+    with pytest.raises(ExperimentError, match="not valid YAML"):
+        config.load(bad)
+    bad.write_text(yaml.safe_dump([1, 2]))
+    with pytest.raises(ExperimentError, match="mapping at the top level"):
+        config.load(bad)
+
+
+def test_overrides_revalidate() -> None:
+    exp = config.parse(GOOD)
+    assert exp.with_overrides(senders=[2, 3], rounds=7).app.rounds == 7
+    assert [s.name for s in exp.with_overrides(schemes=["front"]).schemes] == ["front"]
+    with pytest.raises(ExperimentError, match="not in the experiment"):
+        exp.with_overrides(schemes=["nope"])
+    with pytest.raises(ExperimentError, match="senders"):
+        exp.with_overrides(senders=[-1])

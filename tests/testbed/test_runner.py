@@ -1,0 +1,78 @@
+"""p4incast-run end to end: a real sweep point on Mininet + BMv2 (when present),
+and the one-line refusal when the engine asked for cannot run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from p4incast.experiments import engines
+
+SMOKE = {
+    "name": "smoke",
+    "engine": "bmv2",
+    "topology": {"queue_pkts": 64, "bottleneck_pps": 2000, "host_mbps": 100},
+    "app": {"sru_bytes": 32768, "rounds": 3},
+    "senders": [4],
+    "schemes": [{"name": "mark-front", "ecn": "front", "k": 12, "cc": "reno"}],
+}
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "p4incast.experiments", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.mark.bmv2
+@pytest.mark.root
+@pytest.mark.skipif(engines.bmv2_unavailable() is not None, reason=engines.bmv2_unavailable() or "")
+def test_smoke_sweep_on_bmv2(tmp_path: Path) -> None:
+    exp = tmp_path / "smoke.yaml"
+    exp.write_text(yaml.safe_dump(SMOKE))
+    out = tmp_path / "out"
+    proc = run_cli(str(exp), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines()[0] == "engine: bmv2 (Mininet + simple_switch_grpc)"
+    data = json.loads((out / "results.json").read_text())
+    (run,) = data["runs"]
+    assert run["status"] == "ok", run["error"]
+    assert [r["round"] for r in run["rounds"]] == [0, 1, 2]
+    for r in run["rounds"]:
+        assert r["bytes"] == 4 * 32768
+        assert r["goodput_bps"] > 0
+        assert len(r["fct_s"]) == 4 and all(f > 0 for f in r["fct_s"])
+        assert {"timeouts", "retrans", "rto", "completion_s"} <= set(r)
+    port = run["switch"]["ports"][run["switch"]["bottleneck_port"]]
+    assert port["egress"] >= 3 * 4 * 32768 // 1448  # every data packet crossed the queue
+    assert port["ect"] > 0  # ECN was negotiated end to end
+    assert (out / "goodput.png").stat().st_size > 0
+    assert "mark-front" in proc.stdout and "goodput Mbps" in proc.stdout
+
+
+def test_engine_that_cannot_run_is_one_clear_line(tmp_path: Path) -> None:
+    exp = tmp_path / "e.yaml"
+    exp.write_text(yaml.safe_dump(SMOKE))
+    proc = run_cli(str(exp), env={"P4INCAST_SIMPLE_SWITCH_GRPC": "/nonexistent"})
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert "engine bmv2 requested" in line and "simple_switch_grpc" in line
+    assert not (tmp_path / "results").exists()
+
+
+def test_bad_experiment_refused_before_running(tmp_path: Path) -> None:
+    exp = tmp_path / "e.yaml"
+    exp.write_text(yaml.safe_dump({**SMOKE, "senders": [0]}))
+    proc = run_cli(str(exp))
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"p4incast-run: {exp}: senders: 0 must be an integer >= 1"
