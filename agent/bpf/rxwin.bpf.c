@@ -419,14 +419,16 @@ int rx_ingress(struct __sk_buff *skb)
 	}
 
 	if (p.payload) {
-		__u32 end = p.seq + p.payload, nb = 0;
+		/* A GRO/LRO aggregate counts as the segments it was made of (GRO
+		 * never merges segments whose ECN bits differ). */
+		__u32 end = p.seq + p.payload, nb = 0, segs = skb->gso_segs ? skb->gso_segs : 1;
 
-		f->pkts++;
+		f->pkts += segs;
 		f->bytes += p.payload;
 		if (p.ecn == 3)
-			f->ce++;
+			f->ce += segs;
 		else if (p.ecn)
-			f->ect++;
+			f->ect += segs;
 		if (!(f->flags & FL_SEQ_VALID)) {
 			f->hi_seq = p.seq;
 			f->flags |= FL_SEQ_VALID;
@@ -437,9 +439,9 @@ int rx_ingress(struct __sk_buff *skb)
 		} else {
 			f->retrans++;
 		}
-		f->win_pkts++;
+		f->win_pkts += segs;
 		if (p.ecn == 3)
-			f->win_ce++;
+			f->win_ce += segs;
 		f->win_bytes += nb;
 		if (f->win_bytes >= f->w)
 			window_end(f, cfg);

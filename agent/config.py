@@ -1,0 +1,90 @@
+"""Agent tunables: defaults, bounds, one line each. A JSON/YAML file loads into
+`AgentConfig`; command-line flags only override."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+__all__ = ["AgentConfig", "ConfigError", "TUNABLES"]
+
+POLICY_NAMES = ("newdctcp-rx", "ictcp", "rcc", "observe", "off")
+
+
+class ConfigError(ValueError):
+    """A configuration value a user supplied is unusable."""
+
+
+# name: (default, min, max, description)
+TUNABLES: dict[str, tuple[float, float, float, str]] = {
+    "init_segs": (10, 1, 1000, "W of a new flow, in MSS"),
+    "max_w": (4 << 20, 4096, 1 << 30, "largest W, bytes"),
+    "rtt_limit_us": (2000, 1, 10_000_000, "flows with min RTT above this are left alone, us"),
+    "idle_reset_s": (1.0, 0.001, 3600, "idle longer than this: W restarts (in BPF), s"),
+    "idle_timeout_s": (30.0, 0.01, 86400, "idle longer than this: entry deleted, s"),
+    "max_flows": (16384, 16, 1 << 20, "flow table size (LRU), entries"),
+    "interval_ms": (2.0, 0.2, 1000, "userspace tick for ictcp/rcc and housekeeping, ms"),
+    "capacity_mbps": (0, 0, 400_000, "ICTCP interface capacity C, Mbit/s (0: from sysfs)"),
+    "queue_maxsize": (40, 1, 100_000, "RCC queue_maxsize, packets"),
+}
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    iface: str = ""
+    policy: str = "newdctcp-rx"
+    attach: str = "tcx"  # tcx | clsact
+    init_segs: int = 10
+    max_w: int = 4 << 20
+    rtt_limit_us: int = 2000
+    idle_reset_s: float = 1.0
+    idle_timeout_s: float = 30.0
+    max_flows: int = 16384
+    interval_ms: float = 2.0
+    capacity_mbps: float = 0
+    queue_maxsize: int = 40
+
+    def validated(self) -> AgentConfig:
+        if self.policy not in POLICY_NAMES:
+            raise ConfigError(f"policy {self.policy!r}: one of {', '.join(POLICY_NAMES)}")
+        if self.attach not in ("tcx", "clsact"):
+            raise ConfigError(f"attach {self.attach!r}: tcx or clsact")
+        for name, (_d, lo, hi, desc) in TUNABLES.items():
+            v = getattr(self, name)
+            if not lo <= v <= hi:
+                raise ConfigError(f"{name}={v} out of range [{lo}, {hi}] ({desc})")
+        return self
+
+    @classmethod
+    def load(cls, path: Path) -> AgentConfig:
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise ConfigError(f"cannot read {path}: {e.strerror}") from None
+        data: Any
+        if path.suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: expected a mapping of tunables")
+        return cls().override(**data)
+
+    def override(self, **kw: Any) -> AgentConfig:
+        known = {f.name: f.type for f in fields(self)}
+        clean: dict[str, Any] = {}
+        for k, v in kw.items():
+            k = k.replace("-", "_")
+            if k not in known:
+                raise ConfigError(f"unknown tunable {k!r}; known: {', '.join(known)}")
+            if v is not None:
+                default = getattr(AgentConfig, k)
+                try:
+                    clean[k] = type(default)(v)
+                except (TypeError, ValueError):
+                    raise ConfigError(f"{k}={v!r}: expected {type(default).__name__}") from None
+        return replace(self, **clean)

@@ -1,0 +1,238 @@
+"""The running agent: attach rxwin on one interface, run the chosen policy, fail open.
+
+Fail-open paths, all tested in tests/agent/test_veth.py:
+- SIGINT / SIGTERM: the handler raises SystemExit; `finally` detaches.
+- Python exception: the same `finally`.
+- SIGKILL / interpreter crash: with --attach tcx (default) the programs hang
+  off TCX links whose only fds this process holds, so the kernel detaches them
+  when the process dies. With --attach clsact they stay:
+  `p4incast-agent detach --iface IF` removes them.
+Detaching removes the clamp at once: the next ACK carries the kernel's window.
+
+`status` reads the live maps of every running agent: each agent writes
+/run/p4incast-agent/<pid>.json with its interface, policy and map IDs (map
+IDs are global, so status works from any network namespace).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+
+from p4incast.agent.config import AgentConfig, ConfigError
+from p4incast.agent.datapath import Flow, FlowKey, RxWin, read_flows, read_stats
+from p4incast.agent.libbpf import BpfError, MapInfo, lib
+from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
+from p4incast.agent.policies.rcc import Rcc, RccParams
+
+__all__ = ["STATE_DIR", "run", "status"]
+
+STATE_DIR = Path(os.environ.get("P4INCAST_AGENT_STATE", "/run/p4incast-agent"))
+
+
+def _map_id(fd: int) -> int:
+    info = MapInfo()
+    ln = ctypes.c_uint32(ctypes.sizeof(info))
+    lib().c.bpf_obj_get_info_by_fd(fd, ctypes.byref(info), ctypes.byref(ln))
+    return info.id
+
+
+def _iface_rx_bytes(iface: str) -> int:
+    return int(Path(f"/sys/class/net/{iface}/statistics/rx_bytes").read_text())
+
+
+def _capacity_Bps(cfg: AgentConfig) -> float:
+    if cfg.capacity_mbps:
+        return cfg.capacity_mbps * 1e6 / 8
+    try:
+        speed = int(Path(f"/sys/class/net/{cfg.iface}/speed").read_text())
+    except (OSError, ValueError):
+        speed = -1
+    if speed <= 0:
+        raise ConfigError(f"{cfg.iface} reports no link speed (veth?): give ICTCP --capacity-mbps")
+    return speed * 1e6 / 8
+
+
+class _Stop(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _signals_stop() -> Iterator[None]:
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        raise _Stop(signal.Signals(signum).name)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def run(cfg: AgentConfig, *, ready: Path | None = None, log=print) -> int:  # noqa: ANN001
+    """Attach, loop until a signal, detach. Returns the exit status."""
+    cfg = cfg.validated()
+    try:
+        ifindex = socket.if_nametoindex(cfg.iface)
+    except OSError:
+        raise ConfigError(f"no interface {cfg.iface!r} in this network namespace") from None
+    if cfg.policy == "off":
+        log(f"p4incast-agent: policy off — nothing attached to {cfg.iface}; waiting for a signal")
+        with _signals_stop(), contextlib.suppress(_Stop):
+            if ready:
+                ready.write_text("off\n")
+            while True:
+                time.sleep(3600)
+        return 0
+    capacity = _capacity_Bps(cfg) if cfg.policy == "ictcp" else 0.0
+    rx = RxWin(max_flows=cfg.max_flows)
+    state = STATE_DIR / f"{os.getpid()}.json"
+    with _signals_stop():
+        try:
+            rx.configure(
+                cfg.policy,
+                init_segs=cfg.init_segs,
+                max_w=cfg.max_w,
+                rtt_limit_us=cfg.rtt_limit_us,
+                idle_s=cfg.idle_reset_s,
+                ifindex=ifindex,
+            )
+            att = rx.attach(cfg.iface, cfg.attach)
+            STATE_DIR.mkdir(parents=True, exist_ok=True)
+            state.write_text(
+                json.dumps(
+                    {
+                        "pid": os.getpid(),
+                        "iface": cfg.iface,
+                        "policy": cfg.policy,
+                        "attach": att.kind,
+                        "maps": {
+                            "flows": _map_id(rx.flows_fd),
+                            "stats": _map_id(rx.stats_fd),
+                            "config": _map_id(rx.config_fd),
+                        },
+                    }
+                )
+            )
+            log(f"p4incast-agent: {cfg.policy} on {cfg.iface} ({att.kind}); SIGINT/SIGTERM detach")
+            if ready:
+                ready.write_text(f"{att.kind}\n")
+            _loop(rx, cfg, capacity)
+        except _Stop as s:
+            log(f"p4incast-agent: {s}; detaching from {cfg.iface}")
+        finally:
+            rx.close()
+            with contextlib.suppress(OSError):
+                state.unlink()
+    return 0
+
+
+def _loop(rx: RxWin, cfg: AgentConfig, capacity_Bps: float) -> None:
+    tick = cfg.interval_ms / 1000
+    ictcp = Ictcp(IctcpParams(capacity_Bps=capacity_Bps)) if cfg.policy == "ictcp" else None
+    rcc = Rcc(RccParams(queue_maxsize=cfg.queue_maxsize)) if cfg.policy == "rcc" else None
+    next_sweep = time.monotonic() + 1.0
+    # newdctcp-rx / observe: W lives in BPF; userspace only sweeps idle entries.
+    while True:
+        if ictcp is None and rcc is None:
+            time.sleep(max(0.0, next_sweep - time.monotonic()))
+        else:
+            time.sleep(tick)
+        now = time.monotonic()
+        if ictcp is not None or rcc is not None:
+            keys = rx.flow_keys()
+            flows = {k.label(): (k, rx.flow(k)) for k in keys}
+            live = {lab: (k, f) for lab, (k, f) in flows.items() if f is not None and f.pkts}
+            if ictcp is not None:
+                samples = {
+                    lab: FlowSample(f.bytes, f.rtt_min_us / 1e6) for lab, (_, f) in live.items()
+                }
+                out = ictcp.step(now, _iface_rx_bytes(cfg.iface), samples)
+            else:
+                assert rcc is not None
+                counters = {lab: (f.pkts, f.ce, f.rtt_min_us / 1e6) for lab, (_, f) in live.items()}
+                out = rcc.step(now, counters)
+            for lab, w in out.items():
+                rx.set_w(live[lab][0], w)
+        if now >= next_sweep:
+            _sweep(rx, cfg)
+            next_sweep = now + 1.0
+
+
+def _sweep(rx: RxWin, cfg: AgentConfig) -> int:
+    """Delete entries idle longer than idle_timeout_s (bpf_ktime = CLOCK_MONOTONIC)."""
+    now_ns = time.monotonic_ns()
+    limit = int(cfg.idle_timeout_s * 1e9)
+    n = 0
+    for k in rx.flow_keys():
+        f = rx.flow(k)  # type: ignore[arg-type]
+        if f is not None and now_ns - f.last_ns > limit:
+            rx.delete_flow(k)  # type: ignore[arg-type]
+            n += 1
+    return n
+
+
+# -- status ------------------------------------------------------------------------------
+
+
+def _open_map(map_id: int) -> int:
+    fd = lib().c.bpf_map_get_fd_by_id(map_id)
+    if fd < 0:
+        raise BpfError(f"map id {map_id}", fd)
+    return fd
+
+
+def status() -> list[dict]:
+    """One dict per running agent: iface, policy, totals, flows."""
+    out: list[dict] = []
+    if not STATE_DIR.is_dir():
+        return out
+    for p in sorted(STATE_DIR.glob("*.json")):
+        try:
+            st = json.loads(p.read_text())
+            os.kill(int(st["pid"]), 0)
+        except (OSError, ValueError, KeyError):
+            with contextlib.suppress(OSError):
+                p.unlink()  # a crashed agent's file; its TCX links died with it
+            continue
+        lb = lib()
+        ffd = _open_map(st["maps"]["flows"])
+        sfd = _open_map(st["maps"]["stats"])
+        try:
+            flows: dict[str, Flow] = read_flows(lb, ffd)
+            stats = read_stats(lb, sfd)
+        finally:
+            os.close(ffd)
+            os.close(sfd)
+        rows = []
+        for label, f in sorted(flows.items()):
+            d = f.as_dict()
+            d["flow"] = label
+            rows.append(d)
+        totals = {
+            "flows": len(rows),
+            "pkts": sum(r["pkts"] for r in rows),
+            "bytes": sum(r["bytes"] for r in rows),
+            "ce": sum(r["ce"] for r in rows),
+            **stats,
+        }
+        out.append(
+            {
+                **{k: st[k] for k in ("pid", "iface", "policy", "attach")},
+                "totals": totals,
+                "flows": rows,
+            }
+        )
+    return out
+
+
+__all__ += ["FlowKey"]
