@@ -117,9 +117,10 @@ def switch_configs(net: Any, *, ecn: EcnPolicy, shape: LinkShape) -> dict[str, C
 
     Host routes everywhere: a switch sends a host's /32 to the port toward it
     (direct, or up to a spine chosen by host index, or down from a spine).
-    The ECN policy and the shaped queue apply to every port that faces the
-    receiver (the incast bottleneck) and, on leaf-spine, spine ports toward
-    leaf 1 (where the receiver is).
+    The ECN policy and the shallow queue apply to every port on the way to the
+    receiver (on leaf-spine also the spine ports toward leaf 1); the drain rate
+    only to the last hop, the receiver's ToR port: that is the one bottleneck,
+    the fabric runs at BMv2's own speed.
     """
     from p4incast.controller.config import Pipeline, SwitchSettings
 
@@ -134,11 +135,12 @@ def switch_configs(net: Any, *, ecn: EcnPolicy, shape: LinkShape) -> dict[str, C
                 continue
             port = sw.ports[intf]
             hot = port == toward_receiver
+            last_hop = hot and _peer_on(sw, port).node is receiver
             ports[port] = PortConfig(
                 port=port,
                 mac=port_mac(sw_no, port),
                 queue_depth=shape.queue_pkts if hot else None,
-                queue_rate=shape.queue_rate_pps if hot else None,
+                queue_rate=shape.queue_rate_pps if last_hop else None,
                 ecn=ecn if hot else EcnPolicy(),
             )
         for host in net.hosts:
