@@ -1,0 +1,321 @@
+"""A two-namespace veth lab for the agent's root tests and its benchmark.
+
+    ns p4ia-s<tag>  p4ia-s0 10.199.<n>.1 ──veth── p4ia-r0 10.199.<n>.2  ns p4ia-r<tag>
+      sender: tcp_ecn=1,                    receiver: tcp_ecn=1,
+      htb bottleneck on p4ia-s0, test CE marker    agent on p4ia-r0, (test CE eraser)
+
+Every name carries the `p4ia` prefix; `close()` (also on exceptions, and
+from a pytest finalizer) kills what it started and deletes both namespaces,
+which removes the veth pair. Only `ip`, `tc`, `ethtool`, `ss`, `iperf3`
+commands are used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from p4incast.agent.datapath import default_bpf_dir
+
+__all__ = ["SsSample", "VethLab", "lab_skip_reason"]
+
+TOOLS = {
+    "ip": "iproute2",
+    "tc": "iproute2",
+    "ss": "iproute2",
+    "iperf3": "iperf3",
+    "ethtool": "ethtool",
+}
+
+
+def lab_skip_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (network namespaces, veth, tc)"
+    for t, pkg in TOOLS.items():
+        if not shutil.which(t):
+            return f"{t} not found (apt-get install {pkg})"
+    for obj in ("rxwin.bpf.o", "ce_mark.bpf.o", "ce_clear.bpf.o"):
+        if not (default_bpf_dir() / obj).exists():
+            return f"{default_bpf_dir() / obj} not built (scripts/build-agent.sh)"
+    return None
+
+
+@dataclass
+class SsSample:
+    t: float
+    unacked: int  # packets in flight
+    mss: int
+    snd_wnd: int  # peer's advertised window as the sender sees it, bytes
+    cwnd: int
+    bytes_acked: int
+
+    @property
+    def inflight(self) -> int:
+        return self.unacked * self.mss
+
+
+_SS_FIELDS = {
+    "unacked": re.compile(r"\bunacked:(\d+)"),
+    "mss": re.compile(r"\bmss:(\d+)"),
+    "snd_wnd": re.compile(r"\bsnd_wnd:(\d+)"),
+    "cwnd": re.compile(r"\bcwnd:(\d+)"),
+    "bytes_acked": re.compile(r"\bbytes_acked:(\d+)"),
+}
+
+
+@dataclass
+class VethLab:
+    rate_mbit: int = 200
+    queue_pkts: int = 1000
+    tag: str = field(default_factory=lambda: str(os.getpid() % 100000))
+    procs: list[subprocess.Popen] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.ns_s = f"p4ia-s{self.tag}"
+        self.ns_r = f"p4ia-r{self.tag}"
+        n = int(self.tag) % 250 + 1
+        self.ip_s = f"10.199.{n}.1"
+        self.ip_r = f"10.199.{n}.2"
+        self.dev_s, self.dev_r = "p4ia-s0", "p4ia-r0"
+        self.bpf = default_bpf_dir()
+
+    # -- plumbing -------------------------------------------------------------------
+    @staticmethod
+    def sh(*cmd: str, check: bool = True) -> str:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if check and r.returncode:
+            raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip() or r.stdout.strip()}")
+        return r.stdout
+
+    def ns(self, ns: str, *cmd: str, check: bool = True) -> str:
+        return self.sh("ip", "netns", "exec", ns, *cmd, check=check)
+
+    def up(self) -> VethLab:
+        self.close()
+        for ns in (self.ns_s, self.ns_r):
+            self.sh("ip", "netns", "add", ns)
+            self.ns(ns, "ip", "link", "set", "lo", "up")
+            self.ns(ns, "sysctl", "-qw", "net.ipv4.tcp_ecn=1")
+        self.sh(
+            "ip",
+            "link",
+            "add",
+            self.dev_s,
+            "netns",
+            self.ns_s,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            self.dev_r,
+            "netns",
+            self.ns_r,
+        )
+        for ns, dev, ip in ((self.ns_s, self.dev_s, self.ip_s), (self.ns_r, self.dev_r, self.ip_r)):
+            self.ns(ns, "ip", "addr", "add", f"{ip}/24", "dev", dev)
+            self.ns(ns, "ip", "link", "set", dev, "up")
+            # One skb per wire packet, as on a NIC without offloads.
+            self.ns(ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", check=False)
+        self.ns(
+            self.ns_s,
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            self.dev_s,
+            "root",
+            "handle",
+            "1:",
+            "htb",
+            "default",
+            "10",
+        )
+        self.ns(
+            self.ns_s,
+            "tc",
+            "class",
+            "add",
+            "dev",
+            self.dev_s,
+            "parent",
+            "1:",
+            "classid",
+            "1:10",
+            "htb",
+            "rate",
+            f"{self.rate_mbit}mbit",
+            "ceil",
+            f"{self.rate_mbit}mbit",
+        )
+        self.ns(
+            self.ns_s,
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            self.dev_s,
+            "parent",
+            "1:10",
+            "pfifo",
+            "limit",
+            str(self.queue_pkts),
+        )
+        return self
+
+    def add_marker(self, erase_at_receiver: bool = True) -> None:
+        """CE-mark 1/32 of the sender's ECT packets; optionally clear CE after the agent."""
+        self.ns(self.ns_s, "tc", "qdisc", "add", "dev", self.dev_s, "clsact")
+        self.ns(
+            self.ns_s,
+            "tc",
+            "filter",
+            "add",
+            "dev",
+            self.dev_s,
+            "egress",
+            "bpf",
+            "da",
+            "obj",
+            str(self.bpf / "ce_mark.bpf.o"),
+            "sec",
+            "tc",
+        )
+        if erase_at_receiver:
+            self.ns(self.ns_r, "tc", "qdisc", "add", "dev", self.dev_r, "clsact")
+            self.ns(
+                self.ns_r,
+                "tc",
+                "filter",
+                "add",
+                "dev",
+                self.dev_r,
+                "ingress",
+                "bpf",
+                "da",
+                "obj",
+                str(self.bpf / "ce_clear.bpf.o"),
+                "sec",
+                "tc",
+            )
+
+    def close(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    p.kill()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    p.wait(timeout=5)
+        self.procs.clear()
+        for ns in (self.ns_s, self.ns_r):
+            if Path(f"/run/netns/{ns}").exists():
+                self.sh("ip", "netns", "del", ns, check=False)
+
+    def __enter__(self) -> VethLab:
+        try:
+            return self.up()
+        except BaseException:
+            self.close()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- processes ------------------------------------------------------------------
+    def spawn(self, ns: str, *cmd: str) -> subprocess.Popen:
+        p = subprocess.Popen(
+            ["ip", "netns", "exec", ns, *cmd],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.procs.append(p)
+        return p
+
+    def start_agent(self, policy: str, *extra: str, timeout: float = 15.0) -> subprocess.Popen:
+        ready = Path(f"/tmp/p4ia-agent-ready-{self.tag}")
+        ready.unlink(missing_ok=True)
+        exe = [sys.executable, "-m", "p4incast.agent"]
+        p = self.spawn(
+            self.ns_r,
+            *exe,
+            "run",
+            "--iface",
+            self.dev_r,
+            "--policy",
+            policy,
+            "--ready-file",
+            str(ready),
+            *extra,
+        )
+        t0 = time.monotonic()
+        while not ready.exists():
+            if p.poll() is not None:
+                raise RuntimeError(
+                    f"agent exited {p.returncode}: {p.stderr.read() if p.stderr else ''}"
+                )
+            if time.monotonic() - t0 > timeout:
+                raise RuntimeError("agent did not become ready")
+            time.sleep(0.05)
+        ready.unlink(missing_ok=True)
+        return p
+
+    @staticmethod
+    def stop(p: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 10.0) -> int:
+        p.send_signal(sig)
+        return p.wait(timeout=timeout)
+
+    def start_server(self, port: int = 5201) -> subprocess.Popen:
+        p = self.spawn(self.ns_r, "iperf3", "-s", "-p", str(port))
+        time.sleep(0.3)
+        return p
+
+    def start_client(self, seconds: float, port: int = 5201, cc: str = "cubic") -> subprocess.Popen:
+        return self.spawn(
+            self.ns_s,
+            "iperf3",
+            "-c",
+            self.ip_r,
+            "-p",
+            str(port),
+            "-t",
+            str(seconds),
+            "-C",
+            cc,
+            "-J",
+        )
+
+    @staticmethod
+    def goodput_bps(client: subprocess.Popen, timeout: float = 60.0) -> float:
+        out, _ = client.communicate(timeout=timeout)
+        j = json.loads(out)
+        return float(j["end"]["sum_received"]["bits_per_second"])
+
+    def ss_sample(self, port: int = 5201) -> SsSample | None:
+        """The sender's busiest connection to the receiver, from `ss -ti`."""
+        out = self.ns(
+            self.ns_s, "ss", "-tinH", "dst", self.ip_r, "dport", f"= :{port}", check=False
+        )
+        best: SsSample | None = None
+        for block in re.split(r"\n(?=\S)", out.strip()):
+            vals = {
+                k: int(m.group(1)) if (m := rx.search(block)) else 0 for k, rx in _SS_FIELDS.items()
+            }
+            s = SsSample(time.monotonic(), **vals)
+            if best is None or s.bytes_acked > best.bytes_acked:
+                best = s
+        return best
+
+    def attached_progs(self) -> str:
+        """What `bpftool net` would show, via tc: our tcx/clsact programs on the receiver."""
+        out = self.ns(self.ns_r, "tc", "filter", "show", "dev", self.dev_r, "ingress", check=False)
+        out += self.ns(self.ns_r, "tc", "filter", "show", "dev", self.dev_r, "egress", check=False)
+        return out

@@ -1,0 +1,155 @@
+"""Real packets: two namespaces, veth, htb bottleneck, ECN on, a test CE marker.
+
+The sender (iperf3, cubic) sends through an htb bottleneck whose egress runs a
+test-only CE marker (1/32 of ECT packets); the receiver runs the agent. A test
+CE eraser on the receiver's ingress (clsact, after the agent's TCX program)
+clears CE again before TCP sees it, so the sender never gets ECE and nothing
+but the advertised window can hold its in-flight data down: with
+`newdctcp-rx` the in-flight data (ss -ti in the sender's namespace) follows
+the agent's W; with `observe` and `off` it does not. Fail-open: after the
+agent stops (SIGTERM, SIGKILL; tcx and clsact) the sender sees the kernel's
+window again.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import statistics
+import subprocess
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from p4incast.agent.runner import status
+from p4incast.agent.vethlab import SsSample, VethLab, lab_skip_reason
+
+pytestmark = pytest.mark.root
+
+
+@pytest.fixture
+def lab() -> Iterator[VethLab]:
+    why = lab_skip_reason()
+    if why:
+        pytest.skip(why)
+    lab = VethLab()
+    try:
+        lab.up()
+        lab.add_marker(erase_at_receiver=True)
+        lab.start_server()
+        yield lab
+    finally:
+        lab.close()  # kills iperf3/agents, deletes both p4ia namespaces
+
+
+def agent_flow() -> dict | None:
+    """The agent's busiest flow (the iperf3 data connection)."""
+    ags = status()
+    if not ags:
+        return None
+    return max(ags[0]["flows"], key=lambda f: f["pkts"], default=None)
+
+
+def sample(lab: VethLab, seconds: float, every: float = 0.1) -> list[tuple[SsSample, dict | None]]:
+    out = []
+    t_end = time.monotonic() + seconds
+    while time.monotonic() < t_end:
+        s = lab.ss_sample()
+        f = agent_flow()
+        if s is not None and s.mss:
+            out.append((s, f))
+        time.sleep(every)
+    return out
+
+
+def prog_pids(name: str) -> set[int]:
+    """PIDs holding a loaded BPF program called `name` (bpftool prog show -j)."""
+    r = subprocess.run(
+        ["bpftool", "-j", "prog", "show", "name", name], capture_output=True, text=True
+    )
+    if r.returncode or not r.stdout.strip():
+        return set()
+    data = json.loads(r.stdout)
+    progs = data if isinstance(data, list) else [data]
+    return {p["pid"] for pr in progs for p in pr.get("pids", [])}
+
+
+def test_inflight_follows_w_with_newdctcp_rx_and_not_with_observe_or_off(lab: VethLab) -> None:
+    # newdctcp-rx: W bounds the sender's in-flight data.
+    agent = lab.start_agent("newdctcp-rx", "--max-w", "262144")
+    client = lab.start_client(7)
+    time.sleep(3.0)  # past slow start and the right-edge lag
+    rx = sample(lab, 3.0)
+    lab.goodput_bps(client)
+    assert lab.stop(agent) == 0
+    assert len(rx) >= 15
+    ok, ws = 0, []
+    prev_w = None
+    for s, f in rx:
+        assert f is not None and f["handshake"] and f["rewrites"] > 0
+        w = f["w"]
+        bound = max(w, prev_w or w) + 2 * s.mss + (1 << f["wscale"])
+        ok += s.inflight <= bound
+        ws.append(w)
+        prev_w = w
+    assert ok / len(rx) >= 0.9, f"in-flight above W in {len(rx) - ok}/{len(rx)} samples"
+    w_med = statistics.median(ws)
+    assert max(s.snd_wnd for s, _ in rx) <= 262144 + 4096  # the cap reaches the sender
+
+    # observe: same marks, W computed, nothing enforced: in-flight is not bounded by W.
+    agent = lab.start_agent("observe")
+    client = lab.start_client(6)
+    time.sleep(2.0)
+    obs = sample(lab, 3.0)
+    lab.goodput_bps(client)
+    assert lab.stop(agent) == 0
+    over = sum(
+        s.inflight > f["w"] + 2 * s.mss + (1 << f["wscale"]) for s, f in obs if f is not None
+    )
+    assert all(f is not None and f["rewrites"] == 0 for _, f in obs)
+    assert over / len(obs) >= 0.5, f"observe: in-flight above W only in {over}/{len(obs)}"
+
+    # off: no agent; the advertised window is the kernel's, far above W.
+    client = lab.start_client(5)
+    time.sleep(2.0)
+    off = sample(lab, 2.0)
+    lab.goodput_bps(client)
+    assert statistics.median(s.snd_wnd for s, _ in off) >= 4 * w_med
+    assert statistics.median(s.inflight for s, _ in off) > w_med + 2 * off[0][0].mss
+
+
+@pytest.mark.parametrize(
+    ("attach", "sig"),
+    [
+        ("tcx", signal.SIGTERM),
+        ("tcx", signal.SIGKILL),
+        ("clsact", signal.SIGTERM),
+        ("clsact", signal.SIGKILL),
+    ],
+    ids=["tcx-term", "tcx-kill", "clsact-term", "clsact-kill"],
+)
+def test_fail_open_after_stop(lab: VethLab, attach: str, sig: signal.Signals) -> None:
+    agent = lab.start_agent("newdctcp-rx", "--attach", attach, "--max-w", "65536")
+    client = lab.start_client(9)
+    time.sleep(3.0)
+    before = sample(lab, 1.0)
+    clamp = max(s.snd_wnd for s, _ in before)
+    assert clamp <= 65536 + 4096, "the agent's clamp did not reach the sender"
+    lab.stop(agent, sig)
+    pid = agent.pid
+    if attach == "clsact" and sig == signal.SIGKILL:
+        # Netlink filters outlive a killed process: the documented cleanup path.
+        assert "rxwin" in lab.attached_progs() or "rx_" in lab.attached_progs()
+        out = lab.ns(lab.ns_r, *agent.args[4:7], "detach", "--iface", lab.dev_r)
+        assert "removed 2" in out
+    time.sleep(1.5)
+    after = sample(lab, 1.0)
+    lab.goodput_bps(client)
+    # The kernel's own window again: well above the clamp, and no program left.
+    assert statistics.median(s.snd_wnd for s, _ in after) >= 4 * clamp
+    assert "rx_" not in lab.attached_progs()
+    # The agent's programs are gone with it (the ip-netns-exec wrapper's child
+    # held them; no process holds rx_ingress any more).
+    time.sleep(0.2)
+    assert not prog_pids("rx_ingress") or pid not in prog_pids("rx_ingress")
