@@ -111,6 +111,26 @@ def preflight(exp: Experiment, engine: str) -> list[str]:
         return []
     problems = []
     have = available_cc()
+    # Schemes asking for DCTCP/NewDCTCP on a kernel without them: register the
+    # host agent's BPF struct_ops versions (they stay until `cc unload`).
+    bpf = sorted(
+        {
+            c
+            for s in exp.schemes
+            if not any(c in have for c in KERNEL_CC[s.cc])
+            for c in KERNEL_CC[s.cc]
+            if c.startswith("p4i_")
+        }
+    )
+    if bpf:
+        try:
+            from p4incast.agent import cc
+
+            cc.load(tuple(bpf))
+            print(f"loaded the BPF congestion controls {', '.join(bpf)}", flush=True)
+        except Exception as err:  # noqa: BLE001 — reported below as unavailable
+            print(f"could not load the BPF congestion controls: {err}", flush=True)
+        have = available_cc()
     for s in exp.schemes:
         try:
             kernel_cc(s.cc, have)

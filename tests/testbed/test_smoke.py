@@ -32,8 +32,13 @@ def test_incast_star_smoke(tmp_path: Path) -> None:
     from p4incast.topologies.incast import LinkShape
     from p4incast.topologies.testbed import TestbedRun, run
 
-    spec = TestbedRun(n=4, rounds=3, sru_bytes=32 * 1024, ecn=EcnPolicy("front", 10),
-                      shape=LinkShape(queue_pkts=64, queue_rate_pps=2000))
+    spec = TestbedRun(
+        n=4,
+        rounds=3,
+        sru_bytes=32 * 1024,
+        ecn=EcnPolicy("front", 10),
+        shape=LinkShape(queue_pkts=64, queue_rate_pps=2000),
+    )
     res = run(spec, tmp_path)
     assert [r["round"] for r in res.rounds] == [0, 1, 2]
     for r in res.rounds:
