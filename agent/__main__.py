@@ -67,6 +67,11 @@ def _cmd_run(a: argparse.Namespace) -> int:
     return run(cfg, ready=a.ready_file)
 
 
+def w_of(f: dict) -> int:
+    """The W being enforced: userspace's (ictcp, rcc) if written, else the BPF rule's."""
+    return f["w_user"] if f.get("w_user") is not None else f["w"]
+
+
 def _fmt_status(agents: list[dict]) -> str:
     if not agents:
         return "no running p4incast-agent"
@@ -91,7 +96,7 @@ def _fmt_status(agents: list[dict]) -> str:
             if f["slow_start"]:
                 notes.append("slow-start")
             lines.append(
-                f"  {f['flow']:<44} {f['w']:>9} {f['wscale']:>2} {f['mss']:>5} {f['pkts']:>9} "
+                f"  {f['flow']:<44} {w_of(f):>9} {f['wscale']:>2} {f['mss']:>5} {f['pkts']:>9} "
                 f"{f['ce']:>7} {f['rtt_min_us']:>6}us {f['srtt_us']:>6}us  {','.join(notes)}"
             )
     return "\n".join(lines)

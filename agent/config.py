@@ -25,7 +25,7 @@ TUNABLES: dict[str, tuple[float, float, float, str]] = {
     "idle_reset_s": (1.0, 0.001, 3600, "idle longer than this: W restarts (in BPF), s"),
     "idle_timeout_s": (30.0, 0.01, 86400, "idle longer than this: entry deleted, s"),
     "max_flows": (16384, 16, 1 << 20, "flow table size (LRU), entries"),
-    "interval_ms": (2.0, 0.2, 1000, "userspace tick for ictcp/rcc and housekeeping, ms"),
+    "interval_ms": (5.0, 0.2, 1000, "userspace tick for ictcp/rcc and housekeeping, ms"),
     "capacity_mbps": (0, 0, 400_000, "ICTCP interface capacity C, Mbit/s (0: from sysfs)"),
     "queue_maxsize": (40, 1, 100_000, "RCC queue_maxsize, packets"),
 }
@@ -42,7 +42,7 @@ class AgentConfig:
     idle_reset_s: float = 1.0
     idle_timeout_s: float = 30.0
     max_flows: int = 16384
-    interval_ms: float = 2.0
+    interval_ms: float = 5.0
     capacity_mbps: float = 0
     queue_maxsize: int = 40
 

@@ -202,6 +202,10 @@ class RxWin:
     def flows(self) -> dict[str, Flow]:
         return read_flows(self.lib, self.flows_fd)
 
+    def dump(self) -> list[tuple[FlowKey, Flow]]:
+        """All (key, flow) pairs, one batch syscall per 256 entries."""
+        return self.lib.dump(self.flows_fd, FlowKey, Flow)  # type: ignore[return-value]
+
     def flow_keys(self) -> list[FlowKey]:
         return self.lib.keys(self.flows_fd, FlowKey)  # type: ignore[return-value]
 
@@ -308,12 +312,7 @@ def detach_clsact(lb: Lib, ifindex: int, destroy_hook: bool = False) -> int:
 
 
 def read_flows(lb: Lib, fd: int) -> dict[str, Flow]:
-    out: dict[str, Flow] = {}
-    for k in lb.keys(fd, FlowKey):
-        f = Flow()
-        if lb.lookup(fd, k, f):
-            out[k.label()] = f  # type: ignore[attr-defined]
-    return out
+    return {k.label(): f for k, f in lb.dump(fd, FlowKey, Flow)}  # type: ignore[attr-defined]
 
 
 def read_stats(lb: Lib, fd: int) -> dict[str, int]:

@@ -106,6 +106,7 @@ _PROTOS: dict[str, tuple[object, list[object]]] = {
     "bpf_map_lookup_elem": (_I, [_I, _P, _P]),
     "bpf_map_delete_elem": (_I, [_I, _P]),
     "bpf_map_get_next_key": (_I, [_I, _P, _P]),
+    "bpf_map_lookup_batch": (_I, [_I, _P, _P, _P, _P, ctypes.POINTER(_U32), _P]),
     "bpf_map_get_next_id": (_I, [_U32, ctypes.POINTER(_U32)]),
     "bpf_map_get_fd_by_id": (_I, [_U32]),
     "bpf_obj_get_info_by_fd": (_I, [_I, _P, ctypes.POINTER(_U32)]),
@@ -194,6 +195,50 @@ class Lib:
                 break
             out.append(nxt)
             cur = nxt
+        return out
+
+    def dump(
+        self,
+        fd: int,
+        key_type: type[ctypes.Structure],
+        value_type: type[ctypes.Structure],
+        chunk: int = 256,
+    ) -> list[tuple[ctypes.Structure, ctypes.Structure]]:
+        """Every (key, value) of a hash map, `chunk` per bpf_map_lookup_batch() call."""
+        out: list[tuple[ctypes.Structure, ctypes.Structure]] = []
+        keys = (key_type * chunk)()
+        vals = (value_type * chunk)()
+        tok_in, tok_out = ctypes.create_string_buffer(16), ctypes.create_string_buffer(16)
+        first = True
+        while True:
+            n = _U32(chunk)
+            rc = self.c.bpf_map_lookup_batch(
+                fd, None if first else tok_in, tok_out, keys, vals, ctypes.byref(n), None
+            )
+            if rc and rc != -errno.ENOENT:
+                if first and rc in (-errno.EINVAL, -errno.ENOTSUPP, -errno.EOPNOTSUPP):
+                    return self._dump_slow(fd, key_type, value_type)
+                raise BpfError("bpf_map_lookup_batch", rc)
+            for i in range(n.value):
+                out.append(
+                    (
+                        key_type.from_buffer_copy(keys, i * ctypes.sizeof(key_type)),
+                        value_type.from_buffer_copy(vals, i * ctypes.sizeof(value_type)),
+                    )
+                )
+            if rc == -errno.ENOENT:
+                return out
+            tok_in, tok_out = tok_out, tok_in
+            first = False
+
+    def _dump_slow(
+        self, fd: int, key_type: type[ctypes.Structure], value_type: type[ctypes.Structure]
+    ) -> list[tuple[ctypes.Structure, ctypes.Structure]]:
+        out = []
+        for k in self.keys(fd, key_type):
+            v = value_type()
+            if self.lookup(fd, k, v):
+                out.append((k, v))
         return out
 
     def maps_named(self, name: str) -> list[tuple[int, MapInfo]]:

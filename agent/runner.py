@@ -100,7 +100,8 @@ def run(cfg: AgentConfig, *, ready: Path | None = None, log=print) -> int:  # no
         try:
             rx.configure(
                 cfg.policy,
-                init_segs=cfg.init_segs,
+                # ICTCP starts every flow at its own initial window (2 MSS).
+                init_segs=IctcpParams.init_segs if cfg.policy == "ictcp" else cfg.init_segs,
                 max_w=cfg.max_w,
                 rtt_limit_us=cfg.rtt_limit_us,
                 idle_s=cfg.idle_reset_s,
@@ -119,6 +120,7 @@ def run(cfg: AgentConfig, *, ready: Path | None = None, log=print) -> int:  # no
                             "flows": _map_id(rx.flows_fd),
                             "stats": _map_id(rx.stats_fd),
                             "config": _map_id(rx.config_fd),
+                            "wset": _map_id(rx.wset_fd),
                         },
                     }
                 )
@@ -141,31 +143,52 @@ def _loop(rx: RxWin, cfg: AgentConfig, capacity_Bps: float) -> None:
     ictcp = Ictcp(IctcpParams(capacity_Bps=capacity_Bps)) if cfg.policy == "ictcp" else None
     rcc = Rcc(RccParams(queue_maxsize=cfg.queue_maxsize)) if cfg.policy == "rcc" else None
     next_sweep = time.monotonic() + 1.0
-    # newdctcp-rx / observe: W lives in BPF; userspace only sweeps idle entries.
-    while True:
-        if ictcp is None and rcc is None:
-            time.sleep(max(0.0, next_sweep - time.monotonic()))
-        else:
-            time.sleep(tick)
-        now = time.monotonic()
-        if ictcp is not None or rcc is not None:
-            keys = rx.flow_keys()
-            flows = {k.label(): (k, rx.flow(k)) for k in keys}
-            live = {lab: (k, f) for lab, (k, f) in flows.items() if f is not None and f.pkts}
-            if ictcp is not None:
-                samples = {
-                    lab: FlowSample(f.bytes, f.rtt_min_us / 1e6) for lab, (_, f) in live.items()
-                }
-                out = ictcp.step(now, _iface_rx_bytes(cfg.iface), samples)
+    next_scan = 0.0
+    rx_bytes = open(f"/sys/class/net/{cfg.iface}/statistics/rx_bytes", "rb")  # noqa: SIM115
+    keys: dict[bytes, FlowKey] = {}
+    written: dict[bytes, int] = {}
+    try:
+        # newdctcp-rx / observe: W lives in BPF; userspace only sweeps idle entries.
+        # ictcp / rcc: a full table scan (cost grows with max_flows: the kernel walks
+        # every bucket) every 100 ms finds new flows; each tick looks up only those.
+        while True:
+            if ictcp is None and rcc is None:
+                time.sleep(max(0.0, next_sweep - time.monotonic()))
             else:
-                assert rcc is not None
-                counters = {lab: (f.pkts, f.ce, f.rtt_min_us / 1e6) for lab, (_, f) in live.items()}
-                out = rcc.step(now, counters)
-            for lab, w in out.items():
-                rx.set_w(live[lab][0], w)
-        if now >= next_sweep:
-            _sweep(rx, cfg)
-            next_sweep = now + 1.0
+                time.sleep(tick)
+            now = time.monotonic()
+            if ictcp is not None or rcc is not None:
+                if now >= next_scan:
+                    keys = {bytes(k): k for k, _ in rx.dump()}
+                    written = {b: w for b, w in written.items() if b in keys}
+                    next_scan = now + 0.1
+                live: dict[bytes, Flow] = {}
+                for b, k in keys.items():
+                    f = rx.flow(k)
+                    if f is not None and f.pkts:
+                        live[b] = f
+                if ictcp is not None:
+                    rx_bytes.seek(0)
+                    samples = {b: FlowSample(f.bytes, _rtt_s(f)) for b, f in live.items()}
+                    out = ictcp.step(now, int(rx_bytes.read()), samples)
+                else:
+                    assert rcc is not None
+                    counters = {b: (f.pkts, f.ce, _rtt_s(f)) for b, f in live.items()}
+                    out = rcc.step(now, counters)
+                for b, w in out.items():
+                    if written.get(b) != w:  # type: ignore[call-overload]
+                        rx.set_w(keys[b], w)  # type: ignore[index]
+                        written[b] = w  # type: ignore[index]
+            if now >= next_sweep:
+                _sweep(rx, cfg)
+                next_sweep = now + 1.0
+    finally:
+        rx_bytes.close()
+
+
+def _rtt_s(f: Flow) -> float:
+    """RTT for the userspace policies: smoothed (queueing included), else the minimum."""
+    return (f.srtt_us or f.rtt_min_us) / 1e6
 
 
 def _sweep(rx: RxWin, cfg: AgentConfig) -> int:
@@ -173,10 +196,9 @@ def _sweep(rx: RxWin, cfg: AgentConfig) -> int:
     now_ns = time.monotonic_ns()
     limit = int(cfg.idle_timeout_s * 1e9)
     n = 0
-    for k in rx.flow_keys():
-        f = rx.flow(k)  # type: ignore[arg-type]
-        if f is not None and now_ns - f.last_ns > limit:
-            rx.delete_flow(k)  # type: ignore[arg-type]
+    for k, f in rx.dump():
+        if now_ns - f.last_ns > limit:
+            rx.delete_flow(k)
             n += 1
     return n
 
@@ -207,16 +229,25 @@ def status() -> list[dict]:
         lb = lib()
         ffd = _open_map(st["maps"]["flows"])
         sfd = _open_map(st["maps"]["stats"])
+        wfd = _open_map(st["maps"]["wset"]) if "wset" in st["maps"] else -1
         try:
             flows: dict[str, Flow] = read_flows(lb, ffd)
             stats = read_stats(lb, sfd)
+            wset = (
+                {k.label(): v.value for k, v in lb.dump(wfd, FlowKey, ctypes.c_uint32)}
+                if (wfd >= 0)
+                else {}
+            )
         finally:
             os.close(ffd)
             os.close(sfd)
+            if wfd >= 0:
+                os.close(wfd)
         rows = []
         for label, f in sorted(flows.items()):
             d = f.as_dict()
             d["flow"] = label
+            d["w_user"] = wset.get(label)  # ictcp / rcc: the W userspace wrote
             rows.append(d)
         totals = {
             "flows": len(rows),

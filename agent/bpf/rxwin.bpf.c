@@ -36,8 +36,9 @@
  *
  * Policy comes from p4i_config: off (return at once), observe (measure and
  * compute W, rewrite nothing), newdctcp-rx (the rule above), user (W written
- * by the Python agent into p4i_wset: ICTCP, RCC). FIN/RST delete the entry;
- * the LRU map bounds memory; userspace deletes idle entries.
+ * by the Python agent into p4i_wset: ICTCP, RCC; init_segs MSS until then).
+ * FIN/RST delete the entry; the LRU map bounds memory; userspace deletes idle
+ * entries.
  *
  * Programs return TC_ACT_UNSPEC (= TCX_NEXT) so later tc programs still run.
  */
@@ -519,8 +520,8 @@ int rx_egress(struct __sk_buff *skb)
 		} else {
 			__u32 *u = bpf_map_lookup_elem(&p4i_wset, &key);
 
-			if (u)
-				w = *u;
+			/* Until userspace has written a W: the initial window. */
+			w = u ? *u : cfg->init_segs * f->mss;
 		}
 		if (w) {
 			__u32 want = w >> ws;

@@ -17,9 +17,10 @@ divided by the time:
     b_e  = max(b_m, rwnd / RTT)                 expected throughput
     d    = (b_e − b_m) / b_e
 
-    d <= gamma1 (0.1) or d <= MSS/rwnd:  increase, if in the second subslot and
-        the quota allows: rwnd doubles in slow start, else + 1 MSS; the quota
-        loses rwnd_increase / RTT
+    d <= gamma1 (0.1) or d <= MSS/rwnd:  increase, if the quota allows: rwnd
+        doubles in slow start, else + 1 MSS; the quota loses increase / RTT.
+        (Here: when the quota cannot pay for doubling, + 1 MSS is tried and
+        slow start ends — otherwise a lone flow would stop at half of C.)
     d >  gamma2 (0.5) for 3 periods in a row: rwnd − 1 MSS, slow start ends
     else: hold
 
@@ -138,11 +139,14 @@ class Ictcp:
         d = (b_e - f.b_m) / b_e if b_e > 0 else 0.0
         if d <= p.gamma1 or d <= p.mss / f.rwnd:
             f.over = 0
-            inc = f.rwnd if f.slow_start else p.mss
-            need = inc / f.rtt_s
-            if self.second and self.quota >= need:
-                self.quota -= need
-                f.rwnd += inc
+            for inc in (f.rwnd, p.mss) if f.slow_start else (p.mss,):
+                need = inc / f.rtt_s
+                if self.second and self.quota >= need:
+                    self.quota -= need
+                    f.rwnd += inc
+                    if inc == p.mss:
+                        f.slow_start = False
+                    break
         elif d > p.gamma2:
             f.over += 1
             if f.over >= 3:

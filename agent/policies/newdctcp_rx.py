@@ -341,5 +341,8 @@ class RxReference:
             return None
         w: int | None = None
         if f.handshake and self.policy not in ("observe",):
-            w = f.w if self.policy == "newdctcp-rx" else self.user_w.get(key)
+            if self.policy == "newdctcp-rx":
+                w = f.w
+            else:  # ictcp / rcc: userspace's W, the initial window until it writes one
+                w = self.user_w.get(key, self.init_segs * f.mss)
         return f.ack_field(p.ack, p.window, w)

