@@ -29,15 +29,19 @@ REPO = Path(__file__).resolve().parent.parent
 class Progress:
     """One-line progress bar with an ETA on stderr (one line per run when not a tty)."""
 
-    def __init__(self, total: int) -> None:
-        self.total, self.done, self.t0 = total, 0, time.monotonic()
+    def __init__(self, weights: list[float]) -> None:
+        """`weights`: expected cost of each run in order (ETA = elapsed per unit done)."""
+        self.weights = weights
+        self.total, self.done, self.t0 = len(weights), 0, time.monotonic()
         self.tty = sys.stderr.isatty()
 
     def _bar(self, label: str) -> str:
         width = 24
         filled = int(width * self.done / self.total) if self.total else width
         elapsed = time.monotonic() - self.t0
-        eta = elapsed / self.done * (self.total - self.done) if self.done else float("nan")
+        done_w = sum(self.weights[: self.done])
+        left_w = sum(self.weights[self.done :])
+        eta = elapsed / done_w * left_w if done_w else float("nan")
         eta_s = "--:--" if eta != eta else f"{int(eta) // 60:02d}:{int(eta) % 60:02d}"
         return (
             f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
@@ -69,7 +73,8 @@ def _sim_point(args: tuple[Experiment, Any, int, int]) -> dict[str, Any]:
 def run_experiment(exp: Experiment, engine: str, out_dir: Path, jobs: int) -> results.ResultSet:
     rs = results.ResultSet(out_dir, exp.name, exp.as_dict(), link_bps=exp.link_bps(engine))
     points = exp.points()
-    bar = Progress(len(points))
+    # A run costs a network setup (~8 senders' worth) plus time in proportion to N.
+    bar = Progress([8 + n for _s, n, _r in points])
     if engine == "bmv2":
         for scheme, n, repeat in points:
             label = _label(scheme.name, n, repeat, exp.repeats)
@@ -80,6 +85,7 @@ def run_experiment(exp: Experiment, engine: str, out_dir: Path, jobs: int) -> re
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             futures = {pool.submit(_sim_point, (exp, s, n, r)): (s, n, r) for s, n, r in points}
+            bar.weights = sorted(bar.weights)  # completion order: small N first
             for fut in as_completed(futures):
                 run = fut.result()
                 bar.finish(results.run_line(rs.add(run)))
