@@ -76,3 +76,23 @@ def test_bad_experiment_refused_before_running(tmp_path: Path) -> None:
     proc = run_cli(str(exp))
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"p4incast-run: {exp}: senders: 0 must be an integer >= 1"
+
+
+@pytest.mark.root
+@pytest.mark.skipif(engines.bmv2_unavailable() is not None, reason=engines.bmv2_unavailable() or "")
+def test_failed_run_is_recorded_and_sweep_goes_on(tmp_path: Path) -> None:
+    from p4incast.experiments import config, results
+
+    exp = config.parse({**SMOKE, "senders": [65, 2]})
+    scheme = exp.schemes[0]
+    rs = results.ResultSet(tmp_path, "t", exp.as_dict())
+    bad = engines.run_bmv2(exp, scheme, 65, 0, tmp_path / "bad")
+    assert bad["status"] == "failed" and "outside 1..64" in bad["error"]
+    assert (tmp_path / "bad" / "error.txt").read_text().startswith("Traceback")
+    good = engines.run_bmv2(exp, scheme, 2, 0, tmp_path / "good")
+    assert good["status"] == "ok", good["error"]
+    rs.add(bad)
+    rs.add(good)
+    rows = {(r["n"], r["status"]) for r in rs.aggregate()}
+    assert rows == {(65, "failed"), (2, "ok")}
+    assert "failed" in rs.summary_table()
