@@ -46,7 +46,7 @@ class LinkShape:
 
     host_mbps: float = 100.0  # htb rate of every host link, Mbit/s
     queue_pkts: int = 64  # BMv2 egress queue depth toward the receiver, packets
-    queue_rate_pps: int = 2000  # its drain rate, packets/s (the bottleneck)
+    queue_rate_pps: int | None = 2000  # its drain rate, packets/s (None: BMv2's own speed)
 
 
 class IncastStar(Topo):

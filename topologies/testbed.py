@@ -91,20 +91,25 @@ def _ping_rtt_ms(src: Any, dst_ip: str) -> float | None:
     return None
 
 
+def quiet_switches() -> None:
+    """Mininet reports htb's harmless "quantum is big" notes as errors; finsy warns
+    that BMv2 has no gNMI. Our own errors carry what matters."""
+    from mininet.log import setLogLevel
+
+    setLogLevel("critical")
+    quiet_finsy(verbose=False)
+
+
 def run(
     spec: TestbedRun, log_dir: Path, progress: Callable[[str], None] = lambda s: None
 ) -> TestbedResult:
     """Run one experiment on a fresh Mininet network; always tears it down."""
     from mininet.link import TCLink
-    from mininet.log import setLogLevel
     from mininet.net import Mininet
 
     from .bmv2_switch import Bmv2GrpcSwitch
 
-    # Mininet reports htb's harmless "quantum is big" notes as errors; finsy warns
-    # that BMv2 has no gNMI. Our own errors carry what matters.
-    setLogLevel("critical")
-    quiet_finsy(verbose=False)
+    quiet_switches()
     log_dir.mkdir(parents=True, exist_ok=True)
     topo = topos[spec.topology](
         n=spec.n, spines=spec.spines, host_mbps=spec.shape.host_mbps, background=spec.background
