@@ -33,8 +33,9 @@ ROUNDS = 3
 SECONDS = 4.0
 IN, OUT = ("p4b1s", "p4b1h"), ("p4b2s", "p4b2h")
 PIPELINES = {
-    "minimal": Pipeline(REPO / "build/bench/minimal.p4info.txtpb",
-                        REPO / "build/bench/minimal.json"),
+    "minimal": Pipeline(
+        REPO / "build/bench/minimal.p4info.txtpb", REPO / "build/bench/minimal.json"
+    ),
     "p4incast-off": Pipeline.default(),  # our pipeline, no ECN policy entry (mode OFF)
     "p4incast": Pipeline.default(),  # our pipeline, mark-tail K=20 on the egress port
 }
@@ -60,12 +61,14 @@ def rx_packets(iface: str) -> int:
 
 async def program(name: str, settings: SwitchSettings, pl: Pipeline) -> None:
     async with connect(settings, pl, push=True) as sw:
-        route = entries.route(prefix="10.0.2.0/24", port=2, smac="00:aa:00:00:00:02",
-                              dmac="00:bb:00:00:00:02")
+        route = entries.route(
+            prefix="10.0.2.0/24", port=2, smac="00:aa:00:00:00:02", dmac="00:bb:00:00:00:02"
+        )
         updates = [+route]
         if name == "p4incast":
-            updates.append(+entries.ecn_policy(port=2, policy=EcnPolicy("tail", 20),
-                                               target=V1MODEL))
+            updates.append(
+                +entries.ecn_policy(port=2, policy=EcnPolicy("tail", 20), target=V1MODEL)
+            )
         await sw.write(updates)
 
 
@@ -74,21 +77,32 @@ def write_pcap(path: Path) -> None:
     from scapy.layers.l2 import Ether
     from scapy.utils import wrpcap
 
-    pkts = [Ether(src="00:bb:00:00:00:01", dst="00:aa:00:00:00:01")
-            / IP(src="10.0.1.1", dst="10.0.2.2", tos=0b10, id=i) / UDP(sport=1000 + i, dport=5001)
-            / (b"\0" * 18) for i in range(64)]
+    pkts = [
+        Ether(src="00:bb:00:00:00:01", dst="00:aa:00:00:00:01")
+        / IP(src="10.0.1.1", dst="10.0.2.2", tos=0b10, id=i)
+        / UDP(sport=1000 + i, dport=5001)
+        / (b"\0" * 18)
+        for i in range(64)
+    ]
     wrpcap(str(path), pkts)
 
 
 def measure(name: str, pcap: Path, tmp: Path) -> float:
-    sw = bmv2.Bmv2Switch(ports={1: IN[0], 2: OUT[0]}, grpc_port=50081, thrift_port=9481,
-                         extra_args=["--log-level", "off"])
+    sw = bmv2.Bmv2Switch(
+        ports={1: IN[0], 2: OUT[0]},
+        grpc_port=50081,
+        thrift_port=9481,
+        extra_args=["--log-level", "off"],
+    )
     with sw:
         settings = SwitchSettings(address=sw.grpc_addr, thrift_port=sw.thrift_port)
         asyncio.run(program(name, settings, PIPELINES[name]))
         # Warm up, then count what leaves the switch while the sender saturates it.
-        sender = subprocess.Popen(["tcpreplay", "-q", "--topspeed", "--loop=0", "-i", IN[1],
-                                   str(pcap)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        sender = subprocess.Popen(
+            ["tcpreplay", "-q", "--topspeed", "--loop=0", "-i", IN[1], str(pcap)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             time.sleep(1.0)
             start_n, start_t = rx_packets(OUT[1]), time.monotonic()
@@ -126,8 +140,10 @@ def main() -> int:
     print(f"  minimal IPv4 router          : {med['minimal']:10.0f} pkt/s")
     print(f"  p4-incast, ECN policy OFF    : {med['p4incast-off']:10.0f} pkt/s")
     print(f"  p4-incast, mark-tail K=20    : {med['p4incast']:10.0f} pkt/s")
-    print(f"  ratio p4incast/minimal = {ratio:.3f}  (target >= 0.90: "
-          f"{'met' if ratio >= 0.9 else 'NOT met'})")
+    print(
+        f"  ratio p4incast/minimal = {ratio:.3f}  (target >= 0.90: "
+        f"{'met' if ratio >= 0.9 else 'NOT met'})"
+    )
     print(f"  ratio marking on/off   = {med['p4incast'] / med['p4incast-off']:.3f}")
     return 0
 
