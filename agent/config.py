@@ -20,6 +20,7 @@ class ConfigError(ValueError):
 # name: (default, min, max, description)
 TUNABLES: dict[str, tuple[float, float, float, str]] = {
     "init_segs": (10, 1, 1000, "W of a new flow, in MSS"),
+    "min_segs": (2, 1, 1000, "W floor, in MSS (1: literal rule; 1 segment waits for delayed ACKs)"),
     "max_w": (4 << 20, 4096, 1 << 30, "largest W, bytes"),
     "rtt_limit_us": (2000, 1, 10_000_000, "flows with min RTT above this are left alone, us"),
     "idle_reset_s": (1.0, 0.001, 3600, "idle longer than this: W restarts (in BPF), s"),
@@ -37,6 +38,7 @@ class AgentConfig:
     policy: str = "newdctcp-rx"
     attach: str = "tcx"  # tcx | clsact
     init_segs: int = 10
+    min_segs: int = 2
     max_w: int = 4 << 20
     rtt_limit_us: int = 2000
     idle_reset_s: float = 1.0

@@ -65,7 +65,7 @@ class RxConfig(ctypes.Structure):
         ("max_w", ctypes.c_uint32),
         ("rtt_limit_us", ctypes.c_uint32),
         ("ifindex", ctypes.c_uint32),
-        ("pad", ctypes.c_uint32),
+        ("min_segs", ctypes.c_uint32),
         ("idle_ns", ctypes.c_uint64),
     ]
 
@@ -185,6 +185,7 @@ class RxWin:
         rtt_limit_us: int = 2000,
         idle_s: float = 1.0,
         ifindex: int = 0,
+        min_segs: int = 2,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}; one of {', '.join(POLICIES)}")
@@ -194,6 +195,7 @@ class RxWin:
         c.max_w = max_w
         c.rtt_limit_us = rtt_limit_us
         c.ifindex = ifindex
+        c.min_segs = min_segs
         c.idle_ns = int(idle_s * 1e9)
         self.lib.update(self.config_fd, ctypes.c_uint32(0), c)
         self.cfg = c

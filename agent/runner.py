@@ -103,6 +103,7 @@ def run(cfg: AgentConfig, *, ready: Path | None = None, log=print) -> int:  # no
                 # ICTCP starts every flow at its own initial window (2 MSS).
                 init_segs=IctcpParams.init_segs if cfg.policy == "ictcp" else cfg.init_segs,
                 max_w=cfg.max_w,
+                min_segs=cfg.min_segs,
                 rtt_limit_us=cfg.rtt_limit_us,
                 idle_s=cfg.idle_reset_s,
                 ifindex=ifindex,

@@ -57,6 +57,7 @@ class SsSample:
     snd_wnd: int  # peer's advertised window as the sender sees it, bytes
     cwnd: int
     bytes_acked: int
+    text: str = ""  # the ss -ti block of this connection
 
     @property
     def inflight(self) -> int:
@@ -309,7 +310,7 @@ class VethLab:
             vals = {
                 k: int(m.group(1)) if (m := rx.search(block)) else 0 for k, rx in _SS_FIELDS.items()
             }
-            s = SsSample(time.monotonic(), **vals)
+            s = SsSample(time.monotonic(), **vals, text=block)
             if best is None or s.bytes_acked > best.bytes_acked:
                 best = s
         return best

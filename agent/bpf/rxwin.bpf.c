@@ -8,12 +8,13 @@
  *
  *   window of data  = W new bytes received (one W of new bytes, §3)
  *   n packets, m CE at the end of the window:
- *     m > 0:  W <- max(W/2, (n - m) * MSS), floor 1 MSS; slow start ends
+ *     m > 0:  W <- max(W/2, (n - m) * MSS), floor min_segs MSS (default 2);
+ *             slow start ends
  *     m = 0:  W <- 2 W while no CE was ever seen (slow start), else W + MSS
  *
  * and enforces it on every ACK the receiver sends for the flow:
  *
- *   field <- min(kernel's field, max(W >> wscale, 1, ceil((RE - ack) >> wscale)))
+ *   field <- min(kernel's field, max(ceil(W / 2^wscale), ceil((RE - ack) / 2^wscale)))
  *
  * where RE is the right edge advertised by the previous ACK, so the right edge
  * never moves left: the window shrinks by at most the newly acknowledged bytes.
@@ -319,8 +320,8 @@ static __always_inline void window_end(struct flow *f, struct rx_config *cfg)
 		w = w / 2;
 		if (a > w)
 			w = a;
-		if (w < f->mss)
-			w = f->mss;
+		if (w < (__u64)cfg->min_segs * f->mss)
+			w = (__u64)cfg->min_segs * f->mss;
 	} else if (!(f->flags & FL_MARKED)) {
 		w = w * 2;
 	} else {
@@ -524,10 +525,10 @@ int rx_egress(struct __sk_buff *skb)
 			w = u ? *u : cfg->init_segs * f->mss;
 		}
 		if (w) {
-			__u32 want = w >> ws;
-
-			if (want == 0)
-				want = 1;
+			/* Rounded up: never offer less than W (rounding 2 MSS down to
+			 * 1.8 at a large scale leaves one segment waiting for a
+			 * delayed ACK). */
+			__u32 want = (w + (1U << ws) - 1) >> ws;
 			if (f->flags & FL_RE_VALID) {
 				__u32 d = f->last_re - p.ack;
 

@@ -45,7 +45,7 @@ struct rx_config {
 	__u32 max_w;        /* W cap, bytes */
 	__u32 rtt_limit_us; /* flows whose min RTT exceeds this are left alone */
 	__u32 ifindex;      /* interface the agent attached to (for `status`) */
-	__u32 pad;
+	__u32 min_segs;     /* W floor, in MSS (2: one segment alone waits for a delayed ACK) */
 	__u64 idle_ns;      /* idle longer than this: W restarts from init_segs */
 };
 

@@ -12,16 +12,22 @@ the marked ones; unmarked windows grow as NewReno. At the receiver
 
     window of data = W new bytes received
     at its end, n packets and m of them CE:
-        m > 0:  W <- max(W/2, (n - m)·MSS), at least 1 MSS; slow start is over
+        m > 0:  W <- max(W/2, (n - m)·MSS), at least min_segs·MSS; slow start is over
         m = 0:  W <- 2·W before the first mark (slow start), W + MSS after
     W <= max_w (default 4 MiB); W starts at init_segs·MSS (default 10)
 
 enforced on each ACK we send, RE being the right edge of the previous ACK:
 
-    field = min(kernel_field, max(W >> ws, 1, ceil((RE - ack) / 2^ws)))
+    field = min(kernel_field, max(ceil(W / 2^ws), ceil((RE - ack) / 2^ws)))
 
 so the right edge never moves left (the window shrinks by at most the newly
-acknowledged bytes; ICTCP, Wu et al., ToN 2013, makes the same point). The
+acknowledged bytes; ICTCP, Wu et al., ToN 2013, makes the same point).
+
+Two choices beyond ALGORITHMS.md §3, both because a receiver that offers
+room for one segment only makes the sender wait for the receiver's delayed
+ACK (40 ms on Linux) and collapses the flow: the floor is min_segs MSS
+(default 2, as ICTCP's minimum; 1 gives the literal rule), and W / 2^ws is
+rounded up, not down (W >> ws at scale 9 turns 2 MSS into 1.77 MSS). The
 window scale ws is ours when both SYNs carried the option (else 0; values
 above 14 count as 14, RFC 7323). MSS = min of the MSS options seen (536 when
 none, at least 88), minus 12 when both SYNs carried timestamps. Flows whose
@@ -163,10 +169,12 @@ def parse_frame(b: bytes) -> Frame | None:
     )
 
 
-def next_window(w: int, n: int, m: int, mss: int, marked: bool, max_w: int) -> tuple[int, bool]:
+def next_window(
+    w: int, n: int, m: int, mss: int, marked: bool, max_w: int, min_segs: int = 2
+) -> tuple[int, bool]:
     """One end of a window of data: (new W, slow start over)."""
     if m > 0:
-        w = max(w // 2, (n - m) * mss, mss)
+        w = max(w // 2, (n - m) * mss, min_segs * mss)
         marked = True
     elif not marked:
         w = 2 * w
@@ -190,6 +198,7 @@ class RxFlow:
 
     init_segs: int
     max_w: int
+    min_segs: int = 2
     peer_syn: bool = False
     local_syn: bool = False
     peer_ws: int | None = None
@@ -248,7 +257,13 @@ class RxFlow:
         self.win_bytes += nb
         if self.win_bytes >= self.w:
             self.w, self.marked = next_window(
-                self.w, self.win_pkts, self.win_ce, self.mss, self.marked, self.max_w
+                self.w,
+                self.win_pkts,
+                self.win_ce,
+                self.mss,
+                self.marked,
+                self.max_w,
+                self.min_segs,
             )
             self.win_bytes = self.win_pkts = self.win_ce = 0
             self.windows.append(self.w)
@@ -258,7 +273,7 @@ class RxFlow:
         ws = self.wscale
         out = kernel_field
         if w:
-            want = max(w >> ws, 1)
+            want = (w + (1 << ws) - 1) >> ws
             if self.last_re is not None:
                 d = _u32(self.last_re - ack)
                 if _s32(d) > 0:
@@ -271,15 +286,22 @@ class RxFlow:
 class RxReference:
     """The whole data path in Python: feed frames in order, get egress windows back."""
 
-    def __init__(self, policy: str = "newdctcp-rx", init_segs: int = 10, max_w: int = 4 << 20):
+    def __init__(
+        self,
+        policy: str = "newdctcp-rx",
+        init_segs: int = 10,
+        max_w: int = 4 << 20,
+        min_segs: int = 2,
+    ) -> None:
         self.policy = policy
         self.init_segs = init_segs
         self.max_w = max_w
+        self.min_segs = min_segs
         self.flows: dict[tuple[str, int, str, int], RxFlow] = {}
         self.user_w: dict[tuple[str, int, str, int], int] = {}
 
     def _new(self, key: tuple[str, int, str, int]) -> RxFlow:
-        f = RxFlow(self.init_segs, self.max_w)
+        f = RxFlow(self.init_segs, self.max_w, self.min_segs)
         self.flows[key] = f
         self.user_w.pop(key, None)
         return f

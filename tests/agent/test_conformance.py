@@ -9,6 +9,7 @@ checksum, and the right edge must never move left.
 from __future__ import annotations
 
 import struct
+import time
 
 import pytest
 from agent_traces import FlowTrace, Item, L, R, bulk, standard_trace
@@ -122,7 +123,7 @@ def test_user_policy_uses_the_written_window(rxwin: RxWin) -> None:
     more = bulk(ft, 30)
     g2, w2 = drive(rxwin, ref, more)
     assert g2 == w2
-    assert g2[-1] == (4 * 1448) >> 7
+    assert g2[-1] == -(-4 * 1448 // 128)
 
 
 def test_fin_and_rst_end_the_flow(rxwin: RxWin) -> None:
@@ -157,4 +158,59 @@ def test_ip_and_non_tcp_frames_pass_untouched(rxwin: RxWin) -> None:
         for e in (False, True):
             rv, out, _ = rxwin.run(e, fr)
             assert (rv, out) == (-1, fr)
+    assert rxwin.flows() == {}
+
+
+def test_flows_slower_than_the_rtt_limit_are_left_alone(rxwin: RxWin) -> None:
+    """Timestamps give the RTT: ACK (TSval) out, data echoing it back 3 ms later."""
+    rxwin.configure("newdctcp-rx", rtt_limit_us=2000)
+    ft = FlowTrace()
+    for e, fr in ft.handshake() + bulk(ft, 20):
+        rxwin.run(e, fr)
+    key = FlowKey.make(R, 5001, L, 40000)
+    before = rxwin.flow(key)
+    assert before is not None and before.rewrites > 0
+    ft.ts_now += 50  # a new TSval on the next ACK
+    tsval = ft.ts_now
+    rxwin.run(*ft.ack())
+    time.sleep(0.003)
+    e, fr = ft.data()
+    p = Ether(fr)
+    p[TCP].options = [("NOP", None), ("NOP", None), ("Timestamp", (999, tsval))]
+    rxwin.run(e, bytes(p))
+    f = rxwin.flow(key)
+    assert f is not None and f.rtt_min_us >= 3000 and f.flags & (1 << 10)
+    n = f.rewrites
+    for e, fr in bulk(ft, 20):
+        rxwin.run(e, fr)
+    after = rxwin.flow(key)
+    assert after is not None and after.rewrites == n  # untouched from now on
+
+
+def test_idle_flow_restarts_its_window(rxwin: RxWin) -> None:
+    rxwin.configure("newdctcp-rx", idle_s=0.02)
+    ft = FlowTrace()
+    for e, fr in ft.handshake() + bulk(ft, 40):
+        rxwin.run(e, fr)
+    key = FlowKey.make(R, 5001, L, 40000)
+    grown = rxwin.flow(key)
+    assert grown is not None and grown.w > 10 * grown.mss
+    time.sleep(0.05)
+    rxwin.run(*ft.data())
+    f = rxwin.flow(key)
+    assert f is not None and f.w == 10 * f.mss
+    assert rxwin.stats()["idle_reset"] == 1
+
+
+def test_userspace_sweep_deletes_idle_entries(rxwin: RxWin) -> None:
+    from p4incast.agent.config import AgentConfig
+    from p4incast.agent.runner import _sweep
+
+    rxwin.configure("newdctcp-rx")
+    ft = FlowTrace()
+    for e, fr in ft.handshake() + bulk(ft, 4):
+        rxwin.run(e, fr)
+    assert _sweep(rxwin, AgentConfig(idle_timeout_s=10)) == 0
+    time.sleep(0.05)
+    assert _sweep(rxwin, AgentConfig(idle_timeout_s=0.02)) == 1
     assert rxwin.flows() == {}

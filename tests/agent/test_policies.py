@@ -30,8 +30,9 @@ def test_window_rule_hand_values() -> None:
     assert next_window(20 * MSS, 20, 15, MSS, True, 1 << 30) == (10 * MSS, True)
     # After the first mark: + 1 MSS per unmarked window.
     assert next_window(10 * MSS, 10, 0, MSS, True, 1 << 30) == (11 * MSS, True)
-    # Floor 1 MSS, cap max_w.
-    assert next_window(MSS, 1, 1, MSS, True, 1 << 30) == (MSS, True)
+    # Floor min_segs MSS (2 by default, 1 for the literal rule), cap max_w.
+    assert next_window(2 * MSS, 2, 2, MSS, True, 1 << 30) == (2 * MSS, True)
+    assert next_window(2 * MSS, 2, 2, MSS, True, 1 << 30, min_segs=1) == (MSS, True)
     assert next_window(3 << 20, 10, 0, MSS, False, 4 << 20) == (4 << 20, False)
 
 
@@ -63,7 +64,7 @@ def test_right_edge_never_moves_left() -> None:
         edges.append(ack + (fields[-1] << 7))
     assert all(b >= a for a, b in zip(edges, edges[1:], strict=False))
     assert fields[1] == 2000 - (2 * 1460) // 128  # shrank by the newly acked bytes only
-    assert fields[-1] == 14600 >> 7  # then W >> ws
+    assert fields[-1] == -(-14600 // 128)  # then W / 2^ws, rounded up
 
 
 def test_reference_on_standard_trace() -> None:

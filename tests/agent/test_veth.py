@@ -164,6 +164,14 @@ def test_userspace_policies_clamp_through_the_same_path(lab: VethLab, policy: st
     client = lab.start_client(6)
     time.sleep(3.0)
     got = sample(lab, 2.0, agent.pid)
+    # The CLI reads the same live maps (from the root namespace: map IDs are global).
+    cli = subprocess.run(
+        [*agent.args[4:7], "status", "--json"], capture_output=True, text=True, check=True
+    )
+    mine = [a for a in json.loads(cli.stdout) if a["pid"] == agent.pid]
+    assert mine and mine[0]["policy"] == policy and mine[0]["totals"]["pkts"] > 1000
+    text = subprocess.run([*agent.args[4:7], "status"], capture_output=True, text=True).stdout
+    assert f"policy={policy}" in text and "rtt_min" in text
     gp = lab.goodput_bps(client)
     assert lab.stop(agent) == 0
     assert got and all(f is not None and f["w_user"] for _, f in got)
