@@ -1,0 +1,312 @@
+// p4-incast simulator: the egress queue of a switch port, with the P4 pipeline's
+// ECN marking decision (p4src/shared/ecn_decision.p4, ALGORITHMS.md §1).
+//
+// Mark-tail — DCTCP (Alizadeh et al., SIGCOMM 2010): an ECT packet that ARRIVES
+// while >= K packets are waiting is marked (v1model enq_qdepth >= K).
+// Mark-front — NewDCTCP (Sreekumari, Jung, Lee, Springer 2015; Liu & Jain,
+// Computer Networks 35(2-3), 2001): an ECT packet that LEAVES the head while it
+// leaves >= K packets waiting behind it is marked (v1model deq_qdepth >= K).
+// Only ECT(0)/ECT(1) become CE; CE stays CE (counted ce_in); Not-ECT is never
+// marked. Depth counts packets waiting, not the one on the wire — BMv2's
+// semantics, so a burst into an idle port sees depths 0, 0, 1, 2, ... (packet 1
+// goes straight to the wire) exactly like the PTF held-queue vectors.
+//
+// The queue is the point-to-point device's own transmit queue (no traffic-
+// control queue disc in front), so "dequeued" means "starts serialisation".
+// Admission is drop-tail on a byte buffer counted in Ethernet frame bytes
+// (IP length + 14; the model carries 12 bytes of TCP timestamp option as
+// frame padding, see scenario.h). Histogram: one count per admitted packet at
+// its enqueue depth, buckets 0..127 (last bucket = 127 and above), the
+// pipeline's queue_depth_stats form.
+#ifndef P4INCAST_SIM_ECN_QUEUE_H
+#define P4INCAST_SIM_ECN_QUEUE_H
+
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace p4i
+{
+using namespace ns3;
+
+enum EcnMode
+{
+    ECN_OFF = 0,
+    MARK_TAIL = 1,
+    MARK_FRONT = 2
+};
+
+constexpr uint32_t HIST_BUCKETS = 128; // controller/target.py HIST_BUCKETS
+constexpr uint16_t PPP_IPV4 = 0x0021;
+
+// A hook that sees (and may rewrite) every packet a host sends: the receiver
+// agent's ACK window clamp lives behind it (rx_agent.h).
+class EgressHook
+{
+  public:
+    virtual ~EgressHook() = default;
+    virtual void Egress(Ptr<Packet> p) = 0;
+};
+
+// ECN codepoint of a PPP/IPv4 frame as queued by PointToPointNetDevice; -1 if not IPv4.
+inline int
+FrameEcn(Ptr<const Packet> p)
+{
+    uint8_t b[4];
+    if (p->CopyData(b, 4) < 4)
+    {
+        return -1;
+    }
+    if (((b[0] << 8) | b[1]) != PPP_IPV4)
+    {
+        return -1;
+    }
+    return b[3] & 3;
+}
+
+inline void
+FrameSetCe(Ptr<Packet> p)
+{
+    PppHeader ppp;
+    Ipv4Header ip;
+    p->RemoveHeader(ppp);
+    p->RemoveHeader(ip);
+    ip.SetEcn(Ipv4Header::ECN_CE);
+    p->AddHeader(ip);
+    p->AddHeader(ppp);
+}
+
+class EcnQueue : public Queue<Packet>
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("p4i::EcnQueue")
+                                .SetParent<Queue<Packet>>()
+                                .SetGroupName("P4incast")
+                                .AddConstructor<EcnQueue>();
+        return tid;
+    }
+
+    EcnQueue()
+        : hist(HIST_BUCKETS, 0)
+    {
+        SetMaxSize(QueueSize("4294967295p"));
+    }
+
+    // -- configuration (set before the simulation runs)
+    int mode = ECN_OFF;
+    uint32_t k = 0;            // packets
+    uint64_t bufferBytes = 0;  // frame bytes; 0 = unlimited
+    int32_t frameExtra = 24;   // frame bytes = queued size (PPP+IP) + frameExtra
+    double seriesBinS = 0.0;   // > 0: keep the max depth per bin of this many seconds
+    EgressHook* hook = nullptr; // host NIC only
+
+    // -- counters (the pipeline's ecn_stats / queue_depth_stats)
+    uint64_t marked = 0, ect = 0, ceIn = 0, notEct = 0, drops = 0, egress = 0, admitted = 0;
+    uint64_t bytes = 0;  // frame bytes waiting now
+    uint32_t peak = 0;   // most packets ever waiting
+    std::vector<uint64_t> hist;
+    std::vector<double> seriesT;
+    std::vector<uint32_t> seriesD;
+
+    void ResetCounters()
+    {
+        marked = ect = ceIn = notEct = drops = egress = admitted = 0;
+        peak = 0;
+        std::fill(hist.begin(), hist.end(), 0);
+        seriesT.clear();
+        seriesD.clear();
+        m_bin = -1;
+    }
+
+    bool Enqueue(Ptr<Packet> p) override
+    {
+        if (hook)
+        {
+            hook->Egress(p);
+        }
+        uint32_t depth = GetNPackets();
+        uint64_t fb = p->GetSize() + frameExtra;
+        if (bufferBytes && bytes + fb > bufferBytes)
+        {
+            drops++;
+            DropBeforeEnqueue(p);
+            return false;
+        }
+        int ecn = FrameEcn(p);
+        if (ecn == Ipv4Header::ECN_CE)
+        {
+            ceIn++;
+        }
+        else if (ecn == Ipv4Header::ECN_ECT0 || ecn == Ipv4Header::ECN_ECT1)
+        {
+            ect++;
+            if (mode == MARK_TAIL && depth >= k)
+            {
+                FrameSetCe(p);
+                marked++;
+            }
+        }
+        else if (ecn == Ipv4Header::ECN_NotECT)
+        {
+            notEct++;
+        }
+        if (!DoEnqueue(GetContainer().end(), p))
+        {
+            drops++;
+            return false;
+        }
+        admitted++;
+        bytes += fb;
+        hist[std::min<uint32_t>(depth, HIST_BUCKETS - 1)]++;
+        uint32_t now = GetNPackets();
+        peak = std::max(peak, now);
+        Sample(now);
+        return true;
+    }
+
+    Ptr<Packet> Dequeue() override
+    {
+        Ptr<Packet> p = DoDequeue(GetContainer().begin());
+        if (!p)
+        {
+            return p;
+        }
+        bytes -= p->GetSize() + frameExtra;
+        egress++;
+        if (mode == MARK_FRONT && GetNPackets() >= k)
+        {
+            int ecn = FrameEcn(p);
+            if (ecn == Ipv4Header::ECN_ECT0 || ecn == Ipv4Header::ECN_ECT1)
+            {
+                FrameSetCe(p);
+                marked++;
+            }
+        }
+        Sample(GetNPackets());
+        return p;
+    }
+
+    Ptr<Packet> Remove() override
+    {
+        Ptr<Packet> p = DoRemove(GetContainer().begin());
+        if (p)
+        {
+            bytes -= p->GetSize() + frameExtra;
+        }
+        return p;
+    }
+
+    Ptr<const Packet> Peek() const override
+    {
+        return DoPeek(GetContainer().begin());
+    }
+
+    // The last open bin of the depth series, flushed at the end of a run.
+    void FlushSeries()
+    {
+        if (m_bin >= 0)
+        {
+            seriesT.push_back(m_bin * seriesBinS);
+            seriesD.push_back(m_binMax);
+            m_bin = -1;
+        }
+    }
+
+  private:
+    void Sample(uint32_t depth)
+    {
+        if (seriesBinS <= 0)
+        {
+            return;
+        }
+        int64_t bin = static_cast<int64_t>(Simulator::Now().GetSeconds() / seriesBinS);
+        if (bin != m_bin)
+        {
+            FlushSeries();
+            m_bin = bin;
+            m_binMax = depth;
+        }
+        else
+        {
+            m_binMax = std::max(m_binMax, depth);
+        }
+    }
+
+    int64_t m_bin = -1;
+    uint32_t m_binMax = 0;
+};
+
+// -- held-queue conformance helpers (tests/sim): numbered ECT(0) frames as the
+// point-to-point device queues them, and their ECN on the way out.
+inline Ptr<Packet>
+MakeTestFrame(uint32_t number, uint8_t ecn = Ipv4Header::ECN_ECT0)
+{
+    Ptr<Packet> p = Create<Packet>(100);
+    Ipv4Header ip;
+    ip.SetSource(Ipv4Address("10.0.1.1"));
+    ip.SetDestination(Ipv4Address("10.0.2.1"));
+    ip.SetProtocol(17);
+    ip.SetPayloadSize(100);
+    ip.SetIdentification(static_cast<uint16_t>(number));
+    ip.SetEcn(static_cast<Ipv4Header::EcnType>(ecn));
+    p->AddHeader(ip);
+    PppHeader ppp;
+    ppp.SetProtocol(PPP_IPV4);
+    p->AddHeader(ppp);
+    return p;
+}
+
+inline uint32_t
+TestFrameNumber(Ptr<const Packet> p)
+{
+    Ptr<Packet> c = p->Copy();
+    PppHeader ppp;
+    Ipv4Header ip;
+    c->RemoveHeader(ppp);
+    c->RemoveHeader(ip);
+    return ip.GetIdentification();
+}
+
+// Numbers (1-based) of the marked packets of a 2K-style burst of n frames into
+// an idle queue. early = how many packets leave before the rest arrive: 0 is the
+// ideal pause (all n queued, then drained), 1 is the port's own behaviour and
+// BMv2's (packet 1 goes to the wire at once, the rest are held).
+inline std::vector<uint32_t>
+HeldQueueMarks(int mode, uint32_t k, uint32_t n, uint32_t early)
+{
+    Ptr<EcnQueue> q = CreateObject<EcnQueue>();
+    q->mode = mode;
+    q->k = k;
+    std::vector<uint32_t> out;
+    auto take = [&out](Ptr<Packet> p) {
+        if (FrameEcn(p) == Ipv4Header::ECN_CE)
+        {
+            out.push_back(TestFrameNumber(p));
+        }
+    };
+    for (uint32_t i = 1; i <= n; i++)
+    {
+        q->Enqueue(MakeTestFrame(i));
+        if (i <= early)
+        {
+            take(q->Dequeue());
+        }
+    }
+    while (Ptr<Packet> p = q->Dequeue())
+    {
+        take(p);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+} // namespace p4i
+
+#endif // P4INCAST_SIM_ECN_QUEUE_H

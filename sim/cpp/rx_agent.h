@@ -1,0 +1,368 @@
+// p4-incast simulator: the receiver host agent — advertised-window control in
+// the simulated receiver (ALGORITHMS.md §3).
+//
+// Data path, the same as agent/bpf on a real host: every data packet arriving
+// at the receiver's NIC is seen with its CE bit (Ingress), and every ACK the
+// receiver sends passes the NIC queue where its window field is clamped
+// (Egress, before the packet is queued):
+//
+//     field = min(kernel_field, max(W >> ws, 1, ceil((RE - ack) / 2^ws)))
+//
+// RE = right edge of the previous ACK of the flow, so the right edge never
+// moves left; ws = the receiver's own window scale when both SYNs carried it.
+//
+// Window W per flow:
+//  - newdctcp-rx: a C++ port of agent/policies/newdctcp_rx.py (RxFlow.on_data,
+//    next_window, ack_field), checked against it by tests/sim/test_rx_port.py.
+//    Window of data = W new bytes; at its end with n packets, m CE:
+//    m > 0: W = max(W/2, (n-m)·MSS, MSS), slow start over; else 2W in slow
+//    start, W + MSS after; W <= max_w. Sender rule: NewDCTCP, Sreekumari et
+//    al., Springer 2015.
+//  - ictcp / rcc: W comes from the shared Python policies
+//    (agent/policies/ictcp.py, rcc.py), stepped every agent tick by
+//    p4incast.sim.engine with the counters kept here (SetUserWindow).
+// MSS is the model's segment size (1448; ns-3 sends no MSS option).
+#ifndef P4INCAST_SIM_RX_AGENT_H
+#define P4INCAST_SIM_RX_AGENT_H
+
+#include "ecn_queue.h"
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace p4i
+{
+using namespace ns3;
+
+enum RxPolicy
+{
+    RX_OFF = 0,
+    RX_OBSERVE = 1,  // count, never clamp
+    RX_NEWDCTCP = 2, // per-packet window rule here
+    RX_USER = 3      // window set from Python (ictcp, rcc)
+};
+
+constexpr uint32_t MAX_WSCALE = 14;
+
+struct RxFlow
+{
+    // handshake
+    bool peerSyn = false, localSyn = false;
+    int peerWs = -1, localWs = -1;
+    uint32_t wscale = 0;
+    // NewDCTCP-rx state (newdctcp_rx.RxFlow)
+    uint32_t mss = 1448;
+    uint64_t w = 0;
+    bool marked = false;
+    bool hiValid = false;
+    uint32_t hiSeq = 0;
+    uint64_t winBytes = 0;
+    uint32_t winPkts = 0, winCe = 0;
+    bool reValid = false;
+    uint32_t lastRe = 0;
+    // cumulative counters (for ictcp / rcc and the report)
+    uint64_t pkts = 0, ce = 0, bytes = 0;
+    uint64_t userW = 0; // 0 = no clamp
+    uint64_t windows = 0;
+    uint64_t clamped = 0; // ACKs whose field was lowered
+};
+
+// newdctcp_rx.next_window; floor = minSegs MSS (the agent's min_segs; 1 = the literal rule)
+inline void
+NextWindow(RxFlow& f, uint64_t n, uint64_t m, uint64_t maxW, uint32_t minSegs)
+{
+    uint64_t w = f.w;
+    if (m > 0)
+    {
+        uint64_t floor = static_cast<uint64_t>(std::max<uint32_t>(minSegs, 1)) * f.mss;
+        w = std::max({w / 2, (n - m) * static_cast<uint64_t>(f.mss), floor});
+        f.marked = true;
+    }
+    else if (!f.marked)
+    {
+        w = 2 * w;
+    }
+    else
+    {
+        w = w + f.mss;
+    }
+    f.w = std::min(w, maxW);
+}
+
+inline int32_t
+S32(uint32_t x)
+{
+    return static_cast<int32_t>(x);
+}
+
+class RxAgent : public EgressHook
+{
+  public:
+    int policy = RX_OFF;
+    uint32_t initSegs = 10;
+    uint32_t minSegs = 2;
+    uint64_t maxW = 4u << 20;
+    uint32_t mss = 1448;
+    uint64_t ifaceBytes = 0; // IP bytes received by the NIC
+    std::map<uint64_t, RxFlow> flows;
+
+    static uint64_t Key(Ipv4Address peer, uint16_t port)
+    {
+        return (static_cast<uint64_t>(peer.Get()) << 16) | port;
+    }
+
+    RxFlow& New(uint64_t key)
+    {
+        RxFlow& f = flows[key];
+        f = RxFlow();
+        f.mss = mss;
+        f.w = static_cast<uint64_t>(initSegs) * mss;
+        return f;
+    }
+
+    void FinishHandshake(RxFlow& f)
+    {
+        if (!(f.peerSyn && f.localSyn))
+        {
+            return;
+        }
+        f.wscale = (f.peerWs >= 0 && f.localWs >= 0) ? f.localWs : 0;
+        f.w = static_cast<uint64_t>(initSegs) * f.mss;
+        f.marked = false;
+        f.winBytes = f.winPkts = f.winCe = 0;
+    }
+
+    static int WsOption(const TcpHeader& h)
+    {
+        if (!h.HasOption(TcpOption::WINSCALE))
+        {
+            return -1;
+        }
+        Ptr<const TcpOptionWinScale> o =
+            DynamicCast<const TcpOptionWinScale>(h.GetOption(TcpOption::WINSCALE));
+        return std::min<uint32_t>(o->GetScale(), MAX_WSCALE);
+    }
+
+    // newdctcp_rx.RxFlow.on_data
+    void OnData(RxFlow& f, uint32_t seq, uint32_t payload, bool ce)
+    {
+        uint32_t end = seq + payload;
+        f.pkts++;
+        f.ce += ce;
+        if (!f.hiValid)
+        {
+            f.hiSeq = seq;
+            f.hiValid = true;
+        }
+        uint64_t nb = 0;
+        if (S32(end - f.hiSeq) > 0)
+        {
+            nb = end - f.hiSeq;
+            f.hiSeq = end;
+        }
+        f.bytes += nb;
+        f.winPkts++;
+        f.winCe += ce;
+        f.winBytes += nb;
+        if (f.winBytes >= f.w)
+        {
+            NextWindow(f, f.winPkts, f.winCe, maxW, minSegs);
+            f.winBytes = f.winPkts = f.winCe = 0;
+            f.windows++;
+        }
+    }
+
+    // newdctcp_rx.RxFlow.ack_field
+    static uint32_t AckField(RxFlow& f, uint32_t ack, uint32_t kernelField, uint64_t w)
+    {
+        uint32_t ws = f.wscale;
+        uint32_t out = kernelField;
+        if (w)
+        {
+            uint64_t want = std::max<uint64_t>(w >> ws, 1);
+            if (f.reValid)
+            {
+                uint32_t d = f.lastRe - ack;
+                if (S32(d) > 0)
+                {
+                    want = std::max<uint64_t>(want, (static_cast<uint64_t>(d) + (1u << ws) - 1) >> ws);
+                }
+            }
+            out = static_cast<uint32_t>(std::min<uint64_t>(kernelField, want));
+        }
+        f.lastRe = ack + (out << ws);
+        f.reValid = true;
+        return out;
+    }
+
+    // Receiver NIC, MacRx: PPP | IPv4 | TCP | payload.
+    void Ingress(Ptr<const Packet> packet)
+    {
+        if (policy == RX_OFF)
+        {
+            return;
+        }
+        Ptr<Packet> p = packet->Copy();
+        PppHeader ppp;
+        p->RemoveHeader(ppp);
+        if (ppp.GetProtocol() != PPP_IPV4)
+        {
+            return;
+        }
+        Ipv4Header ip;
+        p->RemoveHeader(ip);
+        ifaceBytes += ip.GetPayloadSize() + ip.GetSerializedSize();
+        if (ip.GetProtocol() != 6)
+        {
+            return;
+        }
+        TcpHeader tcp;
+        p->RemoveHeader(tcp);
+        uint32_t payload = p->GetSize();
+        uint64_t key = Key(ip.GetSource(), tcp.GetSourcePort());
+        uint8_t flags = tcp.GetFlags();
+        if (flags & (TcpHeader::RST | TcpHeader::FIN))
+        {
+            flows.erase(key);
+            return;
+        }
+        auto it = flows.find(key);
+        if (flags & TcpHeader::SYN)
+        {
+            RxFlow* f = (it == flows.end() || !(flags & TcpHeader::ACK)) ? &New(key) : &it->second;
+            f->peerSyn = true;
+            f->peerWs = WsOption(tcp);
+            f->hiSeq = tcp.GetSequenceNumber().GetValue() + 1;
+            f->hiValid = true;
+            FinishHandshake(*f);
+            return;
+        }
+        if (it == flows.end())
+        {
+            if (payload == 0)
+            {
+                return;
+            }
+            New(key);
+            it = flows.find(key);
+        }
+        if (payload)
+        {
+            OnData(it->second,
+                   tcp.GetSequenceNumber().GetValue(),
+                   payload,
+                   ip.GetEcn() == Ipv4Header::ECN_CE);
+        }
+    }
+
+    // Receiver NIC queue, before enqueue: clamp the window field of our ACKs.
+    void Egress(Ptr<Packet> p) override
+    {
+        if (policy == RX_OFF)
+        {
+            return;
+        }
+        uint8_t b[12];
+        if (p->CopyData(b, 12) < 12 || ((b[0] << 8) | b[1]) != PPP_IPV4 || b[11] != 6)
+        {
+            return;
+        }
+        PppHeader ppp;
+        Ipv4Header ip;
+        TcpHeader tcp;
+        p->RemoveHeader(ppp);
+        p->RemoveHeader(ip);
+        p->RemoveHeader(tcp);
+        uint64_t key = Key(ip.GetDestination(), tcp.GetDestinationPort());
+        uint8_t flags = tcp.GetFlags();
+        auto it = flows.find(key);
+        if (flags & (TcpHeader::RST | TcpHeader::FIN))
+        {
+            flows.erase(key);
+        }
+        else if (flags & TcpHeader::SYN)
+        {
+            RxFlow* f = (it == flows.end() || !(flags & TcpHeader::ACK)) ? &New(key) : &it->second;
+            f->localSyn = true;
+            f->localWs = WsOption(tcp);
+            FinishHandshake(*f);
+        }
+        else if (it != flows.end() && (flags & TcpHeader::ACK) && policy != RX_OBSERVE)
+        {
+            RxFlow& f = it->second;
+            bool shook = f.peerSyn && f.localSyn;
+            uint64_t w = policy == RX_NEWDCTCP ? f.w : f.userW;
+            uint32_t kernel = tcp.GetWindowSize();
+            uint32_t field = AckField(f, tcp.GetAckNumber().GetValue(), kernel, shook ? w : 0);
+            if (field != kernel)
+            {
+                tcp.SetWindowSize(static_cast<uint16_t>(field));
+                f.clamped++;
+            }
+        }
+        p->AddHeader(tcp);
+        p->AddHeader(ip);
+        p->AddHeader(ppp);
+    }
+
+    // -- for the Python policies (ictcp, rcc)
+    std::vector<uint64_t> Keys() const
+    {
+        std::vector<uint64_t> out;
+        for (const auto& kv : flows)
+        {
+            out.push_back(kv.first);
+        }
+        return out;
+    }
+
+    void SetUserWindow(uint64_t key, uint64_t w)
+    {
+        auto it = flows.find(key);
+        if (it != flows.end())
+        {
+            it->second.userW = w;
+        }
+    }
+};
+
+// Drive the port directly (tests/sim/test_rx_port.py): one flow, handshake done,
+// window scale ws, then data packets (seq, payload, ce) and ACKs (ack, kernel field).
+class RxPortProbe
+{
+  public:
+    RxAgent agent;
+    RxFlow* f = nullptr;
+
+    RxPortProbe(uint32_t initSegs, uint32_t minSegs, uint64_t maxW, uint32_t mss, uint32_t ws,
+                uint32_t isn)
+    {
+        agent.policy = RX_NEWDCTCP;
+        agent.initSegs = initSegs;
+        agent.minSegs = minSegs;
+        agent.maxW = maxW;
+        agent.mss = mss;
+        f = &agent.New(1);
+        f->peerSyn = f->localSyn = true;
+        f->peerWs = f->localWs = static_cast<int>(ws);
+        f->hiSeq = isn + 1;
+        f->hiValid = true;
+        agent.FinishHandshake(*f);
+    }
+
+    uint64_t Data(uint32_t seq, uint32_t payload, bool ce)
+    {
+        agent.OnData(*f, seq, payload, ce);
+        return f->w;
+    }
+
+    uint32_t Ack(uint32_t ack, uint32_t kernelField)
+    {
+        return RxAgent::AckField(*f, ack, kernelField, f->w);
+    }
+};
+
+} // namespace p4i
+
+#endif // P4INCAST_SIM_RX_AGENT_H

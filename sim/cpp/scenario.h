@@ -1,0 +1,801 @@
+// p4-incast simulator: one incast run — topology, hosts, incast application,
+// counters (ALGORITHMS.md "The problem", §6; /work/notes/contract.md).
+//
+// Topology (as topologies/incast.py builds it for BMv2):
+//  - incast_star: N servers and the receiver on one ToR;
+//  - leaf_spine: two leaves, `spines` spines, every leaf on every spine; the
+//    receiver and even-numbered servers on leaf 0, odd servers (and the
+//    background host) on leaf 1; ns-3 global routing (one path, no ECMP).
+// Links: point-to-point, `linkBps`, `delayUs` one way, an inter-frame gap that
+// makes a full 1500-byte IP packet take 1538 bytes of wire time (Ethernet
+// header, FCS, preamble, IFG; and the 12 bytes of TCP timestamp option the
+// model does not carry — timestamps are off so that RTT samples are exact, the
+// segment size is 1448 as with timestamps on). Every switch egress port has an
+// EcnQueue with `bufferBytes`; ports facing the receiver (the receiver's leaf/
+// ToR port, spine ports toward leaf 0) get the ECN mode and K, as on BMv2.
+//
+// Incast application (apps/incast.py): persistent TCP connections from the
+// client (receiver) to each server; each round the client asks every server
+// (at its batch offset, seed 003) for `size` bytes; a server answers with a
+// 16-byte header and `size` bytes after a uniform [0, jitterUs] think time;
+// the round ends when the last byte arrives, and the next round starts then.
+// timeouts = RTOs of the servers' sockets in the round (entries into CA_LOSS),
+// retrans = segments sent again.
+#ifndef P4INCAST_SIM_SCENARIO_H
+#define P4INCAST_SIM_SCENARIO_H
+
+#include "ecn_queue.h"
+#include "rx_agent.h"
+#include "tcp_newdctcp.h"
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace p4i
+{
+using namespace ns3;
+
+struct RunConfig
+{
+    int n = 1;
+    std::string topo = "incast_star"; // incast_star | leaf_spine
+    int spines = 1;
+    bool background = false;
+    double linkBps = 1e9;
+    double delayUs = 25;
+    uint64_t bufferBytes = 65536;
+    double rtoMinMs = 10;
+    int ecnMode = ECN_OFF;
+    uint32_t k = 0;
+    std::string cc = "reno"; // reno | cubic | bbr | dctcp | newdctcp
+    int agent = RX_OFF;
+    uint32_t agentInitSegs = 10; // newdctcp-rx, agent/config.py TUNABLES
+    uint32_t agentMinSegs = 2;
+    uint64_t agentMaxW = 4u << 20;
+    uint64_t sizeBytes = 65536; // per server per round
+    int rounds = 20;
+    std::vector<double> offsets; // seconds, per server (batching); empty = all at 0
+    double jitterUs = 10;
+    uint32_t seed = 1;
+    uint32_t run = 1;
+    uint32_t segSize = 1448;
+    uint32_t gapBytes = 48; // wire bytes per packet beyond PPP + IP: 1538 - 1490
+    uint32_t initCwnd = 10;
+    uint32_t delAckCount = 2;
+    double delAckTimeoutMs = 1;
+    double seriesBinUs = 100; // 0 = no depth series
+    double maxSimS = 60;      // give up after this much simulated time
+    double startS = 0.005;    // first round, after the handshakes
+    std::string scheduler = "ns3::HeapScheduler";
+};
+
+struct RoundResult
+{
+    double start = 0, completion = 0;
+    uint64_t bytes = 0;
+    std::vector<double> fct;
+    uint64_t timeouts = 0, retrans = 0;
+};
+
+struct Flow
+{
+    int idx = 0;
+    Ptr<Socket> cli, srv;
+    Ipv4Address srvAddr;
+    uint64_t want = 0, got = 0, pending = 0, reqBytes = 0;
+    double reqAt = 0, doneAt = 0;
+    bool done = true, connected = false;
+    uint32_t maxSeqEnd = 0;
+    bool seqInit = false;
+    uint64_t timeouts = 0, retrans = 0;
+    double minRtt = 1e9, lastRtt = 0;
+    uint32_t cwnd = 0, inflight = 0, rwnd = 0, congState = 0; // last traced values (debug)
+};
+
+class Scenario
+{
+  public:
+    RunConfig cfg;
+    std::vector<RoundResult> results;
+    std::string error;
+    bool finished = false;
+    double baseRtt = 0; // seconds, smallest RTT sample of any server
+    std::vector<std::unique_ptr<Flow>> flows;
+    Ptr<EcnQueue> bottleneck;
+    std::vector<Ptr<EcnQueue>> hotQueues;
+    RxAgent agent;
+    uint64_t bgBytes = 0;
+    bool debug = false;
+
+    explicit Scenario(const RunConfig& c)
+        : cfg(c)
+    {
+    }
+
+    static TypeId CcType(const std::string& cc)
+    {
+        if (cc == "dctcp")
+        {
+            return TcpDctcpLinux::GetTypeId();
+        }
+        if (cc == "newdctcp")
+        {
+            return TcpNewDctcp::GetTypeId();
+        }
+        if (cc == "cubic")
+        {
+            return TcpCubic::GetTypeId();
+        }
+        if (cc == "bbr")
+        {
+            return TcpBbr::GetTypeId();
+        }
+        return TcpLinuxReno::GetTypeId();
+    }
+
+    void Defaults()
+    {
+        Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(cfg.segSize));
+        Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(cfg.initCwnd));
+        Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(cfg.delAckCount));
+        Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
+                           TimeValue(MicroSeconds(cfg.delAckTimeoutMs * 1000)));
+        Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8u << 20));
+        Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4u << 20));
+        Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MilliSeconds(200)));
+        Config::SetDefault("ns3::TcpSocketBase::MinRto",
+                           TimeValue(MicroSeconds(cfg.rtoMinMs * 1000)));
+        Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MicroSeconds(100)));
+        Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+        Config::SetDefault("ns3::TcpSocketBase::UseEcn",
+                           EnumValue(cfg.ecnMode == ECN_OFF ? TcpSocketState::Off
+                                                            : TcpSocketState::On));
+        ObjectFactory sched;
+        sched.SetTypeId(cfg.scheduler);
+        Simulator::SetScheduler(sched);
+        RngSeedManager::SetSeed(cfg.seed ? cfg.seed : 1);
+        RngSeedManager::SetRun(cfg.run ? cfg.run : 1);
+    }
+
+    // -- topology ------------------------------------------------------------
+    // Switches are not IP routers: each is a node whose ports hand IPv4 packets
+    // to a host-route table (destination address -> egress port), like the
+    // P4 pipeline's IngressForwarding. No TTL, no checksum; the per-packet cost
+    // stays O(1) however many ports a switch has.
+    NodeContainer hosts; // 0 = receiver, 1..n = servers, n+1 = background
+    NodeContainer switches;
+    std::vector<Ptr<PointToPointNetDevice>> hostDev; // per host, its NIC
+    std::vector<Ptr<EcnQueue>> hostQ;
+    std::vector<int> hostLeaf;
+    std::vector<std::map<uint32_t, Ptr<NetDevice>>> fib; // per switch
+    std::vector<std::vector<Ptr<NetDevice>>> uplinks;    // per leaf, per spine
+
+    Ptr<EcnQueue> Attach(Ptr<PointToPointNetDevice> dev, bool isSwitch)
+    {
+        Ptr<EcnQueue> q = CreateObject<EcnQueue>();
+        q->bufferBytes = isSwitch ? cfg.bufferBytes : 0;
+        dev->SetQueue(q);
+        return q;
+    }
+
+    // Link a-b; returns the two devices (a's, b's).
+    std::pair<Ptr<PointToPointNetDevice>, Ptr<PointToPointNetDevice>> Link(Ptr<Node> a, Ptr<Node> b)
+    {
+        PointToPointHelper p2p;
+        p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(static_cast<uint64_t>(cfg.linkBps))));
+        // wire time of a full packet = 1538 bytes: 1490 queued (PPP 2 + IP 20 + TCP 20 +
+        // 1448) + a 48-byte gap (Ethernet 38 bytes of framing, 12 of TCP timestamps)
+        double gapS = static_cast<double>(cfg.gapBytes) * 8 / cfg.linkBps;
+        p2p.SetDeviceAttribute("InterframeGap", TimeValue(NanoSeconds(std::llround(gapS * 1e9))));
+        p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(std::llround(cfg.delayUs * 1000))));
+        NetDeviceContainer d = p2p.Install(a, b);
+        return {DynamicCast<PointToPointNetDevice>(d.Get(0)),
+                DynamicCast<PointToPointNetDevice>(d.Get(1))};
+    }
+
+    static Ipv4Address HostIp(int h)
+    {
+        return Ipv4Address((10u << 24) | (1u << 16) | static_cast<uint32_t>(h + 1));
+    }
+
+    Ipv4Address HostAddr(int h)
+    {
+        return HostIp(h);
+    }
+
+    void SwitchRx(Ptr<NetDevice> dev,
+                  Ptr<const Packet> p,
+                  uint16_t proto,
+                  const Address&,
+                  const Address&,
+                  NetDevice::PacketType)
+    {
+        uint8_t b[20];
+        if (p->CopyData(b, 20) < 20)
+        {
+            return;
+        }
+        uint32_t dst = (uint32_t(b[16]) << 24) | (uint32_t(b[17]) << 16) | (uint32_t(b[18]) << 8) | b[19];
+        auto& table = fib[dev->GetNode()->GetId() - m_firstSwitchId];
+        auto it = table.find(dst);
+        if (it == table.end())
+        {
+            return;
+        }
+        it->second->Send(p->Copy(), it->second->GetBroadcast(), proto);
+    }
+
+    uint32_t m_firstSwitchId = 0;
+
+    void Build()
+    {
+        int nHosts = cfg.n + 1 + (cfg.background ? 1 : 0);
+        bool star = cfg.topo != "leaf_spine";
+        int nLeaves = star ? 1 : 2;
+        int nSpines = star ? 0 : std::max(1, cfg.spines);
+        hosts.Create(nHosts);
+        switches.Create(nLeaves + nSpines);
+        m_firstSwitchId = switches.Get(0)->GetId();
+        fib.assign(nLeaves + nSpines, {});
+        uplinks.assign(nLeaves, std::vector<Ptr<NetDevice>>(nSpines));
+        InternetStackHelper stack;
+        stack.Install(hosts);
+        hostDev.resize(nHosts);
+        hostQ.resize(nHosts);
+        hostLeaf.resize(nHosts);
+        // hosts, receiver first (its leaf port is port 1 there, the bottleneck)
+        for (int h = 0; h < nHosts; h++)
+        {
+            int leaf = 0;
+            if (!star)
+            {
+                leaf = (h == 0) ? 0 : (h == cfg.n + 1 ? 1 : (h % 2 ? 1 : 0));
+            }
+            hostLeaf[h] = leaf;
+            auto d = Link(hosts.Get(h), switches.Get(leaf));
+            hostDev[h] = d.first;
+            hostQ[h] = Attach(d.first, false);
+            Ptr<EcnQueue> down = Attach(d.second, true);
+            fib[leaf][HostIp(h).Get()] = d.second;
+            if (h == 0)
+            {
+                bottleneck = down;
+                hotQueues.push_back(down);
+            }
+            Ptr<Ipv4> ip = hosts.Get(h)->GetObject<Ipv4>();
+            int32_t i = ip->AddInterface(d.first);
+            ip->AddAddress(i, Ipv4InterfaceAddress(HostIp(h), Ipv4Mask("255.0.0.0")));
+            ip->SetUp(i);
+        }
+        for (int s = 0; s < nSpines; s++)
+        {
+            for (int l = 0; l < nLeaves; l++)
+            {
+                auto d = Link(switches.Get(l), switches.Get(nLeaves + s));
+                Attach(d.first, true);
+                Ptr<EcnQueue> down = Attach(d.second, true);
+                uplinks[l][s] = d.first;
+                for (int h = 0; h < nHosts; h++)
+                {
+                    if (hostLeaf[h] == l)
+                    {
+                        fib[nLeaves + s][HostIp(h).Get()] = d.second;
+                    }
+                }
+                if (l == 0)
+                {
+                    hotQueues.push_back(down); // spine port toward the receiver's leaf
+                }
+            }
+        }
+        // leaves: hosts elsewhere go up to the spine chosen by the host's index
+        for (int l = 0; l < nLeaves && nSpines > 0; l++)
+        {
+            for (int h = 0; h < nHosts; h++)
+            {
+                if (hostLeaf[h] != l)
+                {
+                    fib[l][HostIp(h).Get()] = uplinks[l][h % nSpines];
+                }
+            }
+        }
+        for (uint32_t sw = 0; sw < switches.GetN(); sw++)
+        {
+            Ptr<Node> node = switches.Get(sw);
+            for (uint32_t i = 0; i < node->GetNDevices(); i++)
+            {
+                node->RegisterProtocolHandler(MakeCallback(&Scenario::SwitchRx, this),
+                                              0x0800,
+                                              node->GetDevice(i));
+            }
+        }
+        for (auto& q : hotQueues)
+        {
+            q->mode = cfg.ecnMode;
+            q->k = cfg.k;
+        }
+        bottleneck->seriesBinS = cfg.seriesBinUs * 1e-6;
+        // receiver agent on the receiver's NIC
+        agent.policy = cfg.agent;
+        agent.mss = cfg.segSize;
+        agent.initSegs = cfg.agentInitSegs;
+        agent.minSegs = cfg.agentMinSegs;
+        agent.maxW = cfg.agentMaxW;
+        if (cfg.agent != RX_OFF)
+        {
+            hostQ[0]->hook = &agent;
+            hostDev[0]->TraceConnectWithoutContext("MacRx", MakeCallback(&RxAgent::Ingress, &agent));
+        }
+        // congestion control: servers and background host use cc; the receiver
+        // echoes CE exactly (DCTCP) for dctcp/newdctcp, RFC 3168 otherwise.
+        for (int h = 1; h < nHosts; h++)
+        {
+            hosts.Get(h)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType",
+                                                                  TypeIdValue(CcType(cfg.cc)));
+        }
+        bool exactEcho = cfg.cc == "dctcp" || cfg.cc == "newdctcp";
+        hosts.Get(0)->GetObject<TcpL4Protocol>()->SetAttribute(
+            "SocketType",
+            TypeIdValue(exactEcho ? TcpDctcpLinux::GetTypeId() : TcpLinuxReno::GetTypeId()));
+    }
+
+    // -- application ----------------------------------------------------------
+    static constexpr uint16_t PORT = 5001;
+    static constexpr uint16_t BG_PORT = 5002;
+    static constexpr uint32_t REQ = 12, RESP_HDR = 16;
+    Ptr<UniformRandomVariable> jitter;
+    int round = -1;
+    int remaining = 0;
+    int connected = 0;
+    uint64_t roundTimeouts0 = 0, roundRetrans0 = 0;
+    Ptr<Socket> bgSock;
+    std::vector<Ptr<Socket>> keep; // listening and accepted sockets
+
+    uint64_t TotalTimeouts() const
+    {
+        uint64_t t = 0;
+        for (auto& f : flows)
+        {
+            t += f->timeouts;
+        }
+        return t;
+    }
+
+    uint64_t TotalRetrans() const
+    {
+        uint64_t t = 0;
+        for (auto& f : flows)
+        {
+            t += f->retrans;
+        }
+        return t;
+    }
+
+    static void OnCongState(Flow* f,
+                            TcpSocketState::TcpCongState_t from,
+                            TcpSocketState::TcpCongState_t to)
+    {
+        f->congState = to;
+        if (to == TcpSocketState::CA_LOSS && from != TcpSocketState::CA_LOSS)
+        {
+            f->timeouts++;
+        }
+    }
+
+    static void OnTx(Flow* f, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
+    {
+        uint32_t len = p->GetSize();
+        if (len == 0)
+        {
+            return;
+        }
+        uint32_t end = h.GetSequenceNumber().GetValue() + len;
+        if (f->seqInit && static_cast<int32_t>(end - f->maxSeqEnd) <= 0)
+        {
+            f->retrans++;
+        }
+        else
+        {
+            f->maxSeqEnd = end;
+            f->seqInit = true;
+        }
+    }
+
+    static void OnRtt(Flow* f, Time, Time rtt)
+    {
+        double s = rtt.GetSeconds();
+        if (s > 0)
+        {
+            f->lastRtt = s;
+            f->minRtt = std::min(f->minRtt, s);
+        }
+    }
+
+    static void OnCwnd(Flow* f, uint32_t, uint32_t v)
+    {
+        f->cwnd = v;
+    }
+
+    static void OnInflight(Flow* f, uint32_t, uint32_t v)
+    {
+        f->inflight = v;
+    }
+
+    static void OnRwnd(Flow* f, uint32_t, uint32_t v)
+    {
+        f->rwnd = v;
+    }
+
+    static void ServerPush(Flow* f)
+    {
+        while (f->pending > 0)
+        {
+            uint32_t room = f->srv->GetTxAvailable();
+            if (room == 0)
+            {
+                return;
+            }
+            uint32_t n = static_cast<uint32_t>(std::min<uint64_t>({f->pending, room, 1u << 20}));
+            int sent = f->srv->Send(Create<Packet>(n));
+            if (sent <= 0)
+            {
+                return;
+            }
+            f->pending -= sent;
+        }
+    }
+
+    static void ServerSendCb(Flow* f, Ptr<Socket>, uint32_t)
+    {
+        ServerPush(f);
+    }
+
+    static void ServerStart(Flow* f, uint64_t bytes)
+    {
+        f->pending += bytes;
+        ServerPush(f);
+    }
+
+    // Server side: a request (12 bytes) arrived -> answer after the think time.
+    void ServerRecv(Flow* f, Ptr<Socket> s)
+    {
+        while (Ptr<Packet> p = s->Recv())
+        {
+            f->reqBytes += p->GetSize();
+        }
+        while (f->reqBytes >= REQ)
+        {
+            f->reqBytes -= REQ;
+            double d = cfg.jitterUs > 0 ? jitter->GetValue(0, cfg.jitterUs) : 0;
+            Simulator::Schedule(MicroSeconds(d), &Scenario::ServerStart, f, RESP_HDR + Size());
+        }
+    }
+
+    uint64_t Size() const
+    {
+        return cfg.sizeBytes;
+    }
+
+    bool Accept(Ptr<Socket>, const Address&)
+    {
+        return true;
+    }
+
+    void Accepted(Ptr<Socket> s, const Address& from)
+    {
+        Ipv4Address peer = InetSocketAddress::ConvertFrom(from).GetIpv4();
+        keep.push_back(s);
+        Address local;
+        s->GetSockName(local);
+        uint16_t port = InetSocketAddress::ConvertFrom(local).GetPort();
+        if (port == BG_PORT)
+        {
+            s->SetRecvCallback(MakeCallback(&Scenario::SinkRecv, this));
+            return;
+        }
+        // a server's end of a client connection: find the flow by the client address
+        Address me;
+        s->GetSockName(me);
+        Ipv4Address mine = InetSocketAddress::ConvertFrom(me).GetIpv4();
+        for (auto& f : flows)
+        {
+            if (f->srvAddr == mine && !f->srv)
+            {
+                f->srv = s;
+                Flow* fp = f.get();
+                s->SetRecvCallback(MakeCallback(&Scenario::ServerRecvCb, this));
+                m_bySocket[PeekPointer(s)] = fp;
+                s->SetSendCallback(MakeBoundCallback(&Scenario::ServerSendCb, fp));
+                s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&Scenario::OnCongState, fp));
+                s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&Scenario::OnTx, fp));
+                s->TraceConnectWithoutContext("RTT", MakeBoundCallback(&Scenario::OnRtt, fp));
+                if (debug)
+                {
+                    s->TraceConnectWithoutContext("CongestionWindow",
+                                                  MakeBoundCallback(&Scenario::OnCwnd, fp));
+                    s->TraceConnectWithoutContext("BytesInFlight",
+                                                  MakeBoundCallback(&Scenario::OnInflight, fp));
+                    s->TraceConnectWithoutContext("RWND", MakeBoundCallback(&Scenario::OnRwnd, fp));
+                }
+                (void)peer;
+                return;
+            }
+        }
+    }
+
+    std::map<Socket*, Flow*> m_bySocket;
+
+    void ServerRecvCb(Ptr<Socket> s)
+    {
+        auto it = m_bySocket.find(PeekPointer(s));
+        if (it != m_bySocket.end())
+        {
+            ServerRecv(it->second, s);
+        }
+    }
+
+    void SinkRecv(Ptr<Socket> s)
+    {
+        while (Ptr<Packet> p = s->Recv())
+        {
+            bgBytes += p->GetSize();
+        }
+    }
+
+    void ClientConnected(Ptr<Socket> s)
+    {
+        auto it = m_bySocket.find(PeekPointer(s));
+        if (it == m_bySocket.end() || it->second->connected)
+        {
+            return;
+        }
+        it->second->connected = true;
+        connected++;
+        if (connected == cfg.n)
+        {
+            double at = std::max(0.0, cfg.startS - Simulator::Now().GetSeconds());
+            Simulator::Schedule(Seconds(at), &Scenario::StartRound, this);
+        }
+    }
+
+    void ClientFailed(Ptr<Socket>)
+    {
+        error = "a client connection failed";
+        Simulator::Stop();
+    }
+
+    void ClientRecv(Ptr<Socket> s)
+    {
+        auto it = m_bySocket.find(PeekPointer(s));
+        if (it == m_bySocket.end())
+        {
+            return;
+        }
+        Flow* f = it->second;
+        while (Ptr<Packet> p = s->Recv())
+        {
+            f->got += p->GetSize();
+        }
+        if (!f->done && f->got >= f->want)
+        {
+            f->done = true;
+            f->doneAt = Simulator::Now().GetSeconds();
+            if (--remaining == 0)
+            {
+                FinishRound();
+            }
+        }
+    }
+
+    void Ask(Flow* f)
+    {
+        f->reqAt = Simulator::Now().GetSeconds();
+        f->cli->Send(Create<Packet>(REQ));
+    }
+
+    double roundStart = 0;
+
+    void StartRound()
+    {
+        round++;
+        roundStart = Simulator::Now().GetSeconds();
+        roundTimeouts0 = TotalTimeouts();
+        roundRetrans0 = TotalRetrans();
+        remaining = cfg.n;
+        for (auto& f : flows)
+        {
+            f->done = false;
+            f->want = f->got + RESP_HDR + Size();
+            double off = f->idx < static_cast<int>(cfg.offsets.size()) ? cfg.offsets[f->idx] : 0;
+            if (off > 0)
+            {
+                f->reqAt = roundStart + off;
+                Simulator::Schedule(Seconds(off), &Scenario::Ask, this, f.get());
+            }
+            else
+            {
+                Ask(f.get());
+            }
+        }
+    }
+
+    void FinishRound()
+    {
+        RoundResult r;
+        double now = Simulator::Now().GetSeconds();
+        r.start = roundStart;
+        r.completion = now - roundStart;
+        r.bytes = static_cast<uint64_t>(cfg.n) * Size();
+        for (auto& f : flows)
+        {
+            r.fct.push_back(f->doneAt - f->reqAt);
+        }
+        r.timeouts = TotalTimeouts() - roundTimeouts0;
+        r.retrans = TotalRetrans() - roundRetrans0;
+        results.push_back(r);
+        if (static_cast<int>(results.size()) >= cfg.rounds)
+        {
+            finished = true;
+            Simulator::Stop();
+            return;
+        }
+        Simulator::ScheduleNow(&Scenario::StartRound, this);
+    }
+
+    static void BgPush(Ptr<Socket> s, uint32_t)
+    {
+        while (s->GetTxAvailable() >= 65536)
+        {
+            if (s->Send(Create<Packet>(65536)) <= 0)
+            {
+                return;
+            }
+        }
+    }
+
+    static void BgConnected(Ptr<Socket> s)
+    {
+        BgPush(s, 0);
+    }
+
+    static void BgFailed(Ptr<Socket>)
+    {
+    }
+
+    void Apps()
+    {
+        jitter = CreateObject<UniformRandomVariable>();
+        Ipv4Address rx = HostAddr(0);
+        // receiver: background sink
+        Ptr<Socket> sink = Socket::CreateSocket(hosts.Get(0), TcpSocketFactory::GetTypeId());
+        sink->Bind(InetSocketAddress(Ipv4Address::GetAny(), BG_PORT));
+        sink->Listen();
+        sink->SetAcceptCallback(MakeCallback(&Scenario::Accept, this),
+                                MakeCallback(&Scenario::Accepted, this));
+        keep.push_back(sink);
+        for (int i = 0; i < cfg.n; i++)
+        {
+            auto f = std::make_unique<Flow>();
+            f->idx = i;
+            f->srvAddr = HostAddr(i + 1);
+            Ptr<Socket> l = Socket::CreateSocket(hosts.Get(i + 1), TcpSocketFactory::GetTypeId());
+            l->Bind(InetSocketAddress(Ipv4Address::GetAny(), PORT));
+            l->Listen();
+            l->SetAcceptCallback(MakeCallback(&Scenario::Accept, this),
+                                 MakeCallback(&Scenario::Accepted, this));
+            keep.push_back(l);
+            Ptr<Socket> c = Socket::CreateSocket(hosts.Get(0), TcpSocketFactory::GetTypeId());
+            c->Bind();
+            f->cli = c;
+            m_bySocket[PeekPointer(c)] = f.get();
+            c->SetConnectCallback(MakeCallback(&Scenario::ClientConnected, this),
+                                  MakeCallback(&Scenario::ClientFailed, this));
+            c->SetRecvCallback(MakeCallback(&Scenario::ClientRecv, this));
+            // stagger the handshakes by 1 us so that SYNs do not collide
+            Simulator::Schedule(MicroSeconds(i),
+                                &Scenario::DoConnect,
+                                c,
+                                InetSocketAddress(f->srvAddr, PORT));
+            flows.push_back(std::move(f));
+        }
+        if (cfg.background)
+        {
+            bgSock = Socket::CreateSocket(hosts.Get(cfg.n + 1), TcpSocketFactory::GetTypeId());
+            bgSock->Bind();
+            bgSock->SetConnectCallback(MakeCallback(&Scenario::BgConnected),
+                                       MakeCallback(&Scenario::BgFailed));
+            bgSock->SetSendCallback(MakeCallback(&Scenario::BgPush));
+            Simulator::Schedule(MicroSeconds(cfg.n + 1),
+                                &Scenario::DoConnect,
+                                bgSock,
+                                InetSocketAddress(rx, BG_PORT));
+        }
+    }
+
+    static void DoConnect(Ptr<Socket> s, InetSocketAddress to)
+    {
+        s->Connect(to);
+    }
+
+    // -- run ------------------------------------------------------------------
+    void Setup()
+    {
+        Defaults();
+        Build();
+        Apps();
+    }
+
+    // Run until the rounds are done, `until` (simulated seconds), or maxSimS.
+    // Returns true when the run is over (finished, failed, or out of time).
+    bool Advance(double until)
+    {
+        double stop = std::min(until, cfg.maxSimS);
+        double now = Simulator::Now().GetSeconds();
+        if (stop > now)
+        {
+            Simulator::Stop(Seconds(stop - now));
+            Simulator::Run();
+        }
+        if (finished || !error.empty())
+        {
+            return true;
+        }
+        if (Simulator::Now().GetSeconds() >= cfg.maxSimS - 1e-12)
+        {
+            error = "round " + std::to_string(results.size()) + " did not finish within " +
+                    std::to_string(cfg.maxSimS) + " simulated seconds";
+            return true;
+        }
+        return false;
+    }
+
+    // RTT of the flow whose receiver-side key is `key` (the sender's latest sample;
+    // stands in for the agent's timestamp-based estimate), 0 if unknown.
+    double FlowRtt(uint64_t key) const
+    {
+        for (auto& f : flows)
+        {
+            if (RxAgent::Key(f->srvAddr, PORT) == key)
+            {
+                return f->lastRtt;
+            }
+        }
+        return 0;
+    }
+
+    double Now() const
+    {
+        return Simulator::Now().GetSeconds();
+    }
+
+    void Collect()
+    {
+        bottleneck->FlushSeries();
+        double m = 1e9;
+        for (auto& f : flows)
+        {
+            m = std::min(m, f->minRtt);
+        }
+        baseRtt = m < 1e9 ? m : 0;
+    }
+
+    static void Teardown()
+    {
+        Simulator::Destroy();
+    }
+};
+
+} // namespace p4i
+
+#endif // P4INCAST_SIM_SCENARIO_H

@@ -1,0 +1,201 @@
+// p4-incast simulator: the NewDCTCP sender (ALGORITHMS.md §2).
+//
+// NewDCTCP — Sreekumari, Jung, Lee, "An early congestion feedback and rate
+// adjustment schemes for many-to-one communication in cloud-based data center
+// networks", Springer 2015.
+//
+//   unmarked ACKs: NewReno (Linux reno: slow start, then +1 MSS per window);
+//   a window of data with n segments acknowledged, m of them by ECE ACKs:
+//       m > 0:  cwnd <- max(cwnd / 2, (n - m) · MSS)   (once per window)
+//   cwnd never goes below 1 MSS, and at 1 MSS it is not reduced further
+//   (RFC 3168).
+//
+// The window is DCTCP's observation window (ns-3 TcpDctcp, Alizadeh et al.):
+// it ends when the ACKs pass the SND.NXT recorded at its start; the decision
+// is taken there because only then are n and m known (taken at the first ECE,
+// n - m would be "all of the window but one"). Segments, not ACKs, are counted,
+// so delayed ACKs do not change n or m. This is the same rule the receiver-side
+// NewDCTCP-rx applies to its own window (agent/policies/newdctcp_rx.py).
+//
+// Receiver side: inherited from ns-3's TcpDctcp — the exact CE echo of
+// RFC 8257 (ECE on exactly the ACKs of CE data; an immediate ACK whenever the
+// CE state flips), which is what lets the sender count marked segments.
+// ns-3 enters CWR on the first ECE of a window; NewDCTCP does not cut there,
+// so ssthresh is held at cwnd through CWR and the cut happens at window end.
+// Losses (fast retransmit, RTO) halve as NewReno does.
+#ifndef P4INCAST_SIM_TCP_NEWDCTCP_H
+#define P4INCAST_SIM_TCP_NEWDCTCP_H
+
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace ns3
+{
+
+class TcpNewDctcp : public TcpDctcp
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpNewDctcp")
+                                .SetParent<TcpDctcp>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpNewDctcp>();
+        return tid;
+    }
+
+    TcpNewDctcp()
+        : TcpDctcp()
+    {
+    }
+
+    TcpNewDctcp(const TcpNewDctcp& o)
+        : TcpDctcp(o),
+          m_nextSeq(o.m_nextSeq),
+          m_started(o.m_started),
+          m_acked(o.m_acked),
+          m_marked(o.m_marked)
+    {
+    }
+
+    std::string GetName() const override
+    {
+        return "TcpNewDctcp";
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpNewDctcp>(this);
+    }
+
+    // Called on loss (fast retransmit, RTO) and on the first ECE of a window.
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        uint32_t cwnd = tcb->m_cWnd;
+        m_ssCallAt = Simulator::Now();
+        m_ssCallCwnd = cwnd;
+        m_ssCallEce = tcb->m_ecnState == TcpSocketState::ECN_ECE_RCVD &&
+                      tcb->m_congState == TcpSocketState::CA_OPEN;
+        if (m_ssCallEce)
+        {
+            return cwnd; // ECN: NewDCTCP decides at the end of the window
+        }
+        return std::max(2 * tcb->m_segmentSize, cwnd / 2);
+    }
+
+    void CongestionStateSet(Ptr<TcpSocketState> tcb,
+                            const TcpSocketState::TcpCongState_t newState) override
+    {
+        if (newState == TcpSocketState::CA_CWR)
+        {
+            tcb->m_ssThresh = std::max(tcb->m_ssThresh.Get(), tcb->m_cWnd.Get());
+        }
+        else if (newState == TcpSocketState::CA_LOSS && m_ssCallEce &&
+                 m_ssCallAt == Simulator::Now())
+        {
+            // an RTO that happened to see ECE_RCVD: a loss, halve
+            tcb->m_ssThresh = std::max(2 * tcb->m_segmentSize, m_ssCallCwnd / 2);
+        }
+    }
+
+    void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, const Time& rtt) override
+    {
+        if (!m_started)
+        {
+            m_nextSeq = tcb->m_nextTxSequence;
+            m_started = true;
+        }
+        m_acked += segmentsAcked;
+        if (tcb->m_ecnState == TcpSocketState::ECN_ECE_RCVD)
+        {
+            m_marked += segmentsAcked;
+        }
+        if (tcb->m_lastAckedSeq >= m_nextSeq)
+        {
+            if (m_marked > 0)
+            {
+                Cut(tcb);
+            }
+            m_nextSeq = tcb->m_nextTxSequence;
+            m_acked = 0;
+            m_marked = 0;
+        }
+    }
+
+    uint64_t cuts = 0; // windows that ended marked
+
+  private:
+    void Cut(Ptr<TcpSocketState> tcb)
+    {
+        cuts++;
+        uint32_t mss = tcb->m_segmentSize;
+        uint32_t cwnd = tcb->m_cWnd;
+        uint32_t unmarked = m_acked > m_marked ? m_acked - m_marked : 0;
+        if (cwnd > mss)
+        {
+            uint32_t next = std::max({cwnd / 2, unmarked * mss, mss});
+            if (next < cwnd)
+            {
+                tcb->m_cWnd = next;
+            }
+        }
+        tcb->m_ssThresh = std::max(tcb->m_cWnd.Get(), 2 * mss); // slow start is over
+    }
+
+    SequenceNumber32 m_nextSeq{0};
+    bool m_started = false;
+    uint32_t m_acked = 0;
+    uint32_t m_marked = 0;
+    Time m_ssCallAt{Seconds(-1)};
+    uint32_t m_ssCallCwnd = 0;
+    bool m_ssCallEce = false;
+};
+
+// ns-3's TcpDctcp with Linux's floor on the cut: ssthresh >= 2 segments
+// (tcp_dctcp.c dctcp_ssthresh). Without it a small window is cut below one
+// segment, the sender cannot send a full segment, nothing is in flight, no
+// timer runs, and the flow stalls for good.
+class TcpDctcpLinux : public TcpDctcp
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpDctcpLinux")
+                                .SetParent<TcpDctcp>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpDctcpLinux>();
+        return tid;
+    }
+
+    TcpDctcpLinux()
+        : TcpDctcp()
+    {
+    }
+
+    TcpDctcpLinux(const TcpDctcpLinux& o)
+        : TcpDctcp(o)
+    {
+    }
+
+    std::string GetName() const override
+    {
+        return "TcpDctcpLinux";
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpDctcpLinux>(this);
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        return std::max(2 * tcb->m_segmentSize, TcpDctcp::GetSsThresh(tcb, bytesInFlight));
+    }
+};
+
+} // namespace ns3
+
+#endif // P4INCAST_SIM_TCP_NEWDCTCP_H

@@ -1,0 +1,36 @@
+"""Load the simulator's C++ (sim/cpp/*.h) into this process through ns-3's cppyy bindings.
+
+`load()` imports ns-3 (`pip install ns3`; about 20 s the first time in a
+process) and compiles the headers once; later calls return the same namespace.
+`available()` says whether ns-3 can be imported at all, with the reason when not.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+CPP_DIR = Path(__file__).resolve().parent / "cpp"
+
+
+def available() -> tuple[bool, str]:
+    """(True, "") when `import ns` can work here, else (False, why)."""
+    if importlib.util.find_spec("ns") is None:
+        return False, "ns-3 is not installed (pip install ns3)"
+    return True, ""
+
+
+@functools.cache
+def load() -> Any:
+    """The C++ namespace `p4i` (EcnQueue, RxAgent, Scenario, ...), compiled once per process."""
+    ok, why = available()
+    if not ok:
+        raise RuntimeError(why)
+    import cppyy
+    from ns import ns  # noqa: F401  (loads ns-3 and cppyy)
+
+    cppyy.add_include_path(str(CPP_DIR))
+    cppyy.include("scenario.h")
+    return cppyy.gbl.p4i
