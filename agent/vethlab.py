@@ -13,11 +13,13 @@ commands are used.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from p4incast.agent.datapath import default_bpf_dir
+from p4incast.agent.libbpf import BpfError, lib
 
 __all__ = ["SsSample", "VethLab", "lab_skip_reason"]
 
@@ -208,6 +211,34 @@ class VethLab:
                 "tc",
             )
 
+    def add_vq_marker(self, k_bytes: int, rate_mbit: int | None = None) -> None:
+        """Mark CE at the bottleneck when its (virtual) backlog is >= k_bytes."""
+        rate = rate_mbit or self.rate_mbit
+        out = self.ns(
+            self.ns_s,
+            sys.executable,
+            "-m",
+            "p4incast.agent.vethlab",
+            "attach-marker",
+            self.dev_s,
+            str(rate),
+            str(k_bytes),
+        )
+        self.vq_map_id = int(out.split()[-1])
+
+    def marker_counts(self) -> tuple[int, int]:
+        """(packets marked, packets seen) by the virtual-queue marker."""
+        lb = lib()
+        fd = lb.c.bpf_map_get_fd_by_id(self.vq_map_id)
+        if fd < 0:
+            return (0, 0)
+        try:
+            v = (ctypes.c_uint64 * 4)()
+            lb.lookup(fd, ctypes.c_uint32(0), v)
+            return int(v[2]), int(v[3])
+        finally:
+            os.close(fd)
+
     def close(self) -> None:
         for p in self.procs:
             if p.poll() is None:
@@ -279,7 +310,9 @@ class VethLab:
         time.sleep(0.3)
         return p
 
-    def start_client(self, seconds: float, port: int = 5201, cc: str = "cubic") -> subprocess.Popen:
+    def start_client(
+        self, seconds: float, port: int = 5201, cc: str = "cubic", parallel: int = 1
+    ) -> subprocess.Popen:
         return self.spawn(
             self.ns_s,
             "iperf3",
@@ -291,6 +324,8 @@ class VethLab:
             str(seconds),
             "-C",
             cc,
+            "-P",
+            str(parallel),
             "-J",
         )
 
@@ -315,8 +350,55 @@ class VethLab:
                 best = s
         return best
 
+    def sender_rtts_ms(self, port: int = 5201) -> list[float]:
+        """Smoothed RTT (ms) of every sender connection that carries data."""
+        out = self.ns(
+            self.ns_s, "ss", "-tinH", "dst", self.ip_r, "dport", f"= :{port}", check=False
+        )
+        rtts = []
+        for block in re.split(r"\n(?=\S)", out.strip()):
+            m = re.search(r"\brtt:([\d.]+)/", block)
+            if m and "bytes_acked" in block and _SS_FIELDS["unacked"].search(block):
+                rtts.append(float(m.group(1)))
+        return rtts
+
     def attached_progs(self) -> str:
         """What `bpftool net` would show, via tc: our tcx/clsact programs on the receiver."""
         out = self.ns(self.ns_r, "tc", "filter", "show", "dev", self.dev_r, "ingress", check=False)
         out += self.ns(self.ns_r, "tc", "filter", "show", "dev", self.dev_r, "egress", check=False)
         return out
+
+
+def _attach_marker(dev: str, rate_mbit: int, k_bytes: int) -> int:
+    """In the current netns: ce_mark.bpf.o on dev's clsact egress (netlink filter, outlives
+    this process; deleting the namespace removes it), configured for a virtual queue."""
+    lb = lib()
+    obj = lb.open_object(default_bpf_dir() / "ce_mark.bpf.o")
+    lb.load_object(obj, "ce_mark.bpf.o")
+    cfg = (ctypes.c_uint64 * 2)(rate_mbit * 1_000_000 // 8, k_bytes)
+    lb.update(lb.c.bpf_map__fd(lb.map(obj, "ce_cfg")), ctypes.c_uint32(0), cfg)
+    ifindex = socket.if_nametoindex(dev)
+    h = lb.tc_hook(ifindex, egress=True)
+    h.attach_point = 1 | 2
+    rc = lb.c.bpf_tc_hook_create(ctypes.byref(h))
+    if rc not in (0, -17):
+        raise BpfError("bpf_tc_hook_create", rc)
+    from p4incast.agent.libbpf import TcOpts
+
+    o = TcOpts()
+    o.sz = ctypes.sizeof(TcOpts)
+    o.prog_fd = lb.c.bpf_program__fd(lb.program(obj, "ce_mark"))
+    hk = lb.tc_hook(ifindex, egress=True)
+    rc = lb.c.bpf_tc_attach(ctypes.byref(hk), ctypes.byref(o))
+    if rc:
+        raise BpfError("bpf_tc_attach", rc)
+    from p4incast.agent.runner import _map_id
+
+    return _map_id(lb.c.bpf_map__fd(lb.map(obj, "ce_vq")))
+
+
+if __name__ == "__main__":  # helper run inside the sender's namespace
+    if len(sys.argv) == 5 and sys.argv[1] == "attach-marker":
+        print(_attach_marker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
+    else:
+        sys.exit("usage: python -m p4incast.agent.vethlab attach-marker DEV RATE_MBIT K_BYTES")

@@ -113,11 +113,41 @@ def bench_veth(rate: int, seconds: float, reps: int, ns_in: float, ns_eg: float)
                 f"agent CPU {pol:<12} {100 * (c1 - c0) / (t1 - t0):5.2f} % of one core at "
                 f"{g / 1e6:.0f} Mbit/s  [target < 5 %]"
             )
+        many_flows(lab, seconds)
         # In-kernel share: every data packet crosses ingress, every other one an ACK egress.
         bpf = (ns_in * pps_in + ns_eg * pps_in / 2) / 1e9
         print(
             f"BPF in softirq ~ {100 * bpf:5.2f} % of one core at {pps_in:,.0f} data pkts/s "
             "(ns/packet x rate; delayed ACKs: 1 ACK per 2 packets)"
+        )
+
+
+def many_flows(lab: VethLab, seconds: float, n: int = 8, k_pkts: int = 20) -> None:
+    """n parallel flows through a bottleneck that marks CE at backlog >= K (senders see
+    ECE too): goodput, sender RTT, marks; no agent vs the agent's policies."""
+    lab.add_vq_marker(k_bytes=k_pkts * 1514)
+    for pol in ("off", "newdctcp-rx", "ictcp", "rcc"):
+        extra = ("--capacity-mbps", str(lab.rate_mbit)) if pol == "ictcp" else ()
+        m0 = lab.marker_counts()
+        agent = lab.start_agent(pol, *extra) if pol != "off" else None
+        cl = lab.start_client(seconds, parallel=n)
+        time.sleep(1.0)
+        rtts: list[float] = []
+        t_end = time.monotonic() + seconds - 2.0
+        while time.monotonic() < t_end:
+            rtts += lab.sender_rtts_ms()
+            time.sleep(0.1)
+        g = lab.goodput_bps(cl)
+        if agent:
+            lab.stop(agent)
+        rtts.sort()
+        p50 = rtts[len(rtts) // 2] if rtts else 0.0
+        p95 = rtts[min(len(rtts) - 1, int(0.95 * len(rtts)))] if rtts else 0.0
+        m1 = lab.marker_counts()
+        frac = (m1[0] - m0[0]) / max(1, m1[1] - m0[1])
+        print(
+            f"{n} flows, CE at K={k_pkts} pkts, {pol:<12} goodput {g / 1e6:6.1f} Mbit/s  "
+            f"sender srtt p50 {p50:.2f} ms  p95 {p95:.2f} ms  CE {100 * frac:.1f} %"
         )
 
 
