@@ -180,6 +180,8 @@ def test_userspace_policies_clamp_through_the_same_path(lab: VethLab, policy: st
         # one change: allow the largest W seen).
         assert s.snd_wnd <= max(ff["w_user"] for _, ff in got) + (1 << f["wscale"])
     if policy == "rcc":
-        # Q = 20 packets over iperf3's two connections: 10 packets each.
-        assert max(f["w_user"] for _, f in got) == 10 * 1448
+        # Q = 20 packets over iperf3's two connections: 10 packets each (20 when the
+        # control connection's one RTT sample, taken across an idle gap, exceeded
+        # the 2 ms limit and left it out of the assignment).
+        assert {f["w_user"] for _, f in got} <= {10 * 1448, 20 * 1448}
     assert gp > 0.3 * lab.rate_mbit * 1e6
