@@ -33,4 +33,5 @@ def load() -> Any:
 
     cppyy.add_include_path(str(CPP_DIR))
     cppyy.include("scenario.h")
+    cppyy.include("conformance.h")
     return cppyy.gbl.p4i

@@ -274,6 +274,16 @@ TestFrameNumber(Ptr<const Packet> p)
     return ip.GetIdentification();
 }
 
+inline Ptr<EcnQueue>
+NewEcnQueue(int mode, uint32_t k, uint64_t bufferBytes)
+{
+    Ptr<EcnQueue> q = CreateObject<EcnQueue>();
+    q->mode = mode;
+    q->k = k;
+    q->bufferBytes = bufferBytes;
+    return q;
+}
+
 // Numbers (1-based) of the marked packets of a 2K-style burst of n frames into
 // an idle queue. early = how many packets leave before the rest arrive: 0 is the
 // ideal pause (all n queued, then drained), 1 is the port's own behaviour and

@@ -6,7 +6,7 @@
 // receiver sends passes the NIC queue where its window field is clamped
 // (Egress, before the packet is queued):
 //
-//     field = min(kernel_field, max(W >> ws, 1, ceil((RE - ack) / 2^ws)))
+//     field = min(kernel_field, max(ceil(W / 2^ws), ceil((RE - ack) / 2^ws)))
 //
 // RE = right edge of the previous ACK of the flow, so the right edge never
 // moves left; ws = the receiver's own window scale when both SYNs carried it.
@@ -180,7 +180,7 @@ class RxAgent : public EgressHook
         uint32_t out = kernelField;
         if (w)
         {
-            uint64_t want = std::max<uint64_t>(w >> ws, 1);
+            uint64_t want = (w + (1u << ws) - 1) >> ws; // W / 2^ws rounded up
             if (f.reValid)
             {
                 uint32_t d = f.lastRe - ack;
