@@ -234,9 +234,13 @@ class RxWin:
             try:
                 fds.append(self.lib.tcx_link(self.ingress_fd, ifindex, egress=False))
                 fds.append(self.lib.tcx_link(self.egress_fd, ifindex, egress=True))
-            except BpfError:
+            except BpfError as e:
                 for fd in fds:
                     os.close(fd)
+                if e.errno in (22, 95):  # EINVAL / EOPNOTSUPP: kernel without TCX (< 6.6)
+                    raise BpfError(
+                        f"{e} — this kernel lacks TCX: use --attach clsact", e.errno
+                    ) from e
                 raise
             self.attachment = Attachment("tcx", ifindex, tuple(fds))
         elif mode == "clsact":

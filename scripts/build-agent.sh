@@ -38,7 +38,8 @@ built=()
 for src in "$SRC"/*.bpf.c tests/agent/bpf/*.bpf.c; do
   [ -e "$src" ] || continue
   obj="$OUT/$(basename "${src%.c}").o"
-  if [ "$obj" -nt "$src" ] && [ "$obj" -nt "$SRC/rxwin.h" ] && [ "$obj" -nt "$SRC/p4i_cc.h" ] && [ "$obj" -nt "$OUT/vmlinux.h" ]; then
+  if [ "$obj" -nt "$src" ] && [ "$obj" -nt "$OUT/vmlinux.h" ] &&
+     [ -z "$(find "$SRC" "$(dirname "$src")" -name '*.h' -newer "$obj" 2>/dev/null)" ]; then
     continue
   fi
   clang -target bpf -g -O2 -Wall -Werror -D__TARGET_ARCH_x86 \
