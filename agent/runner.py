@@ -28,7 +28,15 @@ from pathlib import Path
 from types import FrameType
 
 from p4incast.agent.config import AgentConfig, ConfigError
-from p4incast.agent.datapath import Flow, FlowKey, RxWin, read_flows, read_stats
+from p4incast.agent.datapath import (
+    FL_HS,
+    FL_SLOW,
+    Flow,
+    FlowKey,
+    RxWin,
+    read_flows,
+    read_stats,
+)
 from p4incast.agent.libbpf import BpfError, MapInfo, lib
 from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
 from p4incast.agent.policies.rcc import Rcc, RccParams
@@ -133,6 +141,9 @@ def run(cfg: AgentConfig, *, ready: Path | None = None, log=print) -> int:  # no
         except _Stop as s:
             log(f"p4incast-agent: {s}; detaching from {cfg.iface}")
         finally:
+            rx.detach()  # first: fail open before anything else can go wrong
+            with contextlib.suppress(Exception):
+                log(f"p4incast-agent: {_summary(rx)}")
             rx.close()
             with contextlib.suppress(OSError):
                 state.unlink()
@@ -185,6 +196,19 @@ def _loop(rx: RxWin, cfg: AgentConfig, capacity_Bps: float) -> None:
                 next_sweep = now + 1.0
     finally:
         rx_bytes.close()
+
+
+def _summary(rx: RxWin) -> str:
+    """One line for the log: what the data path saw and did (flows still in the table)."""
+    st = rx.stats()
+    flows = [f for _, f in rx.dump()]
+    slow = sum(1 for f in flows if f.flags & FL_SLOW)
+    nohs = sum(1 for f in flows if (f.flags & FL_HS) != FL_HS)
+    return (
+        f"rx_pkts={st['rx_pkts']} acks={st['tx_acks']} rewrites={st['rewrites']} "
+        f"flows_new={st['flows_new']} flows_end={st['flows_end']} bad_opts={st['bad_opts']} "
+        f"resident={len(flows)} rtt_excluded={slow} no_handshake={nohs}"
+    )
 
 
 def _rtt_s(f: Flow) -> float:
