@@ -183,5 +183,6 @@ def test_userspace_policies_clamp_through_the_same_path(lab: VethLab, policy: st
         # Q = 20 packets over iperf3's two connections: 10 packets each (20 when the
         # control connection's one RTT sample, taken across an idle gap, exceeded
         # the 2 ms limit and left it out of the assignment).
-        assert {f["w_user"] for _, f in got} <= {10 * 1448, 20 * 1448}
+        # The receiver alpha (1/32 marks) cuts below that now and then; never above.
+        assert max(f["w_user"] for _, f in got) in (10 * 1448, 20 * 1448)
     assert gp > 0.3 * lab.rate_mbit * 1e6
