@@ -72,6 +72,10 @@ struct RunConfig
     uint32_t segSize = 1448;
     uint32_t gapBytes = 48; // wire bytes per packet beyond PPP + IP: 1538 - 1490
     uint32_t initCwnd = 10;
+    // Receive buffer = the largest window a receiver offers. Bounds a long
+    // flow's window (ns-3 has no TSQ: a sender's NIC queue would otherwise
+    // grow with cwnd without limit).
+    uint32_t rcvBufBytes = 256u << 10;
     uint32_t delAckCount = 2;
     double delAckTimeoutMs = 1;
     double seriesBinUs = 100; // 0 = no depth series
@@ -152,7 +156,7 @@ class Scenario
         Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
                            TimeValue(MicroSeconds(cfg.delAckTimeoutMs * 1000)));
         Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8u << 20));
-        Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4u << 20));
+        Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(cfg.rcvBufBytes));
         Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MilliSeconds(200)));
         Config::SetDefault("ns3::TcpSocketBase::MinRto",
                            TimeValue(MicroSeconds(cfg.rtoMinMs * 1000)));

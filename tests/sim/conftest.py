@@ -22,7 +22,3 @@ def p4i() -> Any:
         return native.load()
     except Exception as exc:  # ns-3 present but unusable here
         pytest.skip(f"simulator: ns-3 failed to load: {type(exc).__name__}: {exc}")
-
-
-def scheme(name: str, ecn: str, k: int, cc: str, agent: str = "off", batching: bool = False):
-    return {"name": name, "ecn": ecn, "k": k, "cc": cc, "agent": agent, "batching": batching}

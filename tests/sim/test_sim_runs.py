@@ -1,0 +1,129 @@
+"""End-to-end checks of the simulated model (issue 5, "Checks the model must pass").
+
+Each asserts an observable outcome of a whole run: goodput against the framing
+limit, RTO rounds and goodput under drop-tail incast, the DCTCP queue against
+the closed form of ALGORITHMS.md §5, and the run dict's shape (contract.md).
+How each scheme fares is a result to report, not something asserted here.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from p4incast.sim.engine import run_point
+
+LINK_BPS = 1e9
+FRAMING = 1448 / 1538  # TCP payload per wire byte of a full packet (timestamps on)
+RTT_S = 100e-6
+WIRE_BITS = 1538 * 8
+
+
+def scheme(name: str, ecn: str, k: int, cc: str, agent: str = "off") -> dict[str, Any]:
+    return {"name": name, "ecn": ecn, "k": k, "cc": cc, "agent": agent, "batching": False}
+
+
+DROPTAIL = scheme("droptail", "off", 0, "reno")
+
+
+def _goodput(run: dict[str, Any]) -> float:
+    rs = run["rounds"]
+    return sum(r["goodput_bps"] for r in rs) / len(rs)
+
+
+def _rto_ratio(run: dict[str, Any]) -> float:
+    rs = run["rounds"]
+    return sum(r["rto"] for r in rs) / len(rs)
+
+
+def test_single_flow_reaches_the_framing_limit(p4i: Any) -> None:
+    run = run_point({"scheme": DROPTAIL, "n": 1, "app": {"sru_bytes": 8 << 20, "rounds": 2}})
+    assert run["status"] == "ok", run["error"]
+    last = run["rounds"][-1]["goodput_bps"]
+    assert last >= 0.90 * FRAMING * LINK_BPS, f"{last / 1e6:.1f} Mbit/s"
+    assert last <= FRAMING * LINK_BPS * 1.001  # never above the wire's limit
+    assert 0.09 < run["base_rtt_ms"] < 0.2  # 4 x 25 us + serialisation
+
+
+def test_droptail_shows_incast(p4i: Any) -> None:
+    """Marking off, 64 KB buffer, reno: from some N on every round waits for an RTO
+    and goodput falls well below the one-server goodput."""
+    runs = {
+        n: run_point({"scheme": DROPTAIL, "n": n, "app": {"rounds": 10}, "seed": 1})
+        for n in (1, 16)
+    }
+    for run in runs.values():
+        assert run["status"] == "ok", run["error"]
+    assert _rto_ratio(runs[1]) == 0.0
+    assert _rto_ratio(runs[16]) >= 0.5
+    assert _goodput(runs[16]) < 0.8 * _goodput(runs[1])
+    port = runs[16]["switch"]["ports"]["1"]
+    assert port["queue_drops"] > 0 and port["marked"] == 0
+    assert all(r["timeouts"] > 0 for r in runs[16]["rounds"] if r["rto"])
+
+
+def test_dctcp_mark_tail_queue_within_the_closed_form(p4i: Any) -> None:
+    """N long DCTCP flows, K = 20, mark-tail: while all N are active the queue stays
+    near K + N, within K + N + ½·√(2N(C·RTT + K)) (Alizadeh et al.; §5)."""
+    n, k = 16, 20
+    run = run_point(
+        {
+            "scheme": scheme("mark-tail", "tail", k, "dctcp"),
+            "n": n,
+            "topology": {"buffer_bytes": 256 << 10},
+            "app": {"sru_bytes": 2 << 20, "rounds": 1, "jitter_us": 0},
+        }
+    )
+    assert run["status"] == "ok", run["error"]
+    rnd = run["rounds"][0]
+    start = run["depth_series"][0][0]
+    first_done = min(rnd["fct_s"])  # FCTs count from the request, at round start
+    series = run["depth_series"]
+    t_req = start + 0.005  # the round starts 5 ms in (after the handshakes)
+    steady = [d for t, d in series if t_req + 0.02 < t < t_req + first_done - 0.001]
+    assert len(steady) > 50
+    bdp = LINK_BPS * RTT_S / WIRE_BITS
+    bound = k + n + 0.5 * math.sqrt(2 * n * (bdp + k))
+    assert k <= max(steady) <= bound, (max(steady), bound)
+    assert rnd["timeouts"] == 0
+    assert run["switch"]["ports"]["1"]["marked"] > 0
+
+
+def test_run_dict_has_the_contract_shape(p4i: Any) -> None:
+    run = run_point(
+        {
+            "scheme": scheme("front+rx", "front", 20, "reno", agent="newdctcp-rx"),
+            "n": 4,
+            "repeat": 1,
+            "seed": 3,
+            "app": {"rounds": 3},
+        }
+    )
+    assert run["status"] == "ok", run["error"]
+    assert run["engine"] == "sim" and run["scheme"] == "front+rx"
+    assert (run["n"], run["repeat"]) == (4, 1)
+    assert [r["round"] for r in run["rounds"]] == [0, 1, 2]
+    for r in run["rounds"]:
+        assert r["bytes"] == 4 * 65536
+        assert len(r["fct_s"]) == 4 and max(r["fct_s"]) <= r["completion_s"] + 1e-9
+        assert r["goodput_bps"] == 8 * r["bytes"] / r["completion_s"]
+        assert r["rto"] == (r["timeouts"] > 0)
+    port = run["switch"]["ports"][run["switch"]["bottleneck_port"]]
+    for key in ("marked", "ect", "ce_in", "ecn_drop", "queue_drops", "egress", "hist"):
+        assert key in port
+    assert sum(port["hist"].values()) == port["egress"]  # one count per packet, all left
+    assert run["agent"]["clamped_acks"] > 0  # the receiver clamped windows
+
+
+def test_bad_point_fails_with_one_clear_error() -> None:
+    """Checked before ns-3 is loaded, so this runs everywhere."""
+    run = run_point(
+        {
+            "scheme": scheme("x", "sideways", 99, "vegas"),
+            "n": 0,
+            "topology": {"buffer_bytes": 100},
+        }
+    )
+    assert run["status"] == "failed"
+    for word in ("n must be", "ecn", "cc", "buffer_bytes"):
+        assert word in run["error"]
