@@ -127,3 +127,38 @@ def test_bad_point_fails_with_one_clear_error() -> None:
     assert run["status"] == "failed"
     for word in ("n must be", "ecn", "cc", "buffer_bytes"):
         assert word in run["error"]
+
+
+def test_leaf_spine_with_background_flow(p4i: Any) -> None:
+    """Two leaves, two spines, a long background flow into the receiver: the rounds
+    complete, and the bottleneck carries more than the incast bytes."""
+    run = run_point(
+        {
+            "scheme": scheme("mark-front", "front", 20, "newdctcp"),
+            "n": 6,
+            "topology": {"kind": "leaf_spine", "spines": 2, "background": True},
+            "app": {"rounds": 3},
+        }
+    )
+    assert run["status"] == "ok", run["error"]
+    incast_pkts = sum(r["bytes"] for r in run["rounds"]) / 1448
+    port = run["switch"]["ports"]["1"]
+    assert port["egress"] > 1.5 * incast_pkts  # the background flow shares the port
+    assert any(r["timeouts"] == 0 for r in run["rounds"]) or port["marked"] > 0
+
+
+def test_batching_staggers_requests(p4i: Any) -> None:
+    """Seed-003 batching: servers asked in k batches T~ apart, so a round lasts at
+    least T~·(k − 1) (experiments/batching.plan gives k and T~)."""
+    from p4incast.experiments import batching
+    from p4incast.sim.engine import base_rtt_s
+
+    n = 8
+    sch = scheme("batching", "off", 0, "reno")
+    sch["batching"] = True
+    run = run_point({"scheme": sch, "n": n, "app": {"rounds": 2}})
+    assert run["status"] == "ok", run["error"]
+    plan = batching.plan(n, 65536, 65536, LINK_BPS, base_rtt_s({"delay_us": 25, "link_gbps": 1}))
+    assert plan.k > 1
+    for r in run["rounds"]:
+        assert r["completion_s"] >= plan.t_tilde * (plan.k - 1)
