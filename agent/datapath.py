@@ -120,17 +120,20 @@ class Flow(ctypes.Structure):
         ("srtt_us", ctypes.c_uint32),
         ("rtt_min_us", ctypes.c_uint32),
         ("retrans", ctypes.c_uint32),
+        ("ts_echoed", ctypes.c_uint32),
         ("peer_mss", ctypes.c_uint16),
         ("local_mss", ctypes.c_uint16),
         ("wscale", ctypes.c_uint8),
         ("local_ws", ctypes.c_uint8),
         ("peer_ws", ctypes.c_uint8),
-        ("pad", ctypes.c_uint8),
+        ("re_valid", ctypes.c_uint8),
     ]
 
     def as_dict(self) -> dict[str, int | bool]:
         d: dict[str, int | bool] = {
-            n: getattr(self, n) for n, _ in self._fields_ if n not in ("pad", "ts_val")
+            n: getattr(self, n)
+            for n, _ in self._fields_
+            if n not in ("ts_val", "ts_echoed", "re_valid")
         }
         d["handshake"] = (self.flags & FL_HS) == FL_HS
         d["slow_start"] = not self.flags & FL_MARKED

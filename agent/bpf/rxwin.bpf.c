@@ -42,6 +42,11 @@
  * entries.
  *
  * Programs return TC_ACT_UNSPEC (= TCX_NEXT) so later tc programs still run.
+ *
+ * No locks: ingress and egress of one flow may run on two CPUs at once, so
+ * after the handshake every field has one writer — flags, W and the window
+ * counters belong to ingress; re_valid, last_re, ts_val, ts_ns to egress.
+ * Statistics counters may lose an increment under such a race.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_endian.h>
@@ -407,7 +412,7 @@ int rx_ingress(struct __sk_buff *skb)
 	}
 	f->last_ns = now;
 
-	if (p.o.has_ts && (f->flags & FL_TS_PENDING) && p.o.tsecr == f->ts_val) {
+	if (p.o.has_ts && f->ts_val != f->ts_echoed && p.o.tsecr == f->ts_val) {
 		__u32 s = (now - f->ts_ns) / 1000;
 
 		f->srtt_us = f->srtt_us ? (7 * (__u64)f->srtt_us + s) / 8 : s;
@@ -417,7 +422,7 @@ int rx_ingress(struct __sk_buff *skb)
 			f->flags |= FL_SLOW;
 		else
 			f->flags &= ~FL_SLOW;
-		f->flags &= ~FL_TS_PENDING;
+		f->ts_echoed = f->ts_val;
 	}
 
 	if (p.payload) {
@@ -503,9 +508,10 @@ int rx_egress(struct __sk_buff *skb)
 	stat_inc(ST_TX_ACKS);
 	f->acks++;
 	if (p.o.has_ts && p.o.tsval != f->ts_val) {
+		f->ts_ns = now; /* before ts_val: ingress may read them meanwhile */
+		asm volatile("" ::: "memory");
 		f->ts_val = p.o.tsval;
-		f->ts_ns = now;
-		f->flags |= FL_TS_PENDING;
+		/* Awaiting its echo while ts_val != ts_echoed (ingress writes that). */
 	}
 
 	ws = f->wscale & 15;
@@ -529,7 +535,7 @@ int rx_egress(struct __sk_buff *skb)
 			 * 1.8 at a large scale leaves one segment waiting for a
 			 * delayed ACK). */
 			__u32 want = (w + (1U << ws) - 1) >> ws;
-			if (f->flags & FL_RE_VALID) {
+			if (f->re_valid) {
 				__u32 d = f->last_re - p.ack;
 
 				if ((__s32)d > 0) {
@@ -554,7 +560,7 @@ int rx_egress(struct __sk_buff *skb)
 	f->last_ack = p.ack;
 	f->last_field = newf;
 	f->last_re = p.ack + (newf << ws);
-	f->flags |= FL_RE_VALID;
+	f->re_valid = 1;
 	return TC_ACT_UNSPEC_;
 }
 

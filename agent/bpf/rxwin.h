@@ -19,8 +19,7 @@
 #define FL_PEER_TS (1U << 4)
 #define FL_LOCAL_TS (1U << 5)
 #define FL_MARKED (1U << 6)     /* first CE seen: slow start is over */
-#define FL_RE_VALID (1U << 7)   /* last_re holds the right edge we advertised */
-#define FL_TS_PENDING (1U << 8) /* ts_val sent, its echo not seen yet */
+/* bits 7, 8: unused (re_valid, ts_echoed are separate fields: one writer each) */
 #define FL_SEQ_VALID (1U << 9)  /* hi_seq initialised */
 #define FL_SLOW (1U << 10)      /* min RTT above the limit: never rewritten */
 #define FL_HS (FL_PEER_SYN | FL_LOCAL_SYN)
@@ -82,12 +81,13 @@ struct flow {
 	__u32 srtt_us;
 	__u32 rtt_min_us;
 	__u32 retrans;   /* data packets that carried no new bytes */
+	__u32 ts_echoed; /* the last ts_val whose echo gave an RTT sample (ingress) */
 	__u16 peer_mss;
 	__u16 local_mss;
 	__u8 wscale;     /* our receive window scale in effect (0 if not negotiated) */
 	__u8 local_ws;
 	__u8 peer_ws;
-	__u8 pad;
+	__u8 re_valid;   /* last_re holds the right edge we advertised (egress) */
 };
 
 #endif
