@@ -305,10 +305,29 @@ class VethLab:
         p.send_signal(sig)
         return p.wait(timeout=timeout)
 
-    def start_server(self, port: int = 5201) -> subprocess.Popen:
-        p = self.spawn(self.ns_r, "iperf3", "-s", "-p", str(port))
+    def start_server(self, port: int = 5201, in_sender: bool = False) -> subprocess.Popen:
+        """iperf3 server in the receiver's namespace, or in the sender's (for -R runs)."""
+        p = self.spawn(self.ns_s if in_sender else self.ns_r, "iperf3", "-s", "-p", str(port))
         time.sleep(0.3)
         return p
+
+    def start_reverse_client(self, seconds: float, port: int = 5202) -> subprocess.Popen:
+        """The receiver connects (active open, as the incast client does); data flows
+        from the sender's namespace to the receiver's (iperf3 -R)."""
+        return self.spawn(
+            self.ns_r,
+            "iperf3",
+            "-c",
+            self.ip_s,
+            "-p",
+            str(port),
+            "-t",
+            str(seconds),
+            "-R",
+            "-C",
+            "cubic",
+            "-J",
+        )
 
     def start_client(
         self, seconds: float, port: int = 5201, cc: str = "cubic", parallel: int = 1
@@ -335,11 +354,11 @@ class VethLab:
         j = json.loads(out)
         return float(j["end"]["sum_received"]["bits_per_second"])
 
-    def ss_sample(self, port: int = 5201) -> SsSample | None:
-        """The sender's busiest connection to the receiver, from `ss -ti`."""
-        out = self.ns(
-            self.ns_s, "ss", "-tinH", "dst", self.ip_r, "dport", f"= :{port}", check=False
-        )
+    def ss_sample(self, port: int = 5201, sender_port: bool = False) -> SsSample | None:
+        """The sender's busiest connection to the receiver, from `ss -ti`
+        (sender_port: the sender is the server side, port is its local port)."""
+        sel = ("sport", f"= :{port}") if sender_port else ("dport", f"= :{port}")
+        out = self.ns(self.ns_s, "ss", "-tinH", "dst", self.ip_r, *sel, check=False)
         best: SsSample | None = None
         for block in re.split(r"\n(?=\S)", out.strip()):
             vals = {

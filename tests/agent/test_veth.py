@@ -190,3 +190,27 @@ def test_userspace_policies_clamp_through_the_same_path(lab: VethLab, policy: st
         # The receiver alpha (1/32 marks) cuts below that, down to 1 packet; never above.
         assert all(1448 <= f["w_user"] <= 20 * 1448 for _, f in got)
     assert gp > 0.3 * lab.rate_mbit * 1e6
+
+
+def test_active_open_by_the_receiver(lab: VethLab) -> None:
+    """The receiver connects, as the incast client does: our SYN (egress) carries
+    our window scale, the sender's SYN-ACK (ingress) its own; the clamp follows."""
+    lab.start_server(port=5202, in_sender=True)
+    agent = lab.start_agent("newdctcp-rx", "--max-w", "65536")
+    client = lab.start_reverse_client(5)
+    time.sleep(2.5)
+    got = []
+    for _ in range(10):
+        s = lab.ss_sample(port=5202, sender_port=True)
+        f = agent_flow(agent.pid)
+        if s is not None and f is not None:
+            got.append((s, f))
+        time.sleep(0.1)
+    lab.goodput_bps(client)
+    assert lab.stop(agent) == 0
+    assert got
+    for s, f in got:
+        assert f["handshake"] and f["rewrites"] > 0 and ":5202>" in f["flow"]  # remote:5202
+        gran = 1 << f["wscale"]
+        assert s.snd_wnd <= -(-65536 // gran) * gran
+        assert s.inflight <= s.snd_wnd + s.mss
