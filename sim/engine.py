@@ -73,6 +73,19 @@ def _agent_tunables() -> dict[str, float]:
     return {k: v[0] for k, v in TUNABLES.items()}
 
 
+def init_worker() -> None:
+    """Load ns-3, compile the model, and run one tiny point (cppyy compiles the rest
+    lazily on first use, ~10 s): call once per pool worker before timing anything."""
+    native.load()
+    run_point(
+        {
+            "scheme": {"name": "warm-up", "ecn": "front", "k": 4, "cc": "newdctcp"},
+            "n": 2,
+            "app": {"rounds": 1, "sru_bytes": 16384},
+        }
+    )
+
+
 def check_point(point: Mapping[str, Any]) -> list[str]:
     """Problems with a point that would stop it from running (empty = fine)."""
     errs: list[str] = []

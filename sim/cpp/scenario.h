@@ -345,8 +345,15 @@ class Scenario
         // echoes CE exactly (DCTCP) for dctcp/newdctcp, RFC 3168 otherwise.
         for (int h = 1; h < nHosts; h++)
         {
-            hosts.Get(h)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType",
-                                                                  TypeIdValue(CcType(cfg.cc)));
+            Ptr<TcpL4Protocol> l4 = hosts.Get(h)->GetObject<TcpL4Protocol>();
+            l4->SetAttribute("SocketType", TypeIdValue(CcType(cfg.cc)));
+            if (cfg.cc == "newdctcp")
+            {
+                // ns-3's PRR spreads a CWR episode's cut over the RTT from the
+                // ssthresh set at its start; NewDCTCP cuts at the window's end,
+                // so CWR (and loss recovery) use classic recovery: cwnd = ssthresh.
+                l4->SetAttribute("RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
+            }
         }
         bool exactEcho = cfg.cc == "dctcp" || cfg.cc == "newdctcp";
         hosts.Get(0)->GetObject<TcpL4Protocol>()->SetAttribute(
@@ -776,6 +783,28 @@ class Scenario
             }
         }
         return 0;
+    }
+
+    // NewDCTCP windows that ended marked, per server (debug / tests); -1 if not NewDCTCP.
+    std::vector<int64_t> NewDctcpCuts() const
+    {
+        std::vector<int64_t> out;
+        for (auto& f : flows)
+        {
+            PointerValue pv;
+            int64_t v = -1;
+            if (f->srv)
+            {
+                f->srv->GetAttribute("CongestionOps", pv);
+                Ptr<TcpNewDctcp> cc = DynamicCast<TcpNewDctcp>(pv.GetObject());
+                if (cc)
+                {
+                    v = static_cast<int64_t>(cc->cuts);
+                }
+            }
+            out.push_back(v);
+        }
+        return out;
     }
 
     double Now() const

@@ -20,8 +20,12 @@
 // Receiver side: inherited from ns-3's TcpDctcp — the exact CE echo of
 // RFC 8257 (ECE on exactly the ACKs of CE data; an immediate ACK whenever the
 // CE state flips), which is what lets the sender count marked segments.
-// ns-3 enters CWR on the first ECE of a window; NewDCTCP does not cut there,
-// so ssthresh is held at cwnd through CWR and the cut happens at window end.
+// ns-3 enters CWR on the first ECE of a window; NewDCTCP does not cut there:
+// ssthresh for that CWR episode is min(cwnd, the last cut), and the cut itself
+// (cwnd and ssthresh) happens at window end. Senders using it run ns-3's
+// classic recovery (cwnd = ssthresh), not PRR: PRR paces a CWR episode toward
+// the ssthresh set at its start and would undo a cut made inside the episode
+// (scenario.h sets RecoveryType).
 // Losses (fast retransmit, RTO) halve as NewReno does.
 #ifndef P4INCAST_SIM_TCP_NEWDCTCP_H
 #define P4INCAST_SIM_TCP_NEWDCTCP_H
@@ -57,7 +61,8 @@ class TcpNewDctcp : public TcpDctcp
           m_nextSeq(o.m_nextSeq),
           m_started(o.m_started),
           m_acked(o.m_acked),
-          m_marked(o.m_marked)
+          m_marked(o.m_marked),
+          m_cap(o.m_cap)
     {
     }
 
@@ -81,7 +86,10 @@ class TcpNewDctcp : public TcpDctcp
                       tcb->m_congState == TcpSocketState::CA_OPEN;
         if (m_ssCallEce)
         {
-            return cwnd; // ECN: NewDCTCP decides at the end of the window
+            // ECN: no cut here (NewDCTCP decides at the end of the window), but
+            // never more than the last cut allowed: ns-3's CWR state (PRR) then
+            // drains what is in flight down to it.
+            return std::max(std::min(cwnd, m_cap), 2 * tcb->m_segmentSize);
         }
         return std::max(2 * tcb->m_segmentSize, cwnd / 2);
     }
@@ -89,12 +97,7 @@ class TcpNewDctcp : public TcpDctcp
     void CongestionStateSet(Ptr<TcpSocketState> tcb,
                             const TcpSocketState::TcpCongState_t newState) override
     {
-        if (newState == TcpSocketState::CA_CWR)
-        {
-            tcb->m_ssThresh = std::max(tcb->m_ssThresh.Get(), tcb->m_cWnd.Get());
-        }
-        else if (newState == TcpSocketState::CA_LOSS && m_ssCallEce &&
-                 m_ssCallAt == Simulator::Now())
+        if (newState == TcpSocketState::CA_LOSS && m_ssCallEce && m_ssCallAt == Simulator::Now())
         {
             // an RTO that happened to see ECE_RCVD: a loss, halve
             tcb->m_ssThresh = std::max(2 * tcb->m_segmentSize, m_ssCallCwnd / 2);
@@ -119,6 +122,10 @@ class TcpNewDctcp : public TcpDctcp
             {
                 Cut(tcb);
             }
+            else
+            {
+                m_cap = UINT32_MAX; // an unmarked window: NewReno growth again
+            }
             m_nextSeq = tcb->m_nextTxSequence;
             m_acked = 0;
             m_marked = 0;
@@ -141,8 +148,9 @@ class TcpNewDctcp : public TcpDctcp
             {
                 tcb->m_cWnd = next;
             }
+            m_cap = next;
         }
-        tcb->m_ssThresh = std::max(tcb->m_cWnd.Get(), 2 * mss); // slow start is over
+        tcb->m_ssThresh = std::max(std::min(cwnd, m_cap), 2 * mss); // slow start is over
     }
 
     SequenceNumber32 m_nextSeq{0};
@@ -152,6 +160,7 @@ class TcpNewDctcp : public TcpDctcp
     Time m_ssCallAt{Seconds(-1)};
     uint32_t m_ssCallCwnd = 0;
     bool m_ssCallEce = false;
+    uint32_t m_cap = UINT32_MAX; // cwnd allowed by the last marked window
 };
 
 // ns-3's TcpDctcp with Linux's floor on the cut: ssthresh >= 2 segments
