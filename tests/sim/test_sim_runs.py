@@ -162,3 +162,27 @@ def test_batching_staggers_requests(p4i: Any) -> None:
     assert plan.k > 1
     for r in run["rounds"]:
         assert r["completion_s"] >= plan.t_tilde * (plan.k - 1)
+
+
+def test_newdctcp_mark_front_holds_the_queue_near_k(p4i: Any) -> None:
+    """N long NewDCTCP flows, mark-front K = 20: the sender's window-end cut keeps the
+    queue near K (a sender that never cut would sit at the buffer)."""
+    n, k = 16, 20
+    run = run_point(
+        {
+            "scheme": scheme("mark-front", "front", k, "newdctcp"),
+            "n": n,
+            "topology": {"buffer_bytes": 256 << 10},
+            "app": {"sru_bytes": 2 << 20, "rounds": 1, "jitter_us": 0},
+        }
+    )
+    assert run["status"] == "ok", run["error"]
+    rnd = run["rounds"][0]
+    t_req = run["depth_series"][0][0] + 0.005
+    steady = sorted(
+        d for t, d in run["depth_series"] if t_req + 0.02 < t < t_req + min(rnd["fct_s"]) - 0.001
+    )
+    assert len(steady) > 50
+    median = steady[len(steady) // 2]
+    assert k - 5 <= median <= k + n, median
+    assert rnd["timeouts"] == 0
