@@ -186,3 +186,26 @@ def test_newdctcp_mark_front_holds_the_queue_near_k(p4i: Any) -> None:
     median = steady[len(steady) // 2]
     assert k - 5 <= median <= k + n, median
     assert rnd["timeouts"] == 0
+
+
+def test_runs_are_reproducible_and_repeats_differ(p4i: Any) -> None:
+    """Same (seed, repeat): the same rounds, whatever ran before in the process;
+    another repeat: other server think times, so other rounds."""
+
+    def rounds(repeat: int) -> list[float]:
+        run = run_point(
+            {
+                "scheme": scheme("mark-tail", "tail", 20, "dctcp"),
+                "n": 8,
+                "repeat": repeat,
+                "seed": 7,
+                "app": {"rounds": 4},
+            }
+        )
+        assert run["status"] == "ok", run["error"]
+        return [r["completion_s"] for r in run["rounds"]]
+
+    first = rounds(0)
+    other = rounds(1)
+    assert rounds(0) == first
+    assert other != first
