@@ -25,6 +25,9 @@ run: build       ## the default comparison (experiments/default.yaml): BMv2 test
 sweep: build     ## the larger sweep (experiments/sweep.yaml): leaf-spine, background flow, every receiver policy
 	$(PY) -m p4incast.experiments experiments/sweep.yaml
 
+sim:              ## the paper-scale comparison on the ns-3 model (experiments/sim.yaml), whatever is installed
+	$(PY) -m p4incast.experiments experiments/sim.yaml --engine sim
+
 lint:             ## ruff lint + format check
 	.venv/bin/ruff check . && .venv/bin/ruff format --check .
 

@@ -18,10 +18,9 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from . import engines, plots, results
-from .config import Experiment, ExperimentError, load
+from .config import Experiment, ExperimentError, load_all
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -65,31 +64,44 @@ def _label(scheme: str, n: int, repeat: int, repeats: int) -> str:
     return f"{scheme} N={n}" + (f" #{repeat + 1}" if repeats > 1 else "")
 
 
-def _sim_point(args: tuple[Experiment, Any, int, int]) -> dict[str, Any]:
-    exp, scheme, n, repeat = args
-    return engines.run_sim(exp, scheme, n, repeat)
-
-
-def run_experiment(exp: Experiment, engine: str, out_dir: Path, jobs: int) -> results.ResultSet:
-    rs = results.ResultSet(out_dir, exp.name, exp.as_dict(), link_bps=exp.link_bps(engine))
-    points = exp.points()
+def run_experiments(
+    exps: list[Experiment], engine: str, out_dirs: list[Path], jobs: int
+) -> list[results.ResultSet]:
+    """Every point of every experiment; one ResultSet per experiment, rewritten per run."""
+    sets = [
+        results.ResultSet(d, e.name, e.as_dict(), link_bps=e.link_bps(engine))
+        for e, d in zip(exps, out_dirs, strict=True)
+    ]
+    points = [(i, p) for i, e in enumerate(exps) for p in e.points()]
     # A run costs a network setup (~8 senders' worth) plus time in proportion to N.
-    bar = Progress([8 + n for _s, n, _r in points])
+    bar = Progress([8 + n for _i, (_s, n, _r) in points])
     if engine == "bmv2":
-        for scheme, n, repeat in points:
-            label = _label(scheme.name, n, repeat, exp.repeats)
-            bar.start(label)
-            log_dir = out_dir / "logs" / f"{scheme.name}-n{n}-r{repeat}"
+        for i, (scheme, n, repeat) in points:
+            exp = exps[i]
+            bar.start(_label(scheme.name, n, repeat, exp.repeats))
+            log_dir = out_dirs[i] / "logs" / f"{scheme.name}-n{n}-r{repeat}"
             run = engines.run_bmv2(exp, scheme, n, repeat, log_dir)
-            bar.finish(results.run_line(rs.add(run)))
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = {pool.submit(_sim_point, (exp, s, n, r)): (s, n, r) for s, n, r in points}
-            bar.weights = sorted(bar.weights)  # completion order: small N first
-            for fut in as_completed(futures):
-                run = fut.result()
-                bar.finish(results.run_line(rs.add(run)))
-    return rs
+            bar.finish(_prefix(exps, i) + results.run_line(sets[i].add(run)))
+        return sets
+    # ns-3 is a process-wide singleton: one point at a time per worker process,
+    # workers started fresh (spawn) so the parent never loads ns-3.
+    import multiprocessing
+
+    bar.weights = sorted(bar.weights)  # completion order: small N first
+    ctx = multiprocessing.get_context("spawn")
+    print(f"starting {jobs} simulator worker(s) (ns-3 load and model compile, ~1 min)")
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=ctx, initializer=engines.sim_worker_init
+    ) as pool:
+        futures = {pool.submit(engines.run_sim, exps[i], s, n, r): i for i, (s, n, r) in points}
+        for fut in as_completed(futures):
+            i = futures[fut]
+            bar.finish(_prefix(exps, i) + results.run_line(sets[i].add(fut.result())))
+    return sets
+
+
+def _prefix(exps: list[Experiment], i: int) -> str:
+    return f"[{exps[i].name}] " if len(exps) > 1 else ""
 
 
 def _ints(text: str) -> list[int]:
@@ -119,51 +131,60 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     try:
-        exp = load(args.experiment).with_overrides(
-            senders=args.senders,
-            rounds=args.rounds,
-            repeats=args.repeats,
-            schemes=args.schemes.split(",") if args.schemes else None,
-            engine=args.engine,
-        )
-        engine, note = engines.resolve(exp.engine)
+        exps = [
+            e.with_overrides(
+                senders=args.senders,
+                rounds=args.rounds,
+                repeats=args.repeats,
+                schemes=args.schemes.split(",") if args.schemes else None,
+                engine=args.engine,
+            )
+            for e in load_all(args.experiment)
+        ]
+        engine, note = engines.resolve(exps[0].engine)
     except (ExperimentError, RuntimeError) as err:
         print(f"p4incast-run: {err}", file=sys.stderr)
         return 2
     print(note, flush=True)
-    problems = engines.preflight(exp, engine)
+    problems = [p for e in exps for p in engines.preflight(e, engine)]
     if problems:
-        for p in problems:
+        for p in dict.fromkeys(problems):
             print(f"p4incast-run: {p}", file=sys.stderr)
         return 2
-    points = exp.points()
-    print(
-        f"{exp.name}: {len(exp.schemes)} schemes x N in {list(exp.senders)} x {exp.repeats} "
-        f"repeat(s) = {len(points)} runs of {exp.app.rounds} rounds",
-        flush=True,
-    )
-    for s in exp.schemes:
+    total = sum(len(e.points()) for e in exps)
+    for e in exps:
+        print(
+            f"{e.name}: {len(e.schemes)} schemes x N in {list(e.senders)} x {e.repeats} "
+            f"repeat(s) = {len(e.points())} runs of {e.app.rounds} rounds",
+            flush=True,
+        )
+    for s in exps[0].schemes:
         print(f"  {s.name:14s} {s.describe()}")
     if args.check:
         return 0
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    out_dir = args.out or REPO / "results" / f"{exp.name}-{stamp}"
-    out_dir.mkdir(parents=True, exist_ok=True)
+    base = args.experiment.stem if len(exps) > 1 else exps[0].name
+    root = args.out or REPO / "results" / f"{base}-{stamp}"
+    out_dirs = [root / e.name for e in exps] if len(exps) > 1 else [root]
+    for d in out_dirs:
+        d.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     try:
-        rs = run_experiment(exp, engine, out_dir, max(1, args.jobs))
+        sets = run_experiments(exps, engine, out_dirs, max(1, args.jobs))
     except KeyboardInterrupt:
-        print(f"\ninterrupted; finished runs are in {out_dir}", file=sys.stderr)
+        print(f"\ninterrupted; finished runs are in {root}", file=sys.stderr)
         return 130
-    print()
-    print(rs.summary_table())
-    written = plots.plot_all(rs, out_dir)
-    failed = sum(1 for r in rs.summaries() if r.get("status") != "ok")
-    print(f"\n{len(points)} runs in {(time.monotonic() - t0) / 60:.1f} min ({failed} failed)")
-    print(f"results: {out_dir}")
-    for p in written:
-        print(f"plot:    {p}")
-    return 1 if failed == len(points) else 0
+    failed = 0
+    for rs in sets:
+        print()
+        print(rs.summary_table())
+        failed += sum(1 for r in rs.summaries() if r.get("status") != "ok")
+    print(f"\n{total} runs in {(time.monotonic() - t0) / 60:.1f} min ({failed} failed)")
+    for rs in sets:
+        print(f"results: {rs.out_dir}")
+        for p in plots.plot_all(rs, rs.out_dir):
+            print(f"plot:    {p}")
+    return 1 if failed == total else 0
 
 
 if __name__ == "__main__":

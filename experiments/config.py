@@ -23,6 +23,9 @@ each engine reads the topology keys that apply to it.
       rounds: 10
     senders: [1, 2, 4, 8, 16, 32, 48, 64]
     repeats: 1
+    variants:                     # optional: one sub-experiment per combination
+      app.sru_bytes: [65536, 131072]        # named <name>-sru64k-buf64k, ...
+      topology.buffer_bytes: [65536, 262144]
     schemes:
       - {name: droptail, ecn: off, cc: reno}
       - {name: mark-tail, ecn: tail, k: 20, cc: dctcp}
@@ -36,6 +39,7 @@ agent's policy and seed-003 application-level batching.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -284,8 +288,53 @@ def parse(raw: Any) -> Experiment:
     )
 
 
-def load(path: Path) -> Experiment:
-    """Read and validate an experiment file."""
+VARIANT_KEYS = {f"app.{f.name}" for f in fields(App)} | {
+    f"topology.{f.name}" for f in fields(Topology)
+}
+
+
+def expand(raw: Any) -> list[Experiment]:
+    """An experiment dict with optional `variants` -> one validated Experiment per
+    combination (the whole file is validated before anything runs)."""
+    if not isinstance(raw, dict) or "variants" not in raw:
+        return [parse(raw)]
+    variants = raw["variants"]
+    if not isinstance(variants, dict) or not variants:
+        raise ExperimentError("variants: expected a mapping of key -> list of values")
+    axes = []
+    for key, values in variants.items():
+        if key not in VARIANT_KEYS:
+            raise ExperimentError(
+                f"variants: {key!r} is not one of {', '.join(sorted(VARIANT_KEYS))}"
+            )
+        if not isinstance(values, list) or not values:
+            raise ExperimentError(f"variants.{key}: expected a non-empty list")
+        axes.append([(key, v) for v in values])
+    base = {k: v for k, v in raw.items() if k != "variants"}
+    out = []
+    for combo in itertools.product(*axes):
+        one = {
+            **base,
+            "app": dict(base.get("app") or {}),
+            "topology": dict(base.get("topology") or {}),
+        }
+        label = []
+        for key, value in combo:
+            section, name = key.split(".")
+            one[section][name] = value
+            short = {"sru_bytes": "sru", "buffer_bytes": "buf"}.get(name, name)
+            is_kib = isinstance(value, int) and name.endswith("_bytes") and value % 1024 == 0
+            label.append(f"{short}{value // 1024}k" if is_kib else f"{short}{value}")
+        one["name"] = f"{base.get('name', 'experiment')}-{'-'.join(label)}"
+        try:
+            out.append(parse(one))
+        except ExperimentError as err:
+            raise ExperimentError(f"variant {one['name']}: {err}") from None
+    return out
+
+
+def load_all(path: Path) -> list[Experiment]:
+    """Read and validate an experiment file: one Experiment, or one per variant."""
     try:
         raw = yaml.safe_load(Path(path).read_text())
     except OSError as err:
@@ -293,6 +342,14 @@ def load(path: Path) -> Experiment:
     except yaml.YAMLError as err:
         raise ExperimentError(f"{path}: not valid YAML ({err})") from None
     try:
-        return parse(raw)
+        return expand(raw)
     except ExperimentError as err:
         raise ExperimentError(f"{path}: {err}") from None
+
+
+def load(path: Path) -> Experiment:
+    """Read and validate an experiment file that has no variants."""
+    exps = load_all(path)
+    if len(exps) != 1:
+        raise ExperimentError(f"{path}: has {len(exps)} variants; use load_all")
+    return exps[0]

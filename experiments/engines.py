@@ -50,12 +50,11 @@ def bmv2_unavailable() -> str | None:
 
 
 def sim_unavailable() -> str | None:
-    """Why the ns-3 engine cannot run here (None: it can)."""
-    try:
-        from p4incast.sim import engine  # noqa: F401
-    except ImportError as err:
-        return f"the simulator engine is not available ({err}); install it with `pip install ns3`"
-    return None
+    """Why the ns-3 engine cannot run here (None: it can). Does not load ns-3."""
+    from p4incast.sim import native
+
+    ok, why = native.available()
+    return None if ok else f"the simulator engine cannot run ({why})"
 
 
 def resolve(requested: str) -> tuple[str, str]:
@@ -107,8 +106,16 @@ def kernel_cc(cc: str, have: set[str] | None = None) -> str:
 
 def preflight(exp: Experiment, engine: str) -> list[str]:
     """Problems that would make every run of a scheme fail, found before anything runs."""
-    if engine != "bmv2":
-        return []
+    if engine == "sim":
+        from p4incast.sim import engine as sim_engine
+
+        found: list[str] = []
+        for scheme, n, repeat in exp.points():
+            for err in sim_engine.check_point(sim_point(exp, scheme, n, repeat)):
+                line = f"scheme {scheme.name}: {err}"
+                if line not in found:
+                    found.append(line)
+        return found
     problems = []
     have = available_cc()
     # Schemes asking for DCTCP/NewDCTCP on a kernel without them: register the
@@ -203,27 +210,36 @@ def run_bmv2(exp: Experiment, scheme: Scheme, n: int, repeat: int, log_dir: Path
     }
 
 
-def run_sim(exp: Experiment, scheme: Scheme, n: int, repeat: int) -> dict:
-    """One point on the ns-3 model; never raises."""
+def sim_point(exp: Experiment, scheme: Scheme, n: int, repeat: int) -> dict[str, Any]:
+    """The ns-3 engine's input for one (scheme, N, repeat)."""
     from dataclasses import asdict
 
+    return {
+        "scheme": asdict(scheme),
+        "n": n,
+        "repeat": repeat,
+        "seed": 1 + repeat,
+        "topology": asdict(exp.topology),
+        "app": asdict(exp.app),
+    }
+
+
+def sim_worker_init() -> None:
+    """Pool initializer: load ns-3 and compile the model once per worker process."""
+    from p4incast.sim import engine
+
+    engine.init_worker()
+
+
+def run_sim(exp: Experiment, scheme: Scheme, n: int, repeat: int) -> dict:
+    """One point on the ns-3 model, in a worker that ran sim_worker_init; never raises."""
     t0 = time.monotonic()
     try:
         from p4incast.sim import engine
 
-        point: dict[str, Any] = {
-            "scheme": asdict(scheme),
-            "n": n,
-            "repeat": repeat,
-            "seed": 1 + repeat,
-            "topology": asdict(exp.topology),
-            "app": asdict(exp.app),
-        }
-        run = engine.run_point(point)
+        run = engine.run_point(sim_point(exp, scheme, n, repeat))
     except Exception as err:  # noqa: BLE001 — one failed run must not stop the sweep
         return _failed(scheme, n, repeat, "sim", f"{type(err).__name__}: {err}", t0)
     run.setdefault("wall_s", time.monotonic() - t0)
     run.update(scheme=scheme.name, n=n, repeat=repeat, engine="sim")
-    run.setdefault("status", "ok")
-    run.setdefault("error", None)
     return run

@@ -110,3 +110,32 @@ def test_overrides_revalidate() -> None:
         exp.with_overrides(schemes=["nope"])
     with pytest.raises(ExperimentError, match="senders"):
         exp.with_overrides(senders=[-1])
+
+
+def test_variants_expand_to_one_validated_experiment_each() -> None:
+    raw = {
+        **GOOD,
+        "variants": {"app.sru_bytes": [65536, 131072], "topology.buffer_bytes": [65536, 262144]},
+    }
+    exps = config.expand(raw)
+    assert [e.name for e in exps] == [
+        "t-sru64k-buf64k",
+        "t-sru64k-buf256k",
+        "t-sru128k-buf64k",
+        "t-sru128k-buf256k",
+    ]
+    assert {(e.app.sru_bytes, e.topology.buffer_bytes) for e in exps} == {
+        (a, b) for a in (65536, 131072) for b in (65536, 262144)
+    }
+    assert all(e.schemes == exps[0].schemes for e in exps)
+    shipped = config.load_all(REPO / "experiments" / "sim.yaml")
+    assert len(shipped) == 4 and all(max(e.senders) == 100 for e in shipped)
+
+
+def test_bad_variants_refused() -> None:
+    with pytest.raises(ExperimentError, match="not one of"):
+        config.expand({**GOOD, "variants": {"app.colour": [1]}})
+    with pytest.raises(ExperimentError, match="non-empty list"):
+        config.expand({**GOOD, "variants": {"app.rounds": []}})
+    with pytest.raises(ExperimentError, match=r"variant t-buf1k: .*smaller than one packet"):
+        config.expand({**GOOD, "variants": {"topology.buffer_bytes": [1024]}})
