@@ -1,6 +1,6 @@
 """Per-run metrics of an incast experiment (pure; ALGORITHMS.md §6).
 
-Input is one run dict of the shared result schema (/work/notes/contract.md):
+Input is one run dict of the shared result schema (experiments/SCHEMA.md):
 rounds with completion time, bytes, goodput, per-flow FCTs and the senders'
 TcpExt TCPTimeouts delta, plus the switch's per-port counters and its
 queue-depth histogram. `summarize` turns it into one flat record:
@@ -215,7 +215,7 @@ def _empty(run: Mapping[str, Any], error: str | None) -> dict[str, Any]:
 
 
 def summarize(run: Mapping[str, Any]) -> dict[str, Any]:
-    """One flat summary of a run dict (contract.md schema); see the module docstring.
+    """One flat summary of a run dict (experiments/SCHEMA.md schema); see the module docstring.
 
     Keys: scheme, n, repeat, engine, status, error, rounds, base_rtt_ms, wall_s
     and SUMMARY_METRICS. Metrics are None when unknown: everything for a failed

@@ -1,7 +1,7 @@
 """Results of one experiment on disk: results.json, rounds.csv, summary.csv.
 
     rs = ResultSet(Path("results/2026-11-22-incast"), name="default", config=cfg)
-    for run in engine_runs:          # one dict per (scheme, N, repeat), contract.md schema
+    for run in engine_runs:          # one run dict per (scheme, N, repeat): SCHEMA.md
         rs.add(run)                  # rewrites every file, so a crash keeps what finished
     print(rs.summary_table())
 
@@ -267,7 +267,7 @@ class ResultSet:
         self.created = datetime.now(UTC).isoformat(timespec="seconds")
 
     def add(self, run: Mapping[str, Any], *, write: bool = True) -> dict[str, Any]:
-        """Keep one run (contract.md schema), rewrite the files, return its summary."""
+        """Keep one run (experiments/SCHEMA.md schema), rewrite the files, return its summary."""
         if not isinstance(run, Mapping):
             raise TypeError(f"ResultSet.add: run must be a dict, got {type(run).__name__}")
         self.runs.append(_jsonable(run))

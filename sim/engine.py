@@ -1,6 +1,6 @@
 """The simulation engine: one incast run on ns-3, returned in the testbed's result schema.
 
-    run_point(point) -> run dict            (/work/notes/contract.md)
+    run_point(point) -> run dict            (experiments/SCHEMA.md)
 
 point = {"scheme": {"name", "ecn", "k", "cc", "agent", "batching"}, "n": N,
          "repeat": r, "seed": s, "topology": {...}, "app": {...}}
@@ -44,7 +44,7 @@ TOPOLOGIES = ("incast_star", "leaf_spine")
 MODES = ("per-server", "total")
 BOTTLENECK_PORT = "1"  # the receiver's port on its ToR/leaf (attached first, as on BMv2)
 
-# Defaults of the model, per contract.md (topology / app keys).
+# Defaults of the model, per experiments/SCHEMA.md (topology / app keys).
 TOPOLOGY_DEFAULTS: dict[str, Any] = {
     "kind": "incast_star",
     "spines": 1,
@@ -196,7 +196,7 @@ class _PolicyStepper:
 
 
 def run_point(point: Mapping[str, Any]) -> dict[str, Any]:
-    """One (scheme, N, repeat) run on the simulator, as the contract's run dict."""
+    """One (scheme, N, repeat) run on the simulator, as the run dict of experiments/SCHEMA.md."""
     t0 = time.monotonic()
     sch = dict(point.get("scheme") or {})
     n = point.get("n")

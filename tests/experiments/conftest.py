@@ -1,4 +1,4 @@
-"""A hand-built run dict of the shared result schema (/work/notes/contract.md)."""
+"""A hand-built run dict of the shared result schema (experiments/SCHEMA.md)."""
 
 from collections.abc import Callable
 from typing import Any

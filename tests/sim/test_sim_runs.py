@@ -2,7 +2,7 @@
 
 Each asserts an observable outcome of a whole run: goodput against the framing
 limit, RTO rounds and goodput under drop-tail incast, the DCTCP queue against
-the closed form of ALGORITHMS.md §5, and the run dict's shape (contract.md).
+the closed form of ALGORITHMS.md §5, and the run dict's shape (experiments/SCHEMA.md).
 How each scheme fares is a result to report, not something asserted here.
 """
 
