@@ -10,6 +10,7 @@ tables and plots are shared code.
 
 from __future__ import annotations
 
+import sys
 import time
 import traceback
 from pathlib import Path
@@ -225,10 +226,30 @@ def sim_point(exp: Experiment, scheme: Scheme, n: int, repeat: int) -> dict[str,
 
 
 def sim_worker_init() -> None:
-    """Pool initializer: load ns-3 and compile the model once per worker process."""
+    """Pool initializer: load ns-3 and compile the model once per worker process.
+
+    cling prints harmless "Failed to materialize symbols" notes on stderr while
+    it compiles ns-3's static initialisers; they are kept out of the user's
+    terminal and shown only if loading fails.
+    """
+    import os
+    import tempfile
+
     from p4incast.sim import engine
 
-    engine.init_worker()
+    with tempfile.TemporaryFile() as notes:
+        saved = os.dup(2)
+        os.dup2(notes.fileno(), 2)
+        try:
+            engine.init_worker()
+        except BaseException:
+            os.dup2(saved, 2)
+            notes.seek(0)
+            sys.stderr.write(notes.read().decode(errors="replace")[-4000:])
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def run_sim(exp: Experiment, scheme: Scheme, n: int, repeat: int) -> dict:
