@@ -6,28 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from p4incast import bmv2, tools
-from p4incast.controller.config import EcnPolicy, Pipeline
-
-
-def _why_not() -> str | None:
-    if not bmv2.have_root():
-        return "needs root (Mininet)"
-    try:
-        import mininet.net  # noqa: F401
-    except ImportError:
-        return "needs Mininet (Debian package mininet; make setup installs it)"
-    missing = tools.missing_reason("simple_switch_grpc", "simple_switch_CLI")
-    if missing:
-        return missing
-    if not Pipeline.default().config.is_file():
-        return "build/v1model/p4incast.json not built (make build needs p4c-bm2-ss)"
-    return None
+from p4incast.controller.config import EcnPolicy
+from p4incast.experiments import engines
 
 
 @pytest.mark.bmv2
 @pytest.mark.root
-@pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")
+@pytest.mark.skipif(engines.bmv2_unavailable() is not None, reason=engines.bmv2_unavailable() or "")
 def test_incast_star_smoke(tmp_path: Path) -> None:
     from p4incast.topologies.incast import LinkShape
     from p4incast.topologies.testbed import TestbedRun, run
