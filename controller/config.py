@@ -97,19 +97,19 @@ class EcnPolicy:
                 f"{where}: ECN mode {self.mode!r} is not one of {', '.join(p4names.ECN_MODES)}"
             )
         if self.mode != "off":
-            target.check_threshold(self.k, f"{where}: k")
-            if queue_depth is not None and target.unit_bytes == 0 and self.k > queue_depth:
+            target.threshold(self.k, f"{where}: k")
+            if queue_depth is not None and target.cell_bytes == 0 and self.k > queue_depth:
                 raise ControllerError(
                     f"{where}: k={self.k} is above the port's queue depth {queue_depth} "
                     "packets, so it would never mark"
                 )
         if self.drop_k:
-            target.check_threshold(self.drop_k, f"{where}: drop_k")
+            target.threshold(self.drop_k, f"{where}: drop_k", allow_zero=True)
 
     def encoded(self, target: Target) -> tuple[int, int, int]:
         """(mode, k, drop_k) as the pipeline's action parameters."""
-        k = target.to_depth_units(self.k) if self.mode != "off" else 0
-        drop_k = target.to_depth_units(self.drop_k) if self.drop_k else 0
+        k = target.convert(self.k) if self.mode != "off" else 0
+        drop_k = target.convert(self.drop_k) if self.drop_k else 0
         return p4names.ECN_MODES[self.mode], k, drop_k
 
 

@@ -74,10 +74,10 @@ def test_duplicate_prefix_and_mac_refused() -> None:
 
 
 def test_tna_k_is_bytes_converted_to_cells() -> None:
-    assert TNA.check_threshold(1600) == 20  # 80-byte cells
-    assert TNA.check_threshold(1601) == 21  # rounded up to whole cells
+    assert TNA.threshold(1600) == 20  # 80-byte cells
+    assert TNA.threshold(1601) == 21  # rounded up to whole cells
     with pytest.raises(ControllerError, match="1..41942960 bytes"):
-        TNA.check_threshold(80 * (1 << 19))
+        TNA.threshold(80 * (1 << 19))
 
 
 def test_load_reports_missing_file_and_bad_yaml(tmp_path) -> None:

@@ -110,3 +110,35 @@ def test_histogram_buckets_match_the_pipeline() -> None:
 def test_field_width_matches_the_p4_sources() -> None:
     defines = (REPO / "p4src/shared/defines.p4").read_text()
     assert re.search(r"typedef bit<(\d+)>\s+qdepth_t", defines).group(1) == str(units.QDEPTH_BITS)
+
+
+def test_ctl_target_tna_takes_k_in_bytes_and_refuses_what_does_not_fit() -> None:
+    # Validation happens before any connection, so no switch is needed: an
+    # out-of-range K is one error naming the byte range, exit code 2.
+    import subprocess
+    import sys
+
+    for k in ("0", "50000000"):
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "p4incast.controller",
+                "--target",
+                "tna",
+                "set-ecn",
+                "--port",
+                "1",
+                "--mode",
+                "tail",
+                "--k",
+                k,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=REPO,
+        )
+        assert proc.returncode == 2, proc
+        assert "use 1..41942960 bytes (80-byte cells" in proc.stderr
+        assert proc.stderr.count("error") == 1
