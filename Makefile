@@ -2,13 +2,16 @@
 PY      := .venv/bin/python
 PYTEST  := .venv/bin/pytest
 
-.PHONY: setup build test ptf bench run sweep sim lint clean
+.PHONY: setup build build-tna test ptf bench run sweep sim lint clean
 
 setup:            ## Debian packages + .venv + Python deps; reports p4c/BMv2/PI
 	scripts/setup.sh
 
 build:            ## p4c -> build/v1model/p4incast.{json,p4info.txtpb}; eBPF objects -> build/agent/
 	scripts/build.sh
+
+build-tna:        ## Tofino p4c -> build/tna/ (tofino.bin, context.json, bf-rt.json, p4info) + resource summary; skips without it
+	scripts/build-tna.sh
 
 test: build       ## unit tests everywhere; controller + PTF on BMv2 where installed (skips say why)
 	$(PYTEST) -q

@@ -11,11 +11,13 @@ from .target import Target
 
 def route(*, prefix: str, port: int, smac: str, dmac: str) -> fy.P4TableEntry:
     """routes_v4 / routes_v6 entry: prefix -> route(port, smac, dmac)."""
-    table = p4names.ROUTES_V6 if ":" in prefix else p4names.ROUTES_V4
+    v6 = ":" in prefix
     return fy.P4TableEntry(
-        table,
+        p4names.ROUTES_V6 if v6 else p4names.ROUTES_V4,
         match=fy.Match({p4names.DST_ADDR: prefix}),
-        action=fy.Action(p4names.ROUTE, port=port, smac=smac, dmac=dmac),
+        action=fy.Action(
+            p4names.ROUTE_V6 if v6 else p4names.ROUTE, port=port, smac=smac, dmac=dmac
+        ),
     )
 
 

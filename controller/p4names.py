@@ -6,7 +6,8 @@ controller spells a table, action, key or counter.
 
 ROUTES_V4 = "routes_v4"
 ROUTES_V6 = "routes_v6"
-ROUTE = "route"  # (port, smac, dmac)
+ROUTE = "route"  # routes_v4 action (port, smac, dmac)
+ROUTE_V6 = "route_v6"  # routes_v6 action (port, smac, dmac)
 DST_ADDR = "dst_addr"
 
 ECN_POLICY = "ecn_policy"

@@ -10,12 +10,6 @@ header ethernet_t {
     bit<16>    ether_type;
 }
 
-// First byte of an IP header, read with lookahead to size IPv4 options.
-header ip_version_ihl_t {
-    bit<4> version;
-    bit<4> ihl;
-}
-
 header ipv4_t {
     bit<4>      version;
     bit<4>      ihl;          // header length, 32-bit words (>= 5)
@@ -78,10 +72,22 @@ struct headers_t {
     udp_t          udp;
 }
 
-// What ingress hands to egress, and what the egress marker decided.
+// What ingress hands to egress, and the egress marker's working fields.
+// The parser sets ecn and is_ipv4; ecn_policy's actions set the policy
+// fields; the decision table reads them (p4src/shared/ecn_decision.p4).
 struct local_metadata_t {
-    bool     drop;            // ingress decided to drop
-    bit<32>  drop_reason;     // DROP_* index when drop is set
+    bool     drop;              // drop this packet (ingress or egress decided)
+    bit<32>  drop_reason;       // DROP_* index when ingress set drop
+    ecn_t    ecn;               // ECN codepoint of the IPv4 or IPv6 header
+    bit<1>   is_ipv4;           // 1: IPv4, 0: IPv6 (egress sees IP only)
+    ecn_mode_t ecn_mode;        // egress port's ECN_MODE_*
+    qdepth_t k_minus_enq;       // K |-| enqueue depth: 0 iff enqueue depth >= K
+    qdepth_t k_minus_deq;       // K |-| dequeue depth: 0 iff dequeue depth >= K
+    qdepth_t drop_k;            // Not-ECT drop threshold, 0 = off
+    qdepth_t drop_k_minus_enq;  // drop_k |-| enqueue depth: 0 iff enqueue depth >= drop_k
+    bit<8>   ecn_verdict;       // ECN_VERDICT_* flags of what the marker did
+    counter_index_t hist_index; // queue_depth_stats cell, where the target
+                                // computes it before the marker (TNA)
 }
 
 #endif  // P4INCAST_HEADERS_P4

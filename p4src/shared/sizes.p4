@@ -12,9 +12,11 @@
 // Queue-depth histogram: HIST_PORTS ports x HIST_BUCKETS buckets, index
 // port * HIST_BUCKETS + bucket. The target wrapper turns its depth into a
 // bucket (v1model: one packet per bucket); the last bucket holds everything
-// at or above it. Ports >= HIST_PORTS are not histogrammed.
+// at or above it. Ports >= HIST_PORTS all count into one extra cell,
+// HIST_OTHER_PORTS, which the controller does not report.
 #define HIST_PORTS         128
 #define HIST_BUCKETS       128
 #define HIST_SIZE          16384  // HIST_PORTS * HIST_BUCKETS
+#define HIST_OTHER_PORTS   16384  // == HIST_SIZE: the cell after the last port's
 
 #endif  // P4INCAST_SIZES_P4

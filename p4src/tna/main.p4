@@ -11,9 +11,10 @@
 //   ingress parser:   IPv4 header checksum verified with the Checksum extern
 //   ingress:          IngressForwarding  (parse checks, LPM route, MAC, TTL)
 //   egress parser:    Ethernet + IPv4 (with options) / IPv6 only
-//   egress:           EgressQueueStats   (depth histogram, enqueue depth)
-//                     EgressEcnMarker    (OFF / MARK_TAIL on enq_qdepth /
-//                                         MARK_FRONT on deq_qdepth, K in cells)
+//   egress parser:    copies the IPv4 / IPv6 ECN codepoint into meta.ecn
+//   egress:           EgressEcnMarker    (depth histogram; OFF / MARK_TAIL on
+//                                         enq_qdepth / MARK_FRONT on
+//                                         deq_qdepth, K in cells; counters)
 //   egress deparser:  IPv4 header checksum recomputed with the Checksum extern
 //                     (covers both the TTL and the ECN change, with options)
 //
@@ -25,13 +26,24 @@
 //    ig_intr_md_from_prsr.parser_err.
 //  - The histogram bucket is 2^HIST_DEPTH_SHIFT cells (16 cells = 1280 bytes,
 //    about one full-size packet) rather than one packet.
-//  - As on v1model only ports < HIST_PORTS (128) are histogrammed; on Tofino
-//    that is pipe 0's ports (device ports 0..71), not the other pipes'.
+//  - As on v1model only ports < HIST_PORTS (128) have their own histogram
+//    rows; on Tofino that is pipe 0's ports (device ports 0..71), the other
+//    pipes' ports share the HIST_OTHER_PORTS cell.
+//  - The histogram cell is computed in the control (with ifs) and handed to
+//    the shared marker in meta.hist_index: v1model computes it inside the
+//    ecn_policy action with ?:, which a Tofino action cannot do.
 #include <core.p4>
 #include <tna.p4>
 
 // The counter type every shared control uses (see p4src/shared/ecn_marker.p4).
 #define PORT_COUNTER(size) Counter<bit<64>, counter_index_t>(size, CounterType_t.PACKETS_AND_BYTES)
+
+// Ingress drops with drop_ctl when meta.drop is set; the port value is unused.
+#define DROP_PORT 0
+
+// Histogram cell (p4src/shared/ecn_marker.p4), computed by P4IncastEgress
+// before the marker runs (a Tofino action cannot branch).
+#define HIST_INDEX(port, depth) meta.hist_index
 
 #include "../shared/defines.p4"
 #include "../shared/sizes.p4"
@@ -52,8 +64,11 @@ struct ingress_metadata_t {
     bool             ipv4_checksum_err; // IPv4 header checksum wrong
 }
 
-// Egress needs nothing from ingress: no bridged header.
-struct egress_metadata_t {}
+// Egress needs nothing from ingress: no bridged header. The egress parser
+// fills the shared part (ecn, is_ipv4) as the v1model parser does.
+struct egress_metadata_t {
+    local_metadata_t local;           // + hist_index, this packet's histogram cell
+}
 
 // P4IncastIngressParser: intrinsic and port metadata, then Ethernet, IPv4
 // (options as varbit) or IPv6, then TCP/UDP as on v1model. Verifies the IPv4
@@ -197,6 +212,10 @@ parser P4IncastEgressParser(packet_in pkt,
                             out egress_intrinsic_metadata_t eg_intr_md) {
     state start {
         pkt.extract(eg_intr_md);
+        md.local.drop = false;
+        md.local.drop_reason = 0;
+        md.local.ecn = ECN_NOT_ECT;
+        md.local.is_ipv4 = 0;
         transition parse_ethernet;
     }
 
@@ -211,6 +230,8 @@ parser P4IncastEgressParser(packet_in pkt,
 
     state parse_ipv4 {
         pkt.extract(hdr.ipv4);
+        md.local.ecn = hdr.ipv4.ecn;
+        md.local.is_ipv4 = 1;
         transition select(hdr.ipv4.ihl) {
             5: accept;
             default: parse_ipv4_options;
@@ -224,6 +245,7 @@ parser P4IncastEgressParser(packet_in pkt,
 
     state parse_ipv6 {
         pkt.extract(hdr.ipv6);
+        md.local.ecn = hdr.ipv6.ecn;
         transition accept;
     }
 }
@@ -234,7 +256,6 @@ control P4IncastEgress(inout headers_t hdr,
                        in    egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                        inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                        inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
-    EgressQueueStats() queue_stats;
     EgressEcnMarker() ecn_marker;
 
     apply {
@@ -244,12 +265,15 @@ control P4IncastEgress(inout headers_t hdr,
         if (bucket >= HIST_BUCKETS - 1) {
             bucket = HIST_BUCKETS - 1;
         }
-        queue_stats.apply(eg_intr_md.egress_port, bucket);
+        if (eg_intr_md.egress_port < HIST_PORTS) {
+            md.local.hist_index = (counter_index_t)eg_intr_md.egress_port * HIST_BUCKETS + bucket;
+        } else {
+            md.local.hist_index = HIST_OTHER_PORTS;
+        }
 
-        bool drop;
-        ecn_marker.apply(hdr, eg_intr_md.egress_port,
-                         eg_intr_md.enq_qdepth, eg_intr_md.deq_qdepth, drop);
-        if (drop) {
+        ecn_marker.apply(hdr, md.local, eg_intr_md.egress_port,
+                         eg_intr_md.enq_qdepth, eg_intr_md.deq_qdepth);
+        if (md.local.drop) {
             eg_dprsr_md.drop_ctl = 1;
         }
     }

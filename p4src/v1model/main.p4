@@ -4,15 +4,33 @@
 // that reads v1model's queue metadata and calls the shared controls in
 // p4src/shared. Queue depth on BMv2 is in packets, so K is in packets.
 //
+//   parser:  copies the IPv4 / IPv6 ECN codepoint into meta.ecn
 //   ingress: IngressForwarding   (parse checks, LPM route, MAC rewrite, TTL)
-//   egress:  EgressQueueStats    (depth histogram, enqueue depth)
-//            EgressEcnMarker     (per-port OFF / MARK_TAIL / MARK_FRONT, K)
+//   egress:  EgressEcnMarker     (depth histogram; per-port OFF / MARK_TAIL /
+//                                 MARK_FRONT with K; counters; drop)
 //   deparser recomputes the IPv4 header checksum (with options).
+//
+// BMv2 spends about the same time on every table, condition and statement
+// block it runs, so the common path is kept short: one condition and one
+// table in ingress, two tables and one condition in egress.
 #include <core.p4>
 #include <v1model.p4>
 
 // The counter type every shared control uses (see p4src/shared/ecn_marker.p4).
 #define PORT_COUNTER(size) counter(size, CounterType.packets_and_bytes)
+
+// Ingress drops by sending to simple_switch's drop port (what mark_to_drop
+// does), which saves BMv2 a test per packet (p4src/shared/forwarding.p4).
+#define DROP_PORT 511
+
+// Histogram cell (p4src/shared/ecn_marker.p4): one packet per bucket, the last
+// bucket holds everything deeper; "B-1 - (B-1 |-| depth)" is min(depth, B-1)
+// without a branch.
+#define HIST_INDEX(port, depth) \
+    ((port) < HIST_PORTS \
+        ? (counter_index_t)(port) * HIST_BUCKETS + (HIST_BUCKETS - 1) \
+          - (counter_index_t)((qdepth_t)(HIST_BUCKETS - 1) |-| (depth)) \
+        : HIST_OTHER_PORTS)
 
 #include "../shared/defines.p4"
 #include "../shared/sizes.p4"
@@ -39,13 +57,17 @@ parser P4IncastParser(packet_in packet,
         }
     }
 
+    // One state for the common case: no options, first fragment, TCP/UDP.
     state parse_ipv4 {
-        ip_version_ihl_t first = packet.lookahead<ip_version_ihl_t>();
-        verify(first.version == 4, error.IPv4BadVersion);
-        verify(first.ihl >= 5, error.IPv4HeaderTooShort);
         packet.extract(hdr.ipv4);
-        transition select(hdr.ipv4.ihl) {
-            5: parse_ipv4_payload;
+        verify(hdr.ipv4.version == 4, error.IPv4BadVersion);
+        verify(hdr.ipv4.ihl >= 5, error.IPv4HeaderTooShort);
+        meta.ecn = hdr.ipv4.ecn;
+        meta.is_ipv4 = 1;
+        transition select(hdr.ipv4.ihl, hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
+            (5, 0, IP_PROTO_TCP): parse_tcp;
+            (5, 0, IP_PROTO_UDP): parse_udp;
+            (5, _, _): accept;
             default: parse_ipv4_options;
         }
     }
@@ -69,6 +91,8 @@ parser P4IncastParser(packet_in packet,
     state parse_ipv6 {
         packet.extract(hdr.ipv6);
         verify(hdr.ipv6.version == 6, error.IPv6BadVersion);
+        meta.ecn = hdr.ipv6.ecn;
+        meta.is_ipv4 = 0;
         transition select(hdr.ipv6.next_hdr) {
             IP_PROTO_TCP: parse_tcp;
             IP_PROTO_UDP: parse_udp;
@@ -110,38 +134,23 @@ control P4IncastIngress(inout headers_t hdr,
     IngressForwarding() forwarding;
 
     apply {
-        port_t egress_port;
-        forwarding.apply(hdr, meta,
-                         std_meta.parser_error == error.NoError,
-                         std_meta.checksum_error == 0,
-                         egress_port);
-        if (meta.drop) {
-            mark_to_drop(std_meta);
-        } else {
-            std_meta.egress_spec = egress_port;
-        }
+        bool parser_ok = std_meta.parser_error == error.NoError;
+        bool checksum_ok = std_meta.checksum_error == 0;
+        forwarding.apply(hdr, meta, parser_ok, checksum_ok, std_meta.egress_spec);
     }
 }
 
 control P4IncastEgress(inout headers_t hdr,
                        inout local_metadata_t meta,
                        inout standard_metadata_t std_meta) {
-    EgressQueueStats() queue_stats;
     EgressEcnMarker() ecn_marker;
 
     apply {
         // BMv2: enq_qdepth = packets already waiting when this one was
         // enqueued; deq_qdepth = packets left waiting when it was dequeued.
-        bit<32> bucket = (bit<32>)std_meta.enq_qdepth;
-        if (bucket >= HIST_BUCKETS - 1) {
-            bucket = HIST_BUCKETS - 1;
-        }
-        queue_stats.apply(std_meta.egress_port, bucket);
-
-        bool drop;
-        ecn_marker.apply(hdr, std_meta.egress_port,
-                         std_meta.enq_qdepth, std_meta.deq_qdepth, drop);
-        if (drop) {
+        ecn_marker.apply(hdr, meta, std_meta.egress_port,
+                         std_meta.enq_qdepth, std_meta.deq_qdepth);
+        if (meta.drop) {
             mark_to_drop(std_meta);
         }
     }

@@ -1,11 +1,15 @@
-// Test harness: runs p4src/shared/ecn_decision.p4 on BMv2 with its inputs
-// taken from a probe header and its outputs written back into it, so
+// Test harness: runs p4src/shared/ecn_decision.p4 (load_ecn_inputs, then
+// EcnDecision on an IPv4 or IPv6 header) on BMv2 with its inputs taken from a
+// probe header and its outputs written back into it, so
 // tests/tna/test_ecn_decision_bmv2.py can compare the compiled decision with
 // the rule it implements (ALGORITHMS.md §1) over many input combinations.
 #include <core.p4>
 #include <v1model.p4>
 
+#define PORT_COUNTER(size) counter(size, CounterType.packets_and_bytes)
 #include "../../p4src/shared/defines.p4"
+#include "../../p4src/shared/sizes.p4"
+#include "../../p4src/shared/headers.p4"
 #include "../../p4src/shared/ecn_decision.p4"
 
 // 16 bytes, every field right-aligned in whole bytes.
@@ -24,7 +28,8 @@ header probe_t {
     ecn_t      ecn_in;
     bit<6>     pad6;
     ecn_t      ecn_out;
-    bit<3>     pad7;
+    bit<2>     pad7;
+    bit<1>     is_ipv6;    // run the decision on an IPv6 header (else IPv4)
     bit<1>     ect;
     bit<1>     ce_in;
     bit<1>     marked;
@@ -33,10 +38,13 @@ header probe_t {
 }
 
 struct probe_headers_t {
-    probe_t probe;
+    probe_t   probe;
+    headers_t ip;      // the header the decision marks; never parsed or emitted
 }
 
-struct probe_meta_t {}
+struct probe_meta_t {
+    local_metadata_t local;
+}
 
 parser ProbeParser(packet_in pkt, out probe_headers_t hdr, inout probe_meta_t meta,
                    inout standard_metadata_t std_meta) {
@@ -55,16 +63,37 @@ control ProbeIngress(inout probe_headers_t hdr, inout probe_meta_t meta,
     EcnDecision() decide;
 
     apply {
-        ecn_t ecn = hdr.probe.ecn_in;
-        ecn_verdict_t v;
-        decide.apply(hdr.probe.mode, hdr.probe.k, hdr.probe.drop_k,
-                     hdr.probe.enq_depth, hdr.probe.deq_depth, ecn, v);
-        hdr.probe.ecn_out = ecn;
-        hdr.probe.ect = v.ect ? 1w1 : 1w0;
-        hdr.probe.ce_in = v.ce_in ? 1w1 : 1w0;
-        hdr.probe.marked = v.marked ? 1w1 : 1w0;
-        hdr.probe.not_ect_over_k = v.not_ect_over_k ? 1w1 : 1w0;
-        hdr.probe.drop = v.drop ? 1w1 : 1w0;
+        // What the pipeline's parser does: copy the codepoint into meta.
+        if (hdr.probe.is_ipv6 == 1) {
+            hdr.ip.ipv6.setValid();
+            hdr.ip.ipv6.ecn = hdr.probe.ecn_in;
+            meta.local.is_ipv4 = 0;
+        } else {
+            hdr.ip.ipv4.setValid();
+            hdr.ip.ipv4.ecn = hdr.probe.ecn_in;
+            meta.local.is_ipv4 = 1;
+        }
+        meta.local.ecn = hdr.probe.ecn_in;
+        meta.local.drop = false;
+        // What the port's ecn_policy entry does, then the decision.
+        load_ecn_inputs(meta.local, hdr.probe.mode, hdr.probe.k, hdr.probe.drop_k,
+                        hdr.probe.enq_depth, hdr.probe.deq_depth);
+        decide.apply(hdr.ip, meta.local, 1);
+        if (hdr.probe.is_ipv6 == 1) {
+            hdr.probe.ecn_out = hdr.ip.ipv6.ecn;
+        } else {
+            hdr.probe.ecn_out = hdr.ip.ipv4.ecn;
+        }
+        bit<8> v = meta.local.ecn_verdict;
+        hdr.probe.ect = (v & ECN_VERDICT_ECT) != 0 ? 1w1 : 1w0;
+        hdr.probe.ce_in = (v & ECN_VERDICT_CE_IN) != 0 ? 1w1 : 1w0;
+        hdr.probe.marked = (v & ECN_VERDICT_MARKED) != 0 ? 1w1 : 1w0;
+        hdr.probe.not_ect_over_k = (v & ECN_VERDICT_NOT_ECT_OVER_K) != 0 ? 1w1 : 1w0;
+        // The drop the pipeline acts on, checked against the verdict flag.
+        hdr.probe.drop = meta.local.drop ? 1w1 : 1w0;
+        if (meta.local.drop != ((v & ECN_VERDICT_DROP) != 0)) {
+            hdr.probe.pad7 = 2w0b11;  // flags disagree: the test fails on it
+        }
         std_meta.egress_spec = 1;
     }
 }

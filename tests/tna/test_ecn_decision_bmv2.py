@@ -43,11 +43,11 @@ def reference(mode: int, k: int, drop_k: int, enq: int, deq: int, ecn: int) -> t
     return (CE if over_k else ecn, 1, 0, int(over_k), 0, 0)
 
 
-def pack(mode: int, k: int, drop_k: int, enq: int, deq: int, ecn: int) -> bytes:
+def pack(mode: int, k: int, drop_k: int, enq: int, deq: int, ecn: int, *, ipv6: bool) -> bytes:
     return (
         struct.pack("!B", mode)
         + b"".join(v.to_bytes(3, "big") for v in (k, drop_k, enq, deq))
-        + bytes([ecn, 0, 0])
+        + bytes([ecn, 0, 0x20 if ipv6 else 0])
     )
 
 
@@ -55,6 +55,7 @@ def unpack(pkt: bytes) -> tuple[tuple, tuple]:
     mode = pkt[0] & 0x3
     k, drop_k, enq, deq = (int.from_bytes(pkt[1 + 3 * i : 4 + 3 * i], "big") for i in range(4))
     ecn_in, ecn_out, flags = pkt[13] & 0x3, pkt[14] & 0x3, pkt[15]
+    assert flags & 0xC0 == 0, "meta.drop and the verdict's drop flag disagree"
     bits = tuple((flags >> s) & 1 for s in (4, 3, 2, 1, 0))  # ect ce_in marked not_ect drop
     return (mode, k, drop_k, enq, deq, ecn_in), (ecn_out, *bits)
 
@@ -107,6 +108,45 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def run_probes(sswitch: Path, workdir: Path, program: Path, probes: list) -> list[bytes]:
+    """Run simple_switch on pcap files: probes in on port 0, verdicts out on port 1."""
+    workdir.mkdir()
+    # Every other probe runs on an IPv6 header: both marking actions are covered.
+    write_pcap(workdir / "p0_in.pcap", [pack(*c, ipv6=i % 2 == 1) for i, c in probes])
+    write_pcap(workdir / "p1_in.pcap", [])
+    proc = subprocess.Popen(
+        [
+            str(sswitch),
+            "--use-files", "0",
+            "-i", f"0@{workdir}/p0",
+            "-i", f"1@{workdir}/p1",
+            "--thrift-port", str(free_port()),
+            "--device-id", str(random.randrange(1000, 60000)),
+            "--notifications-addr", f"ipc://{workdir}/notifications.ipc",
+            str(program),
+        ],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        last, since = -1, time.monotonic()
+        while time.monotonic() < deadline and proc.poll() is None:
+            n = len(read_pcap(workdir / "p1_out.pcap"))
+            if n >= len(probes) or (n == last and time.monotonic() - since > 5):
+                break  # all back, or nothing new for 5 s
+            if n != last:
+                last, since = n, time.monotonic()
+            time.sleep(0.5)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return read_pcap(workdir / "p1_out.pcap")
+
+
 def test_shared_decision_on_bmv2_matches_the_rule(tmp_path: Path) -> None:
     reason = tools.missing_reason("p4c-bm2-ss", "simple_switch_grpc")
     if reason:
@@ -120,39 +160,19 @@ def test_shared_decision_on_bmv2_matches_the_rule(tmp_path: Path) -> None:
         check=True, capture_output=True, timeout=300,
     )  # fmt: skip
     inputs = cases()
-    write_pcap(tmp_path / "p0_in.pcap", [pack(*c) for c in inputs])
-    write_pcap(tmp_path / "p1_in.pcap", [])
-    proc = subprocess.Popen(
-        [
-            str(sswitch),
-            "--use-files", "0",
-            "-i", f"0@{tmp_path}/p0",
-            "-i", f"1@{tmp_path}/p1",
-            "--thrift-port", str(free_port()),
-            "--device-id", str(random.randrange(1000, 60000)),
-            "--notifications-addr", f"ipc://{tmp_path}/notifications.ipc",
-            str(tmp_path / "h.json"),
-        ],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None:
-            if len(read_pcap(tmp_path / "p1_out.pcap")) >= len(inputs):
-                break
-            time.sleep(0.5)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    outputs = read_pcap(tmp_path / "p1_out.pcap")
-    assert len(outputs) == len(inputs), (
-        f"simple_switch returned {len(outputs)} of {len(inputs)} probes; "
-        f"stderr: {proc.stderr.read().decode(errors='replace')[-2000:] if proc.stderr else ''}"
-    )
+    # simple_switch reads the input pcap as fast as it can and its queue can
+    # overflow on a loaded machine: probes that did not come back are sent
+    # again (each probe carries its own inputs, so order does not matter).
+    outputs: list[bytes] = []
+    missing = list(enumerate(inputs))
+    for attempt in range(3):
+        got = run_probes(sswitch, tmp_path / f"try{attempt}", tmp_path / "h.json", missing)
+        outputs += got
+        back = {unpack(p)[0] for p in got}
+        missing = [(i, c) for i, c in missing if c not in back]
+        if not missing:
+            break
+    assert not missing, f"{len(missing)} of {len(inputs)} probes never came back: {missing[:3]}"
     seen = []
     wrong = []
     for pkt in outputs:
@@ -160,7 +180,7 @@ def test_shared_decision_on_bmv2_matches_the_rule(tmp_path: Path) -> None:
         seen.append(given)
         if verdict != reference(*given):
             wrong.append((given, verdict, reference(*given)))
-    assert sorted(seen) == inputs
+    assert sorted(set(seen)) == inputs
     assert not wrong, f"{len(wrong)} wrong verdicts, first: {wrong[:5]}"
     # The grid really exercises both sides of every threshold.
     verdicts = [reference(*c) for c in inputs]
