@@ -8,6 +8,14 @@ mark-tail K=20 on the egress port so the marking path runs). tcpreplay sends
 bottleneck; the rate is what leaves the egress veth. The pipelines alternate
 (minimal, p4incast, ...) ROUNDS times and the medians are compared.
 
+Where the gap to the minimal router comes from (perf on simple_switch_grpc
+1.15, built with its default logging macros): besides the longer parse and
+the IPv4 checksum check, each table BMv2 applies formats its key and the hit
+entry into strings (MatchTableAbstract::dump_entry_string_,
+key_to_string_with_names) even with --log-level off, about a quarter of the
+switch's CPU here; p4-incast applies three tables per packet, the minimal
+router one. A BMv2 configured with --disable-logging-macros does not pay it.
+
 Needs root, BMv2, tcpreplay and `make build`; prints why when it cannot run.
 """
 
