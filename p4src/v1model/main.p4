@@ -10,9 +10,9 @@
 //                                 MARK_FRONT with K; counters; drop)
 //   deparser recomputes the IPv4 header checksum (with options).
 //
-// BMv2 spends about the same time on every table, condition and statement
-// block it runs, so the common path is kept short: one condition and one
-// table in ingress, two tables and one condition in egress.
+// BMv2 pays for every table, condition and statement block it runs, so the
+// common path is kept short: in ingress one test and the route table; in
+// egress the ecn_policy table, a few tests against constants and one action.
 #include <core.p4>
 #include <v1model.p4>
 
