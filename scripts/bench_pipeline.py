@@ -14,7 +14,9 @@ the IPv4 checksum check, each table BMv2 applies formats its key and the hit
 entry into strings (MatchTableAbstract::dump_entry_string_,
 key_to_string_with_names) even with --log-level off, about a quarter of the
 switch's CPU here; p4-incast applies three tables per packet, the minimal
-router one. A BMv2 configured with --disable-logging-macros does not pay it.
+router one. A BMv2 configured with --disable-logging-macros does not pay it:
+to compare builds, list them (each a simple_switch_grpc path) in
+P4INCAST_BENCH_BMV2, colon-separated; every build gets its own ratio.
 
 Needs root, BMv2, tcpreplay and `make build`; prints why when it cannot run.
 """
@@ -22,6 +24,7 @@ Needs root, BMv2, tcpreplay and `make build`; prints why when it cannot run.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import statistics
 import subprocess
@@ -122,29 +125,21 @@ def measure(name: str, pcap: Path, tmp: Path) -> float:
     return (end_n - start_n) / (end_t - start_t)
 
 
-def main() -> int:
-    reason = why_not()
-    if reason:
-        print(f"bench_pipeline: skipped — {reason}")
-        return 0
-    for a, b in (IN, OUT):
-        bmv2.make_veth(a, b)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            pcap = Path(tmp) / "burst.pcap"
-            write_pcap(pcap)
-            rates: dict[str, list[float]] = {n: [] for n in PIPELINES}
-            for r in range(ROUNDS):
-                for name in PIPELINES:
-                    pps = measure(name, pcap, Path(tmp))
-                    rates[name].append(pps)
-                    print(f"  round {r + 1}: {name:9s} {pps:10.0f} pkt/s", flush=True)
-    finally:
-        for a, _b in (IN, OUT):
-            bmv2.del_veth(a)
-    med = {n: statistics.median(v) for n, v in rates.items()}
+def bench_build(pcap: Path, tmp: Path) -> dict[str, float]:
+    """Median pkt/s per pipeline on the simple_switch_grpc tools.require finds."""
+    rates: dict[str, list[float]] = {n: [] for n in PIPELINES}
+    for r in range(ROUNDS):
+        for name in PIPELINES:
+            pps = measure(name, pcap, tmp)
+            rates[name].append(pps)
+            print(f"  round {r + 1}: {name:12s} {pps:10.0f} pkt/s", flush=True)
+    return {n: statistics.median(v) for n, v in rates.items()}
+
+
+def report(build: str, med: dict[str, float]) -> None:
     ratio = med["p4incast"] / med["minimal"]
-    print(f"BMv2 pipeline throughput (median of {ROUNDS}, 64 B frames, {SECONDS:.0f} s each):")
+    print(f"BMv2 pipeline throughput on {build}")
+    print(f"(median of {ROUNDS}, 64 B frames, {SECONDS:.0f} s each):")
     print(f"  minimal IPv4 router          : {med['minimal']:10.0f} pkt/s")
     print(f"  p4-incast, ECN policy OFF    : {med['p4incast-off']:10.0f} pkt/s")
     print(f"  p4-incast, mark-tail K=20    : {med['p4incast']:10.0f} pkt/s")
@@ -153,6 +148,40 @@ def main() -> int:
         f"{'met' if ratio >= 0.9 else 'NOT met'})"
     )
     print(f"  ratio marking on/off   = {med['p4incast'] / med['p4incast-off']:.3f}")
+
+
+def main() -> int:
+    reason = why_not()
+    if reason:
+        print(f"bench_pipeline: skipped — {reason}")
+        return 0
+    var = tools.TOOLS["simple_switch_grpc"].env_var
+    builds = [b for b in os.environ.get("P4INCAST_BENCH_BMV2", "").split(":") if b]
+    for b in builds:
+        if not (Path(b).is_file() and os.access(b, os.X_OK)):
+            print(f"bench_pipeline: P4INCAST_BENCH_BMV2 entry {b} is not an executable")
+            return 2
+    for a, b in (IN, OUT):
+        bmv2.make_veth(a, b)
+    results: list[tuple[str, dict[str, float]]] = []
+    saved = os.environ.get(var)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            pcap = Path(tmp) / "burst.pcap"
+            write_pcap(pcap)
+            for build in builds or [str(tools.require("simple_switch_grpc"))]:
+                os.environ[var] = build
+                print(f"build {build}", flush=True)
+                results.append((build, bench_build(pcap, Path(tmp))))
+    finally:
+        if saved is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = saved
+        for a, _b in (IN, OUT):
+            bmv2.del_veth(a)
+    for build, med in results:
+        report(build, med)
     return 0
 
 
