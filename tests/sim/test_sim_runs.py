@@ -209,3 +209,29 @@ def test_runs_are_reproducible_and_repeats_differ(p4i: Any) -> None:
     other = rounds(1)
     assert rounds(0) == first
     assert other != first
+
+
+def test_event_scheduler_does_not_change_the_run(p4i: Any) -> None:
+    """The model's event queue (RunConfig.scheduler, chosen for speed) orders events
+    exactly as ns-3's HeapScheduler: same rounds, counters and depth series."""
+
+    def outcome(scheduler: str, ecn: int, cc: str) -> tuple[Any, ...]:
+        c = p4i.RunConfig()
+        c.n, c.rounds, c.ecnMode, c.k, c.cc = 16, 3, ecn, 8, cc
+        if scheduler:
+            c.scheduler = scheduler
+        sc = p4i.Scenario(c)
+        try:
+            sc.Setup()
+            assert sc.Advance(c.maxSimS) and not str(sc.error), str(sc.error)
+            sc.Collect()
+            q = sc.bottleneck
+            return (
+                [(r.completion, r.timeouts, r.retrans) for r in sc.results],
+                (q.marked, q.drops, q.egress, list(q.hist), list(q.seriesD)),
+            )
+        finally:
+            p4i.Scenario.Teardown()
+
+    for ecn, cc in ((0, "reno"), (2, "newdctcp")):  # drop-tail (RTOs), mark-front
+        assert outcome("", ecn, cc) == outcome("ns3::HeapScheduler", ecn, cc)
