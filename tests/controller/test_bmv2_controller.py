@@ -149,6 +149,15 @@ def burst_marks(count: int = 4) -> list[tuple[int, int]]:
     return [(p[IP].id, p[IP].tos & 3) for p in got if IP in p]
 
 
+def assert_tail_k1_marks(got: list[tuple[int, int]]) -> None:
+    """What mark-tail K=1 at 50 pkt/s does to a burst of 4: all arrive in order,
+    packet 1 (idle queue, depth 0) unmarked, packets 3 and 4 (depth >= 1) CE.
+    Packet 2 saw depth 0 if BMv2's egress thread had already taken packet 1 out
+    (the usual case) and 1 if not (a loaded machine): either is correct."""
+    assert [i for i, _ in got] == [1, 2, 3, 4], got
+    assert got[0] == (1, 2) and got[2:] == [(3, 3), (4, 3)], got
+
+
 def test_apply_writes_routes_ecn_and_queues(switch: bmv2.Bmv2Switch, cfg_file: Path) -> None:
     out = ctl("apply", str(cfg_file))
     assert "3 routes, 2 ports" in out.stdout
@@ -159,7 +168,7 @@ def test_apply_writes_routes_ecn_and_queues(switch: bmv2.Bmv2Switch, cfg_file: P
     assert "mode=0x1" in policy and "k=0x1" in policy, policy
     # Marking works end to end with the queue rate the config set (50 pps):
     # mark-tail K=1 marks packets whose enqueue depth >= 1, i.e. 3 and 4.
-    assert burst_marks(4) == [(1, 2), (2, 2), (3, 3), (4, 3)]
+    assert_tail_k1_marks(burst_marks(4))
     # Re-applying the same config writes nothing.
     assert "0 updates" in ctl("apply", str(cfg_file)).stdout
 
@@ -168,12 +177,16 @@ def test_set_ecn_live_and_stats_json(switch: bmv2.Bmv2Switch, cfg_file: Path) ->
     ctl("apply", str(cfg_file))
     out = ctl("--config", str(cfg_file), "set-ecn", "--port", "2", "--mode", "front", "--k", "2")
     assert "mark-front at K=2 packets" in out.stdout
-    # front, K=2, 4 held packets: deq depth of packet i is 4 - i -> only packet 2 marked.
-    assert burst_marks(4) == [(1, 2), (2, 3), (3, 2), (4, 2)]
+    # front, K=2, 4 held packets: packet 2 leaves 2 behind (marked), 3 and 4
+    # fewer. Packet 1 usually leaves an idle queue at once (0 behind), but on a
+    # loaded machine BMv2 may dequeue it after the others arrived (then marked).
+    got = burst_marks(4)
+    assert [i for i, _ in got] == [1, 2, 3, 4] and got[1:] == [(2, 3), (3, 2), (4, 2)], got
     snap = json.loads(ctl("--config", str(cfg_file), "stats", "--json").stdout)
     port2 = snap["ports"]["2"]
-    assert port2["routed"] == 4 and port2["ect"] == 4 and port2["marked"] == 1
-    assert port2["depth"]["packets"] == 4 and port2["depth"]["max"] == 2
+    marked = sum(ecn == 3 for _, ecn in got)
+    assert port2["routed"] == 4 and port2["ect"] == 4 and port2["marked"] == marked
+    assert port2["depth"]["packets"] == 4 and port2["depth"]["max"] in (2, 3)
     out = ctl("--config", str(cfg_file), "set-ecn", "--port", "2", "--mode", "off")
     assert "ECN off" in out.stdout
     assert burst_marks(4) == [(i, 2) for i in range(1, 5)]
@@ -250,11 +263,11 @@ def test_keep_recovers_after_switch_restart(
     )
     try:
         assert _wait_line(keeper, "ready", 20)
-        assert burst_marks(4)[2:] == [(3, 3), (4, 3)]
+        assert_tail_k1_marks(burst_marks(4))
         switch.kill()  # crash: pipeline, entries and queue settings are gone
         switch.start()
         assert _wait_line(keeper, "ready", 30), "controller did not re-apply after restart"
-        assert burst_marks(4) == [(1, 2), (2, 2), (3, 3), (4, 3)]
+        assert_tail_k1_marks(burst_marks(4))  # routes, ECN policy and queue rate are back
     finally:
         keeper.terminate()
         keeper.wait(timeout=10)
