@@ -62,40 +62,40 @@ control EcnDecision(inout headers_t        hdr,
     PORT_COUNTER(PORT_STATS_SIZE) ecn_drop_stats;           // Not-ECT dropped above drop_k
 
     action ect() {
-        ecn_ect_stats.count((counter_index_t)egress_port);
+        ecn_ect_stats.count(egress_port);
         meta.ecn_verdict = ECN_VERDICT_ECT;
     }
     action mark_ipv4() {
         hdr.ipv4.ecn = ECN_CE;
-        ecn_ect_stats.count((counter_index_t)egress_port);
-        ecn_marked_stats.count((counter_index_t)egress_port);
+        ecn_ect_stats.count(egress_port);
+        ecn_marked_stats.count(egress_port);
         meta.ecn_verdict = ECN_VERDICT_ECT | ECN_VERDICT_MARKED;
     }
     action mark_ipv6() {
         hdr.ipv6.ecn = ECN_CE;
-        ecn_ect_stats.count((counter_index_t)egress_port);
-        ecn_marked_stats.count((counter_index_t)egress_port);
+        ecn_ect_stats.count(egress_port);
+        ecn_marked_stats.count(egress_port);
         meta.ecn_verdict = ECN_VERDICT_ECT | ECN_VERDICT_MARKED;
     }
     action ce_in() {
-        ecn_ce_in_stats.count((counter_index_t)egress_port);
+        ecn_ce_in_stats.count(egress_port);
         meta.ecn_verdict = ECN_VERDICT_CE_IN;
     }
     action not_ect() {
         meta.ecn_verdict = 0;
     }
     action not_ect_over_k() {
-        ecn_not_ect_over_k_stats.count((counter_index_t)egress_port);
+        ecn_not_ect_over_k_stats.count(egress_port);
         meta.ecn_verdict = ECN_VERDICT_NOT_ECT_OVER_K;
     }
     action not_ect_drop() {
-        ecn_drop_stats.count((counter_index_t)egress_port);
+        ecn_drop_stats.count(egress_port);
         meta.drop = true;
         meta.ecn_verdict = ECN_VERDICT_DROP;
     }
     action not_ect_over_k_drop() {
-        ecn_not_ect_over_k_stats.count((counter_index_t)egress_port);
-        ecn_drop_stats.count((counter_index_t)egress_port);
+        ecn_not_ect_over_k_stats.count(egress_port);
+        ecn_drop_stats.count(egress_port);
         meta.drop = true;
         meta.ecn_verdict = ECN_VERDICT_NOT_ECT_OVER_K | ECN_VERDICT_DROP;
     }

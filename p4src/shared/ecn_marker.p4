@@ -2,8 +2,10 @@
 // queue-depth histogram.
 //
 // The target wrapper must define, before including this file:
-//   PORT_COUNTER(size)  an indexed packets-and-bytes counter type with
-//                       .count(counter_index_t)
+//   PORT_COUNTER(size)  a packets-and-bytes counter indexed by port_t, so
+//                       per-port counts take the port as it is (a cast in
+//                       the index costs BMv2 a temporary per packet)
+//   INDEX_COUNTER(size) the same, indexed by counter_index_t
 //   HIST_INDEX(port, enq_depth)
 //                       this packet's cell of queue_depth_stats, an expression
 //                       in the target's depth unit: port * HIST_BUCKETS +
@@ -34,7 +36,7 @@ control EgressEcnMarker(inout headers_t        hdr,
     // One histogram cell per (egress port, depth bucket), so the controller
     // can read depth percentiles over P4Runtime (registers are not readable
     // there).
-    PORT_COUNTER(HIST_SIZE + 1) queue_depth_stats;
+    INDEX_COUNTER(HIST_SIZE + 1) queue_depth_stats;
 
     // mode: ECN_MODE_*; k and drop_k in the target's queue unit (packets on
     // BMv2, cells on Tofino); drop_k = 0 disables the Not-ECT drop.

@@ -1,6 +1,7 @@
 // p4-incast: IPv4/IPv6 LPM routing with next-hop MAC rewrite.
 //
-// The target wrapper must define PORT_COUNTER(size) (see ecn_marker.p4) and
+// The target wrapper must define PORT_COUNTER(size) and INDEX_COUNTER(size)
+// (see ecn_marker.p4) and
 // DROP_PORT, the egress port value that makes the target drop a packet
 // (v1model: 511, simple_switch's drop port; a target that drops by other means
 // reads meta.drop and may define any value), and tell this control whether
@@ -22,7 +23,7 @@ control IngressForwarding(inout headers_t        hdr,
                           in    bool             parser_ok,
                           in    bool             checksum_ok,
                           out   port_t           egress_port) {
-    PORT_COUNTER(DROP_REASONS) ingress_drop_stats;    // index: DROP_*
+    INDEX_COUNTER(DROP_REASONS) ingress_drop_stats;    // index: DROP_*
     PORT_COUNTER(PORT_STATS_SIZE) routed_stats;       // index: egress port
 
     // Every path through this control runs exactly one of the actions below,
@@ -34,7 +35,6 @@ control IngressForwarding(inout headers_t        hdr,
     action drop_packet(counter_index_t reason) {
         meta.drop = true;
         egress_port = DROP_PORT;
-        meta.drop_reason = reason;
         ingress_drop_stats.count(reason);
     }
 
@@ -49,7 +49,7 @@ control IngressForwarding(inout headers_t        hdr,
         hdr.ethernet.src_addr = smac;
         hdr.ethernet.dst_addr = dmac;
         hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
-        routed_stats.count((counter_index_t)port);
+        routed_stats.count(port);
     }
 
     // The same for IPv6 (hop limit instead of TTL). A separate action so that
@@ -60,7 +60,7 @@ control IngressForwarding(inout headers_t        hdr,
         hdr.ethernet.src_addr = smac;
         hdr.ethernet.dst_addr = dmac;
         hdr.ipv6.hop_limit = hdr.ipv6.hop_limit - 1;
-        routed_stats.count((counter_index_t)port);
+        routed_stats.count(port);
     }
 
     table routes_v4 {

@@ -77,7 +77,6 @@ struct headers_t {
 // fields; the decision table reads them (p4src/shared/ecn_decision.p4).
 struct local_metadata_t {
     bool     drop;              // drop this packet (ingress or egress decided)
-    bit<32>  drop_reason;       // DROP_* index when ingress set drop
     ecn_t    ecn;               // ECN codepoint of the IPv4 or IPv6 header
     bit<1>   is_ipv4;           // 1: IPv4, 0: IPv6 (egress sees IP only)
     ecn_mode_t ecn_mode;        // egress port's ECN_MODE_*

@@ -35,8 +35,9 @@
 #include <core.p4>
 #include <tna.p4>
 
-// The counter type every shared control uses (see p4src/shared/ecn_marker.p4).
-#define PORT_COUNTER(size) Counter<bit<64>, counter_index_t>(size, CounterType_t.PACKETS_AND_BYTES)
+// The counter types the shared controls use (see p4src/shared/ecn_marker.p4).
+#define PORT_COUNTER(size) Counter<bit<64>, port_t>(size, CounterType_t.PACKETS_AND_BYTES)
+#define INDEX_COUNTER(size) Counter<bit<64>, counter_index_t>(size, CounterType_t.PACKETS_AND_BYTES)
 
 // Ingress drops with drop_ctl when meta.drop is set; the port value is unused.
 #define DROP_PORT 0
@@ -83,7 +84,6 @@ parser P4IncastIngressParser(packet_in pkt,
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
         md.local.drop = false;
-        md.local.drop_reason = 0;
         md.malformed = false;
         md.ipv4_checksum_err = false;
         transition parse_ethernet;
@@ -213,7 +213,6 @@ parser P4IncastEgressParser(packet_in pkt,
     state start {
         pkt.extract(eg_intr_md);
         md.local.drop = false;
-        md.local.drop_reason = 0;
         md.local.ecn = ECN_NOT_ECT;
         md.local.is_ipv4 = 0;
         transition parse_ethernet;

@@ -14,10 +14,14 @@
 // common path is kept short: in ingress one test and the route table; in
 // egress the ecn_policy table, a few tests against constants and one action.
 #include <core.p4>
+// v1model's counter<I> takes its index type (PORT_COUNTER below) from this version on.
+#define V1MODEL_VERSION 20200408
 #include <v1model.p4>
 
-// The counter type every shared control uses (see p4src/shared/ecn_marker.p4).
-#define PORT_COUNTER(size) counter(size, CounterType.packets_and_bytes)
+// The counter types the shared controls use (see p4src/shared/ecn_marker.p4):
+// indexed by port (no cast, so no per-packet temporary) or by a 32-bit index.
+#define PORT_COUNTER(size) counter<port_t>(size, CounterType.packets_and_bytes)
+#define INDEX_COUNTER(size) counter<counter_index_t>(size, CounterType.packets_and_bytes)
 
 // Ingress drops by sending to simple_switch's drop port (what mark_to_drop
 // does), which saves BMv2 a test per packet (p4src/shared/forwarding.p4).
@@ -57,19 +61,34 @@ parser P4IncastParser(packet_in packet,
         }
     }
 
-    // One state for the common case: no options, first fragment, TCP/UDP.
+    // One state for the common case: version 4, no options, first fragment,
+    // TCP/UDP. The version and IHL checks are select cases rather than
+    // verify() calls, which would cost BMv2 a temporary field per packet;
+    // malformed headers go to states that raise the parser error.
     state parse_ipv4 {
         packet.extract(hdr.ipv4);
-        verify(hdr.ipv4.version == 4, error.IPv4BadVersion);
-        verify(hdr.ipv4.ihl >= 5, error.IPv4HeaderTooShort);
         meta.ecn = hdr.ipv4.ecn;
         meta.is_ipv4 = 1;
-        transition select(hdr.ipv4.ihl, hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
-            (5, 0, IP_PROTO_TCP): parse_tcp;
-            (5, 0, IP_PROTO_UDP): parse_udp;
-            (5, _, _): accept;
-            default: parse_ipv4_options;
+        transition select(hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.frag_offset,
+                          hdr.ipv4.protocol) {
+            (4, 5, 0, IP_PROTO_TCP): parse_tcp;
+            (4, 5, 0, IP_PROTO_UDP): parse_udp;
+            (4, 5, _, _): accept;
+            (4, 0 &&& 0xc, _, _): ipv4_header_too_short;  // IHL 0..3
+            (4, 4, _, _): ipv4_header_too_short;
+            (4, _, _, _): parse_ipv4_options;             // IHL 6..15
+            default: ipv4_bad_version;
         }
+    }
+
+    state ipv4_bad_version {
+        verify(false, error.IPv4BadVersion);
+        transition accept;
+    }
+
+    state ipv4_header_too_short {
+        verify(false, error.IPv4HeaderTooShort);
+        transition accept;
     }
 
     state parse_ipv4_options {
@@ -90,14 +109,19 @@ parser P4IncastParser(packet_in packet,
     // header, and the payload leaves untouched.
     state parse_ipv6 {
         packet.extract(hdr.ipv6);
-        verify(hdr.ipv6.version == 6, error.IPv6BadVersion);
         meta.ecn = hdr.ipv6.ecn;
         meta.is_ipv4 = 0;
-        transition select(hdr.ipv6.next_hdr) {
-            IP_PROTO_TCP: parse_tcp;
-            IP_PROTO_UDP: parse_udp;
-            default: accept;
+        transition select(hdr.ipv6.version, hdr.ipv6.next_hdr) {
+            (6, IP_PROTO_TCP): parse_tcp;
+            (6, IP_PROTO_UDP): parse_udp;
+            (6, _): accept;
+            default: ipv6_bad_version;
         }
+    }
+
+    state ipv6_bad_version {
+        verify(false, error.IPv6BadVersion);
+        transition accept;
     }
 
     state parse_tcp {

@@ -4,9 +4,10 @@
 // tests/tna/test_ecn_decision_bmv2.py can compare the compiled decision with
 // the rule it implements (ALGORITHMS.md §1) over many input combinations.
 #include <core.p4>
+#define V1MODEL_VERSION 20200408  // counter<I>, as p4src/v1model/main.p4
 #include <v1model.p4>
 
-#define PORT_COUNTER(size) counter(size, CounterType.packets_and_bytes)
+#define PORT_COUNTER(size) counter<port_t>(size, CounterType.packets_and_bytes)
 #include "../../p4src/shared/defines.p4"
 #include "../../p4src/shared/sizes.p4"
 #include "../../p4src/shared/headers.p4"
