@@ -17,14 +17,18 @@ Two figures per pipeline, each as a ratio to the minimal router:
   cores of its own. It is what the pipeline costs, and moves much less.
 
 Where the gap to the minimal router comes from (perf on simple_switch_grpc
-1.15, built with its default logging macros): besides the longer parse and
-the IPv4 checksum check, each table BMv2 applies formats its key and the hit
-entry into strings (MatchTableAbstract::dump_entry_string_,
-key_to_string_with_names) even with --log-level off, about a quarter of the
-switch's CPU here; p4-incast applies three tables per packet, the minimal
-router one. A BMv2 configured with --disable-logging-macros does not pay it:
-to compare builds, list them (each a simple_switch_grpc path) in
-P4INCAST_BENCH_BMV2, colon-separated; every build gets its own ratio.
+1.15.5): with the default build, each applied table formats its key and entry
+into strings (MatchTableAbstract::dump_entry_string_) even at --log-level off;
+a build configured as BMv2's docs/performance.md says (--disable-logging-macros
+--disable-elogger, -O3) does not. On both, BMv2 resets every metadata field
+with a GMP allocation per packet (PHV::reset_metadata, ~15 % of the switch's
+CPU before p4src/v1model was trimmed from 30 to 15 fields), builds select and
+match keys field by field, and looks standard/queueing metadata up by name.
+p4-incast parses two more headers, verifies the IPv4 checksum, applies two
+more tables and runs the decision's tests; dropping the checksum check alone
+made no measurable difference. To compare builds, list them (each a
+simple_switch_grpc path) in P4INCAST_BENCH_BMV2, colon-separated; every build
+gets its own ratios.
 
 Needs root, BMv2, tcpreplay and `make build`; prints why when it cannot run.
 """
@@ -128,8 +132,9 @@ def measure(name: str, pcap: Path, tmp: Path) -> tuple[float, float]:
         # rate is then one core's worth of switch, not a split of two cores.
         assert sw.proc is not None
         subprocess.run(["taskset", "-a", "-p", "-c", "1", str(sw.proc.pid)], capture_output=True)
+        replay = ["tcpreplay", "-q", "--topspeed", "--loop=0", "-i", IN[1], str(pcap)]
         sender = subprocess.Popen(
-            ["taskset", "-c", "0", "tcpreplay", "-q", "--topspeed", "--loop=0", "-i", IN[1], str(pcap)],
+            ["taskset", "-c", "0", *replay],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
