@@ -29,6 +29,7 @@ import os
 import sys
 import time
 
+from p4incast.experiments.engines import sim_worker_init
 from p4incast.sim import engine, native
 
 SCHEMES = {
@@ -136,7 +137,7 @@ def main() -> int:
         print(f"bench_sim: cannot run: {why}")
         return 0
     t = time.monotonic()
-    engine.init_worker()
+    sim_worker_init()  # engine.init_worker(), cling's start-up notes kept off the terminal
     print(
         f"sim: ns-3 import + model compile + warm-up run: {time.monotonic() - t:.1f} s "
         "(once per process)"
