@@ -1,11 +1,10 @@
 // p4-incast: IPv4/IPv6 LPM routing with next-hop MAC rewrite.
 //
 // The target wrapper must define PORT_COUNTER(size) and INDEX_COUNTER(size)
-// (see ecn_marker.p4) and
-// DROP_PORT, the egress port value that makes the target drop a packet
-// (v1model: 511, simple_switch's drop port; a target that drops by other means
-// reads meta.drop and may define any value), and tell this control whether
-// the parser and the IPv4 checksum check passed.
+// (see ecn_marker.p4) and DROP_PORT, the egress port value that makes the
+// target drop a packet (v1model: 511, simple_switch's drop port; a target that
+// drops by other means reads meta.drop and may define any value), and tell
+// this control whether the parser and the IPv4 checksum check passed.
 #ifndef P4INCAST_FORWARDING_P4
 #define P4INCAST_FORWARDING_P4
 
