@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 APT_PKGS=(
   python3-venv python3-dev            # the project venv
   iproute2 ethtool tcpdump iperf3 iputils-ping  # veth pairs, namespaces, traffic, base RTT
-  tcpreplay                           # make bench: line-rate replay into BMv2
+  tcpreplay valgrind                  # make bench: line-rate replay into BMv2; instructions per packet
   mininet                             # the incast testbed (LinuxBridge hosts + BMv2 switch)
   python3-thrift                      # simple_switch_CLI (system python) talks thrift to BMv2
   clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev make gcc pkg-config  # host agent (eBPF)
