@@ -8,13 +8,15 @@ mark-tail K=20 on the egress port so the marking path runs). tcpreplay sends
 bottleneck; the rate is what leaves the egress veth. The pipelines alternate
 (minimal, p4incast, ...) ROUNDS times and the medians are compared.
 
-Two figures per pipeline, each as a ratio to the minimal router:
-- pkt/s: packets out per wall-clock second, the issue's figure. On a small
-  shared machine (2 vCPUs here: tcpreplay and BMv2's threads share them, and
-  neighbours steal time) it moves by 10-20 % between rounds.
+The switch (all its threads) is pinned to CPU 1 and tcpreplay to CPU 0, so
+the rate is one core's worth of switch. Two figures per pipeline, each as a
+ratio to the minimal router:
+- pkt/s: packets out per wall-clock second, the issue's figure;
 - pkt per switch CPU-s: packets out per CPU second simple_switch_grpc used
-  (all its threads, from /proc), i.e. the rate the switch would reach on
-  cores of its own. It is what the pipeline costs, and moves much less.
+  (all its threads, from /proc). With the switch saturating its core the two
+  agree; they part when something else takes that core.
+On this 2-vCPU VM both still move by about ±10 % between rounds (time stolen
+by neighbours); bench_pipeline_instr.py gives the repeatable figure.
 
 Where the gap to the minimal router comes from (perf on simple_switch_grpc
 1.15.5): with the default build, each applied table formats its key and entry
