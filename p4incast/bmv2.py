@@ -52,6 +52,7 @@ class Bmv2Switch:
     log_file: Path | None = None
     netns: str | None = None  # run inside this network namespace (ip netns)
     extra_args: list[str] = field(default_factory=list)
+    wrapper: list[str] = field(default_factory=list)  # run under this, e.g. ["valgrind", ...]
     proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -74,6 +75,7 @@ class Bmv2Switch:
             cmd += ["--log-file", str(self.log_file.with_suffix("")), "--log-flush"]
         cmd += self.extra_args
         cmd += ["--", "--grpc-server-addr", self.grpc_addr]
+        cmd = [*self.wrapper, *cmd]
         if self.netns:
             cmd = ["ip", "netns", "exec", self.netns, *cmd]
         return cmd

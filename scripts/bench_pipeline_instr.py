@@ -30,7 +30,6 @@ import asyncio
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -47,53 +46,36 @@ RATE_PPS = 300  # what simple_switch keeps up with under callgrind
 COMPARED = ("minimal", "p4incast")
 
 
-def run_under_callgrind(
-    binary: str, name: str, packets: int, pcap: Path, out: Path
-) -> tuple[int, int, Path]:
+def run_under_callgrind(name: str, packets: int, pcap: Path, out: Path) -> tuple[int, int, Path]:
     """(packets out, instructions in the window, callgrind output file) for one pipeline."""
-    cmd = [
-        "valgrind",
-        "--tool=callgrind",
-        "--instr-atstart=no",
-        f"--callgrind-out-file={out}/{name}.%p",
-        binary,
-        "-i",
-        f"1@{IN[0]}",
-        "-i",
-        f"2@{OUT[0]}",
-        "--log-level",
-        "off",
-        "--no-p4",
-        "--thrift-port",
-        str(THRIFT_PORT),
-        "--",
-        "--grpc-server-addr",
-        f"127.0.0.1:{GRPC_PORT}",
-    ]
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    callgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no"]
+    sw = bmv2.Bmv2Switch(
+        ports={1: IN[0], 2: OUT[0]},
+        grpc_port=GRPC_PORT,
+        thrift_port=THRIFT_PORT,
+        extra_args=["--log-level", "off"],
+        wrapper=[*callgrind, f"--callgrind-out-file={out}/{name}.%p"],
     )
+    sw.start(timeout=180)  # valgrind takes a while to bring the switch up
     try:
-        if not bmv2.wait_port(GRPC_PORT, 180):
-            raise RuntimeError("simple_switch_grpc under valgrind did not open its gRPC port")
-        settings = SwitchSettings(address=f"127.0.0.1:{GRPC_PORT}", thrift_port=THRIFT_PORT)
+        assert sw.proc is not None
+        pid = str(sw.proc.pid)  # valgrind runs the switch in its own process
+        settings = SwitchSettings(address=sw.grpc_addr, thrift_port=sw.thrift_port)
         asyncio.run(program(name, settings, PIPELINES[name]))
         replay = ["tcpreplay", "-q", "--pps", str(RATE_PPS), "-i", IN[1], str(pcap)]
         subprocess.run(replay, capture_output=True)  # warm-up: first-packet paths, caches
         time.sleep(2)
         before = rx_packets(OUT[1])
-        control = ["callgrind_control"]
-        subprocess.run([*control, "-i", "on", str(proc.pid)], capture_output=True, check=True)
+        subprocess.run(["callgrind_control", "-i", "on", pid], capture_output=True, check=True)
         loops = max(1, packets // 64)  # the pcap holds 64 frames
         subprocess.run([*replay[:-1], f"--loop={loops}", str(pcap)], capture_output=True)
         time.sleep(3)  # let the last packets leave
-        subprocess.run([*control, "-i", "off", str(proc.pid)], capture_output=True, check=True)
+        subprocess.run(["callgrind_control", "-i", "off", pid], capture_output=True, check=True)
         sent = rx_packets(OUT[1]) - before
-        subprocess.run([*control, "-d", str(proc.pid)], capture_output=True, check=True)
+        subprocess.run(["callgrind_control", "-d", pid], capture_output=True, check=True)
         time.sleep(2)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        sw.stop()
     dumps = sorted(out.glob(f"{name}.*"), key=lambda p: p.stat().st_size)
     if not dumps:
         raise RuntimeError("callgrind wrote no profile")
@@ -132,7 +114,9 @@ def main() -> int:
         print(f"bench_pipeline_instr: skipped — {reason}")
         return 0
     builds = [b for b in os.environ.get("P4INCAST_BENCH_BMV2", "").split(":") if b]
-    binary = builds[0] if builds else str(tools.require("simple_switch_grpc"))
+    if builds:  # Bmv2Switch runs the build tools.require finds: this one
+        os.environ[tools.TOOLS["simple_switch_grpc"].env_var] = builds[0]
+    binary = str(tools.require("simple_switch_grpc"))
     for a, b in (IN, OUT):
         bmv2.make_veth(a, b)
     per_packet: dict[str, float] = {}
@@ -144,7 +128,7 @@ def main() -> int:
             pcap = out / "burst.pcap"
             write_pcap(pcap)
             for name in COMPARED:
-                sent, total, dump = run_under_callgrind(binary, name, args.packets, pcap, out)
+                sent, total, dump = run_under_callgrind(name, args.packets, pcap, out)
                 if sent <= 0:
                     print(f"bench_pipeline_instr: no packet left the switch for {name}")
                     return 1
