@@ -39,14 +39,11 @@ control EgressEcnMarker(inout headers_t        hdr,
     INDEX_COUNTER(HIST_SIZE + 1) queue_depth_stats;
 
     // mode: ECN_MODE_*; k and drop_k in the target's queue unit (packets on
-    // BMv2, cells on Tofino); drop_k = 0 disables the Not-ECT drop.
+    // BMv2, cells on Tofino); drop_k = 0 disables the Not-ECT drop. A port
+    // without an entry runs the default, OFF. One action for both, so BMv2
+    // needs one temporary for the histogram cell, not one per action.
     action set_ecn_policy(ecn_mode_t mode, qdepth_t k, qdepth_t drop_k) {
         load_ecn_inputs(meta, mode, k, drop_k, enq_depth, deq_depth);
-        queue_depth_stats.count(HIST_INDEX(egress_port, enq_depth));
-    }
-
-    action no_ecn_policy() {
-        load_ecn_inputs(meta, ECN_MODE_OFF, 0, 0, enq_depth, deq_depth);
         queue_depth_stats.count(HIST_INDEX(egress_port, enq_depth));
     }
 
@@ -56,9 +53,8 @@ control EgressEcnMarker(inout headers_t        hdr,
         }
         actions = {
             set_ecn_policy;
-            @defaultonly no_ecn_policy;
         }
-        const default_action = no_ecn_policy();
+        const default_action = set_ecn_policy(ECN_MODE_OFF, 0, 0);
         size = ECN_POLICY_SIZE;
     }
 
@@ -66,7 +62,7 @@ control EgressEcnMarker(inout headers_t        hdr,
 
     apply {
         ecn_policy.apply();
-        decide.apply(hdr, meta, egress_port);
+        decide.apply(hdr, meta, egress_port, enq_depth);
     }
 }
 

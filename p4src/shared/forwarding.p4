@@ -26,7 +26,8 @@ control IngressForwarding(inout headers_t        hdr,
     PORT_COUNTER(PORT_STATS_SIZE) routed_stats;       // index: egress port
 
     // Every path through this control runs exactly one of the actions below,
-    // and each one sets meta.drop and counts: on BMv2 every table, condition
+    // and each one counts; the drops set meta.drop, which the target's parser
+    // starts at false (v1model zeroes metadata): on BMv2 every table, condition
     // and block of statements between them costs about the same per packet,
     // so the common case (valid IPv4/IPv6, route hit) is one condition and
     // one table (`make bench` measures it against a minimal router).
@@ -43,7 +44,6 @@ control IngressForwarding(inout headers_t        hdr,
 
     // port: egress port; smac: this port's MAC; dmac: next hop's MAC.
     action route(port_t port, mac_addr_t smac, mac_addr_t dmac) {
-        meta.drop = false;
         egress_port = port;
         hdr.ethernet.src_addr = smac;
         hdr.ethernet.dst_addr = dmac;
@@ -54,7 +54,6 @@ control IngressForwarding(inout headers_t        hdr,
     // The same for IPv6 (hop limit instead of TTL). A separate action so that
     // no action writes a header that is not valid.
     action route_v6(port_t port, mac_addr_t smac, mac_addr_t dmac) {
-        meta.drop = false;
         egress_port = port;
         hdr.ethernet.src_addr = smac;
         hdr.ethernet.dst_addr = dmac;

@@ -72,21 +72,26 @@ struct headers_t {
     udp_t          udp;
 }
 
+// Fields a target wrapper or a test harness adds to local_metadata_t (TNA:
+// hist_index; the decision harness: ecn_verdict). None by default: BMv2 resets
+// every metadata field of every packet, at a cost per field.
+#ifndef LOCAL_METADATA_TARGET_FIELDS
+#define LOCAL_METADATA_TARGET_FIELDS
+#endif
+
 // What ingress hands to egress, and the egress marker's working fields.
-// The parser sets ecn and is_ipv4; ecn_policy's actions set the policy
-// fields; the decision table reads them (p4src/shared/ecn_decision.p4).
+// The parser sets ecn; ecn_policy's action sets the policy fields; the
+// decision tests them (p4src/shared/ecn_decision.p4).
 struct local_metadata_t {
     bool     drop;              // drop this packet (ingress or egress decided)
     ecn_t    ecn;               // ECN codepoint of the IPv4 or IPv6 header
-    bit<1>   is_ipv4;           // 1: IPv4, 0: IPv6 (egress sees IP only)
     ecn_mode_t ecn_mode;        // egress port's ECN_MODE_*
     qdepth_t k_minus_enq;       // K |-| enqueue depth: 0 iff enqueue depth >= K
     qdepth_t k_minus_deq;       // K |-| dequeue depth: 0 iff dequeue depth >= K
     qdepth_t drop_k;            // Not-ECT drop threshold, 0 = off
     qdepth_t drop_k_minus_enq;  // drop_k |-| enqueue depth: 0 iff enqueue depth >= drop_k
-    bit<8>   ecn_verdict;       // ECN_VERDICT_* flags of what the marker did
-    counter_index_t hist_index; // queue_depth_stats cell, where the target
-                                // computes it before the marker (TNA)
+                                // (computed for Not-ECT packets only)
+    LOCAL_METADATA_TARGET_FIELDS
 }
 
 #endif  // P4INCAST_HEADERS_P4

@@ -43,7 +43,9 @@
 #define DROP_PORT 0
 
 // Histogram cell (p4src/shared/ecn_marker.p4), computed by P4IncastEgress
-// before the marker runs (a Tofino action cannot branch).
+// before the marker runs (a Tofino action cannot branch), in a field TNA adds
+// to the shared metadata.
+#define LOCAL_METADATA_TARGET_FIELDS counter_index_t hist_index;
 #define HIST_INDEX(port, depth) meta.hist_index
 
 #include "../shared/defines.p4"
@@ -66,7 +68,7 @@ struct ingress_metadata_t {
 }
 
 // Egress needs nothing from ingress: no bridged header. The egress parser
-// fills the shared part (ecn, is_ipv4) as the v1model parser does.
+// fills the shared part (drop, ecn) as the v1model parser does.
 struct egress_metadata_t {
     local_metadata_t local;           // + hist_index, this packet's histogram cell
 }
@@ -214,7 +216,6 @@ parser P4IncastEgressParser(packet_in pkt,
         pkt.extract(eg_intr_md);
         md.local.drop = false;
         md.local.ecn = ECN_NOT_ECT;
-        md.local.is_ipv4 = 0;
         transition parse_ethernet;
     }
 
@@ -230,7 +231,6 @@ parser P4IncastEgressParser(packet_in pkt,
     state parse_ipv4 {
         pkt.extract(hdr.ipv4);
         md.local.ecn = hdr.ipv4.ecn;
-        md.local.is_ipv4 = 1;
         transition select(hdr.ipv4.ihl) {
             5: accept;
             default: parse_ipv4_options;

@@ -8,6 +8,9 @@
 #include <v1model.p4>
 
 #define PORT_COUNTER(size) counter<port_t>(size, CounterType.packets_and_bytes)
+// Record which action the decision ran, in meta.local.ecn_verdict.
+#define ECN_DECISION_TRACE
+#define LOCAL_METADATA_TARGET_FIELDS bit<8> ecn_verdict;
 #include "../../p4src/shared/defines.p4"
 #include "../../p4src/shared/sizes.p4"
 #include "../../p4src/shared/headers.p4"
@@ -68,18 +71,16 @@ control ProbeIngress(inout probe_headers_t hdr, inout probe_meta_t meta,
         if (hdr.probe.is_ipv6 == 1) {
             hdr.ip.ipv6.setValid();
             hdr.ip.ipv6.ecn = hdr.probe.ecn_in;
-            meta.local.is_ipv4 = 0;
         } else {
             hdr.ip.ipv4.setValid();
             hdr.ip.ipv4.ecn = hdr.probe.ecn_in;
-            meta.local.is_ipv4 = 1;
         }
         meta.local.ecn = hdr.probe.ecn_in;
         meta.local.drop = false;
         // What the port's ecn_policy entry does, then the decision.
         load_ecn_inputs(meta.local, hdr.probe.mode, hdr.probe.k, hdr.probe.drop_k,
                         hdr.probe.enq_depth, hdr.probe.deq_depth);
-        decide.apply(hdr.ip, meta.local, 1);
+        decide.apply(hdr.ip, meta.local, 1, hdr.probe.enq_depth);
         if (hdr.probe.is_ipv6 == 1) {
             hdr.probe.ecn_out = hdr.ip.ipv6.ecn;
         } else {
