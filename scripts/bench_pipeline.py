@@ -190,7 +190,7 @@ def report(build: str, rates: Rates) -> None:
         print(f"  {label:28s}: {med[name][0]:10.0f} {med[name][1]:12.0f}")
     for i, what in enumerate(("pkt/s", "pkt per switch CPU-s")):
         ratio = med["p4incast"][i] / med["minimal"][i]
-        per_round = [a[i] / b[i] for a, b in zip(rates["p4incast"], rates["minimal"])]
+        per_round = [a[i] / b[i] for a, b in zip(rates["p4incast"], rates["minimal"], strict=True)]
         verdict = "met" if ratio >= 0.9 else "NOT met"
         print(
             f"  ratio p4incast/minimal, {what:20s} = {ratio:.3f}  (target >= 0.90: {verdict});"
