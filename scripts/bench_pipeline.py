@@ -16,14 +16,15 @@ ratio to the minimal router:
 - pkt per switch CPU-s: packets out per CPU second simple_switch_grpc used
   (all its threads, from /proc). With the switch saturating its core the two
   agree; they part when something else takes that core.
-On this 2-vCPU VM single rounds still move by about ±10 % (time stolen by
-neighbours); bench_pipeline_instr.py gives the repeatable figure.
+On this 2-vCPU VM single rounds move by ±10 % and more (the same pipeline
+has run 30 % slower from one round to the next, with the machine otherwise
+idle); bench_pipeline_instr.py gives the repeatable figure.
 
 What BMv2 charges per packet (callgrind on simple_switch_grpc 1.15.5, see
 bench_pipeline_instr.py): ~1.1 k instructions per action primitive, ~0.7 k
 per metadata field (PHV::reset_metadata resets each one with GMP), ~1.5 k
 per extracted header, a few hundred per condition. p4src/v1model is written
-to that price list (README, "Benchmarks"). With the default build, each
+to that price list (README, "The pipeline"). With the default build, each
 applied table also formats its key and entry into strings
 (MatchTableAbstract::dump_entry_string_) even at --log-level off; a build
 configured as BMv2's docs/performance.md says (--disable-logging-macros
