@@ -2,16 +2,16 @@
 IPv4 router, on the same BMv2 build — the deterministic companion of
 bench_pipeline.py.
 
-Wall-clock throughput on a small shared VM moves by ±10 % between rounds;
-instruction counts do not (±0.5 % here; about one run in five reads ~10 %
-high, when something else wakes the switch inside the window: run it twice).
-For each pipeline: simple_switch_grpc runs under valgrind's callgrind with
-instrumentation off, the pipeline is pushed and one route (plus mark-tail
-K=20 for p4-incast) written, then instrumentation is switched on only while
-BURST frames (64-byte ECT(0) UDP, as in bench_pipeline.py) cross the switch
-at a low rate, and the instructions executed in that window are divided by
-the packets that left. User-space only
-(callgrind does not see the kernel), and it includes the switch's idle
+Wall-clock throughput on a small shared VM moves by ±10 % and more between
+rounds; instruction counts do not (±0.5 % here; about one run in five reads
+~10 % high, when something else wakes the switch inside the window: run it
+twice). For each pipeline: simple_switch_grpc runs under valgrind's
+callgrind with instrumentation off, the pipeline is pushed and one route
+(plus mark-tail K=20 for p4-incast) written, then instrumentation is
+switched on only while BURST frames (64-byte ECT(0) UDP, as in
+bench_pipeline.py) cross the switch at a low rate, and the instructions
+executed in that window are divided by the packets that left. User space
+only (callgrind does not see the kernel), and it includes the switch's idle
 wake-ups during the window, which are the same for both pipelines.
 
 Prints Ir per packet for both, the ratio minimal/p4incast (the throughput
