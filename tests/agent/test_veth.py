@@ -54,12 +54,17 @@ def agent_flow(pid: int | None) -> dict | None:
 def sample(
     lab: VethLab, seconds: float, pid: int | None = None, every: float = 0.1
 ) -> list[tuple[SsSample, dict | None]]:
+    """(ss sample, agent flow) pairs; the flow read right after `ss`, with the W
+    read right before it kept as f["w_before"] (W moves while `ss` runs)."""
     out = []
     t_end = time.monotonic() + seconds
     while time.monotonic() < t_end:
+        before = agent_flow(pid)
         s = lab.ss_sample()
         f = agent_flow(pid)
         if s is not None and s.mss:
+            if f is not None:
+                f["w_before"] = before["w"] if before is not None else f["w"]
             out.append((s, f))
         time.sleep(every)
     return out
@@ -86,31 +91,37 @@ def test_inflight_follows_w_with_newdctcp_rx_and_not_with_observe_or_off(lab: Ve
     lab.goodput_bps(client)
     assert lab.stop(agent) == 0
     assert len(rx) >= 15
+    # W moves every RTT (a few ms here) and the agent holds the right edge it
+    # advertised until ACKs pass it, so the window a sample sees is a recent W:
+    # bound each sample by the W read just before and just after `ss` and the
+    # previous sample's W. A cut and recovery that falls wholly between two
+    # polls 100 ms apart is still invisible, hence 85 % and not every sample.
     ok, ws = 0, []
     prev_w = None
     for s, f in rx:
         assert f is not None and f["handshake"] and f["rewrites"] > 0
         w = f["w"]
-        bound = max(w, prev_w or w) + 2 * s.mss + (1 << f["wscale"])
+        bound = max(w, f["w_before"], prev_w or w) + 2 * s.mss + (1 << f["wscale"])
         ok += s.inflight <= bound
         ws.append(w)
         prev_w = w
-    assert ok / len(rx) >= 0.9, f"in-flight above W in {len(rx) - ok}/{len(rx)} samples"
+    assert ok / len(rx) >= 0.85, f"in-flight above W in {len(rx) - ok}/{len(rx)} samples"
     w_med = statistics.median(ws)
     assert max(s.snd_wnd for s, _ in rx) <= 262144 + 4096  # the cap reaches the sender
 
-    # observe: same marks, W computed, nothing enforced: in-flight is not bounded by W.
+    # observe: same marks, W computed, nothing written: the sender sees the kernel's
+    # window and sends past the W that newdctcp-rx enforced. (Observe's own W is no
+    # bound to compare with: without a cap it can sit far above what the sender,
+    # limited by cwnd and TSQ, has in flight.)
     agent = lab.start_agent("observe")
     client = lab.start_client(6)
     time.sleep(2.0)
     obs = sample(lab, 3.0, agent.pid)
     lab.goodput_bps(client)
     assert lab.stop(agent) == 0
-    over = sum(
-        s.inflight > f["w"] + 2 * s.mss + (1 << f["wscale"]) for s, f in obs if f is not None
-    )
     assert all(f is not None and f["rewrites"] == 0 for _, f in obs)
-    assert over / len(obs) >= 0.5, f"observe: in-flight above W only in {over}/{len(obs)}"
+    assert statistics.median(s.snd_wnd for s, _ in obs) >= 4 * w_med
+    assert statistics.median(s.inflight for s, _ in obs) > w_med + 2 * obs[0][0].mss
 
     # off: no agent; the advertised window is the kernel's, far above W.
     client = lab.start_client(5)
