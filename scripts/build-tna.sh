@@ -39,7 +39,7 @@ mkdir -p "$OUT"
 echo "build-tna: $P4C $SRC -> $OUT/"
 start=$(date +%s.%N)
 set +e
-"$P4C" --target tofino --arch tna --std p4-16 \
+"$P4C" --target tofino --arch tna --std p4-16 -Xp4c="--verbose -Ttable_summary:1" \
   -o "$OUT" \
   --bf-rt-schema "$OUT/bf-rt.json" \
   --p4runtime-files "$OUT/$NAME.p4info.txtpb" \
@@ -108,6 +108,21 @@ else:
         for t in tabs:
             kinds[t.get("table_type", "?")] = kinds.get(t.get("table_type", "?"), 0) + 1
         print("  context.json tables: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+        units = {}
+
+        def walk(o):
+            if isinstance(o, dict):
+                if "memory_type" in o and "memory_units_and_vpns" in o:
+                    n = sum(len(m.get("memory_units", [])) for m in o["memory_units_and_vpns"])
+                    units[o["memory_type"]] = units.get(o["memory_type"], 0) + n
+                for v in o.values():
+                    walk(v)
+            elif isinstance(o, list):
+                for v in o:
+                    walk(v)
+
+        walk(tabs)
+        print(f"  memory units: SRAM {units.get('sram', 0)}, TCAM {units.get('tcam', 0)} (of 80 SRAM, 24 TCAM per stage on Tofino 1)")
     mau_log = first("mau.resources.log")
     if mau_log:
         print(f"  (no resources.json; per-stage SRAM/TCAM table in {mau_log})")

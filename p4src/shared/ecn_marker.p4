@@ -44,7 +44,9 @@ control EgressEcnMarker(inout headers_t        hdr,
     // needs one temporary for the histogram cell, not one per action.
     action set_ecn_policy(ecn_mode_t mode, qdepth_t k, qdepth_t drop_k) {
         load_ecn_inputs(meta, mode, k, drop_k, enq_depth, deq_depth);
+#ifndef HIST_COUNT_IN_APPLY
         queue_depth_stats.count(HIST_INDEX(egress_port, enq_depth));
+#endif
     }
 
     table ecn_policy {
@@ -62,6 +64,11 @@ control EgressEcnMarker(inout headers_t        hdr,
 
     apply {
         ecn_policy.apply();
+#ifdef HIST_COUNT_IN_APPLY
+        // Tofino: a counter addressed from metadata in an action with action
+        // data would need the hit path for the table's default action too.
+        queue_depth_stats.count(HIST_INDEX(egress_port, enq_depth));
+#endif
         decide.apply(hdr, meta, egress_port, enq_depth);
     }
 }

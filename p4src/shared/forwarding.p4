@@ -26,7 +26,7 @@ control IngressForwarding(inout headers_t        hdr,
     PORT_COUNTER(PORT_STATS_SIZE) routed_stats;       // index: egress port
 
     // Every path through this control runs exactly one of the actions below,
-    // and each one counts; the drops set meta.drop, which the target's parser
+    // and counts once; the drops set meta.drop, which the target's parser
     // starts at false (v1model zeroes metadata): on BMv2 every table, condition
     // and block of statements between them costs about the same per packet,
     // so the common case (valid IPv4/IPv6, route hit) is one condition and
@@ -38,8 +38,12 @@ control IngressForwarding(inout headers_t        hdr,
         ingress_drop_stats.count(reason);
     }
 
+    // The miss counts in apply, not here: Tofino wants every action of a
+    // table to address an indirect counter the same way, and route addresses
+    // routed_stats by port.
     action route_miss() {
-        drop_packet(DROP_ROUTE_MISS);
+        meta.drop = true;
+        egress_port = DROP_PORT;
     }
 
     // port: egress port; smac: this port's MAC; dmac: next hop's MAC.
@@ -87,9 +91,13 @@ control IngressForwarding(inout headers_t        hdr,
 
     apply {
         if (parser_ok && checksum_ok && hdr.ipv4.isValid() && hdr.ipv4.ttl > 1) {
-            routes_v4.apply();
+            if (!routes_v4.apply().hit) {
+                ingress_drop_stats.count(DROP_ROUTE_MISS);
+            }
         } else if (parser_ok && hdr.ipv6.isValid() && hdr.ipv6.hop_limit > 1) {
-            routes_v6.apply();
+            if (!routes_v6.apply().hit) {
+                ingress_drop_stats.count(DROP_ROUTE_MISS);
+            }
         } else if (!parser_ok) {
             drop_packet(DROP_PARSER_ERROR);
         } else if (hdr.ipv4.isValid() && !checksum_ok) {
