@@ -64,7 +64,7 @@ def resolve(requested: str) -> tuple[str, str]:
         why = bmv2_unavailable()
         if why:
             raise RuntimeError(f"engine bmv2 requested, but {why}")
-        return "bmv2", "engine: bmv2 (Mininet + simple_switch_grpc)"
+        return "bmv2", f"engine: bmv2 (Mininet + {tools.fastest_simple_switch_grpc()[1]})"
     if requested == "sim":
         why = sim_unavailable()
         if why:
@@ -72,7 +72,7 @@ def resolve(requested: str) -> tuple[str, str]:
         return "sim", "engine: sim (ns-3)"
     why_bmv2 = bmv2_unavailable()
     if why_bmv2 is None:
-        return "bmv2", "engine: bmv2 (Mininet + simple_switch_grpc)"
+        return "bmv2", f"engine: bmv2 (Mininet + {tools.fastest_simple_switch_grpc()[1]})"
     why_sim = sim_unavailable()
     if why_sim is None:
         return "sim", f"engine: sim (ns-3), because {why_bmv2}"

@@ -53,6 +53,7 @@ class Bmv2Switch:
     netns: str | None = None  # run inside this network namespace (ip netns)
     extra_args: list[str] = field(default_factory=list)
     wrapper: list[str] = field(default_factory=list)  # run under this, e.g. ["valgrind", ...]
+    exe: Path | None = None  # this simple_switch_grpc build; None: the one tools.require finds
     proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -60,7 +61,7 @@ class Bmv2Switch:
         return f"127.0.0.1:{self.grpc_port}"
 
     def command(self) -> list[str]:
-        exe = str(tools.require("simple_switch_grpc"))
+        exe = str(self.exe or tools.require("simple_switch_grpc"))
         cmd = [
             exe,
             "--no-p4",

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _P4LANG_PKGS = (
-    "p4lang's Ubuntu packages (https://build.opensuse.org/project/show/home:p4lang: "
-    "apt install p4lang-p4c p4lang-bmv2), or build p4lang/{repo} from source"
+    "`make setup` as root with P4INCAST_TOOLCHAIN_BUNDLE=/path/p4-toolchain-debian12-amd64.tar.zst "
+    "(Debian 12), or on Ubuntu 20.04/22.04/24.04 (p4lang's home:p4lang packages); "
+    "or build p4lang/{repo} from source (README, 'The P4 toolchain')"
 )
 
 
@@ -83,6 +84,69 @@ def require(name: str) -> Path:
     return path
 
 
+# BMv2 built as p4lang's docs/performance.md says (--disable-logging-macros
+# --disable-elogger, -O3), in a prefix of its own so the default build on PATH
+# stays (scripts/install-p4-toolchain.sh, P4INCAST_BMV2_PERF_BUNDLE).
+BMV2_PERF_PREFIX = Path("/opt/bmv2-perf")
+
+
+def bmv2_perf_build() -> Path | None:
+    """simple_switch_grpc of the BMv2 performance build, when installed."""
+    exe = BMV2_PERF_PREFIX / "bin/simple_switch_grpc"
+    return exe if exe.is_file() and os.access(exe, os.X_OK) else None
+
+
+def fastest_simple_switch_grpc() -> tuple[Path, str]:
+    """(simple_switch_grpc for the testbed, one line naming the build).
+
+    $P4INCAST_SIMPLE_SWITCH_GRPC wins; else the performance build when installed
+    (it forwards ~1.3x faster, so the testbed's bottleneck can be faster); else PATH.
+    """
+    if not os.environ.get(TOOLS["simple_switch_grpc"].env_var):
+        perf = bmv2_perf_build()
+        if perf is not None:
+            return perf, f"BMv2 performance build ({perf})"
+    exe = require("simple_switch_grpc")
+    return exe, f"BMv2 default build ({exe})"
+
+
+def tofino_p4c() -> Path | None:
+    """The Tofino p4c (p4c built with -DENABLE_TOFINO=ON); scripts/build-tna.sh searches
+    alike: $P4C_TOFINO, then /opt/p4c-tofino/bin and PATH for a p4c beside p4c-barefoot."""
+    env = os.environ.get("P4C_TOFINO")
+    if env:
+        return Path(env) if os.access(env, os.X_OK) else None
+    for d in map(Path, ["/opt/p4c-tofino/bin", *os.environ.get("PATH", "").split(os.pathsep)]):
+        if not (d / "p4c-barefoot").is_file():
+            continue
+        for name in ("bf-p4c", "p4c"):
+            if os.access(d / name, os.X_OK):
+                return d / name
+    found = shutil.which("bf-p4c")
+    return Path(found) if found else None
+
+
+def tna_include_dir() -> Path | None:
+    """A directory holding TNA's tna.p4, for p4test's front end on the TNA program.
+
+    $P4INCAST_TNA_INCLUDE; the Tofino p4c's share/p4c/p4include; the toolchain
+    bundle's share/p4c/tna-include beside p4test (/usr/local/share/p4c/tna-include).
+    """
+    cands = [os.environ.get("P4INCAST_TNA_INCLUDE")]
+    p4c = tofino_p4c()
+    if p4c:
+        cands.append(str(p4c.resolve().parent.parent / "share/p4c/p4include"))
+    cands.append("/opt/p4c-tofino/share/p4c/p4include")
+    p4test = shutil.which("p4test")
+    if p4test:
+        cands.append(str(Path(p4test).resolve().parent.parent / "share/p4c/tna-include"))
+    cands.append("/usr/local/share/p4c/tna-include")
+    for c in cands:
+        if c and (Path(c) / "tna.p4").is_file():
+            return Path(c)
+    return None
+
+
 def bmv2_python_dir() -> Path | None:
     """Where BMv2 installed its Python runtime (runtime_CLI.py, bm_runtime, sswitch_runtime).
 
@@ -124,6 +188,19 @@ def report() -> list[str]:
             lines.append(
                 f"  MISSING {name:20s} disables {tool.needed_for}; get it from {tool.how_to_get()}"
             )
+    perf = bmv2_perf_build()
+    lines.append(
+        f"  found   {'BMv2 performance':20s} {perf} (the testbed uses it)"
+        if perf
+        else f"  absent  {'BMv2 performance':20s} optional (P4INCAST_BMV2_PERF_BUNDLE); "
+        "the testbed uses the default build"
+    )
+    tna = tna_include_dir()
+    lines.append(
+        f"  found   {'TNA include files':20s} {tna}"
+        if tna
+        else f"  absent  {'TNA include files':20s} the TNA name check (tests/tna) skips"
+    )
     return lines
 
 

@@ -30,7 +30,9 @@ applied table also formats its key and entry into strings
 configured as BMv2's docs/performance.md says (--disable-logging-macros
 --disable-elogger, -O3) does not. To compare builds, list them (each a
 simple_switch_grpc path) in P4INCAST_BENCH_BMV2, colon-separated; every build
-gets its own ratios.
+gets its own ratios. Unset, it runs the default build on PATH and, when it is
+installed (/opt/bmv2-perf, make setup with P4INCAST_BMV2_PERF_BUNDLE), the
+performance build, side by side.
 
 Needs root, BMv2, tcpreplay and `make build`; prints why when it cannot run.
 """
@@ -220,7 +222,10 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             pcap = Path(tmp) / "burst.pcap"
             write_pcap(pcap)
-            for build in builds or [str(tools.require("simple_switch_grpc"))]:
+            default = [str(tools.require("simple_switch_grpc"))]
+            perf = tools.bmv2_perf_build()
+            default += [str(perf)] if perf else []
+            for build in builds or default:
                 os.environ[var] = build
                 print(f"build {build}", flush=True)
                 results.append((build, bench_build(pcap, Path(tmp))))

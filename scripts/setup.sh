@@ -28,6 +28,21 @@ else
   echo "setup: not root or no apt-get; skipping Debian packages (${APT_PKGS[*]})"
 fi
 
+# The P4 toolchain (p4c, BMv2, PI): no registry has it. Install it when a tool is
+# missing, or when a BMv2 performance bundle is named and not yet installed
+# (scripts/install-p4-toolchain.sh says which way it took, or why none).
+have_p4() { command -v p4c-bm2-ss >/dev/null && command -v simple_switch_grpc >/dev/null; }
+tc_env=()
+have_p4 || tc_env+=("P4INCAST_TOOLCHAIN_BUNDLE=${P4INCAST_TOOLCHAIN_BUNDLE:-}")
+if [ -n "${P4INCAST_BMV2_PERF_BUNDLE:-}" ] && [ ! -x /opt/bmv2-perf/bin/simple_switch_grpc ]; then
+  tc_env+=("P4INCAST_BMV2_PERF_BUNDLE=$P4INCAST_BMV2_PERF_BUNDLE")
+fi
+if [ ${#tc_env[@]} -gt 0 ]; then
+  # Only the parts that are missing: an installed toolchain is not reinstalled.
+  env -u P4INCAST_TOOLCHAIN_BUNDLE -u P4INCAST_BMV2_PERF_BUNDLE "${tc_env[@]}" \
+    scripts/install-p4-toolchain.sh
+fi
+
 # Debian's interpreter, so the venv sees Debian's Mininet (not a pyenv/conda python)
 PY=${PYTHON:-/usr/bin/python3}
 # --system-site-packages: Mininet comes from Debian, not PyPI

@@ -15,14 +15,16 @@ from typing import Any
 
 from mininet.node import Switch
 
-from p4incast import bmv2
+from p4incast import bmv2, tools
 
 _GRPC_BASE, _THRIFT_BASE = 50100, 9190
 _next_index = itertools.count()
 
 
 class Bmv2GrpcSwitch(Switch):
-    """Mininet Switch backed by simple_switch_grpc (root namespace, veths as ports)."""
+    """Mininet Switch backed by simple_switch_grpc (root namespace, veths as ports).
+
+    The BMv2 performance build when installed (tools.fastest_simple_switch_grpc)."""
 
     def __init__(
         self,
@@ -61,6 +63,7 @@ class Bmv2GrpcSwitch(Switch):
             device_id=self.device_id,
             log_file=log,
             extra_args=["--log-level", "warn"],
+            exe=tools.fastest_simple_switch_grpc()[0],
         )
         self.process.start()
 

@@ -11,7 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_tna_pipeline import _tofino_p4c  # same directory (pytest puts it on sys.path)
+
+from p4incast import tools
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts/build-tna.sh"
@@ -110,7 +111,7 @@ def test_compiler_failure_is_reported(fake_compiler: dict[str, str]) -> None:
 
 
 def test_absent_compiler_skips_with_one_line(tmp_path: Path) -> None:
-    if _tofino_p4c() is not None:
+    if tools.tofino_p4c() is not None:
         pytest.skip("a Tofino p4c is installed here: the absent-compiler path cannot be shown")
     env = {k: v for k, v in os.environ.items() if k != "P4C_TOFINO"}
     env["TNA_OUT"] = str(tmp_path / "out")

@@ -30,35 +30,6 @@ V1MODEL_MAIN = REPO / "p4src/v1model/main.p4"
 SKIP_LINE = "build-tna: skipped"
 
 
-def _tofino_p4c() -> Path | None:
-    """Same search as scripts/build-tna.sh: $P4C_TOFINO, /opt/p4c-tofino/bin, PATH."""
-    env = os.environ.get("P4C_TOFINO")
-    if env:
-        return Path(env) if os.access(env, os.X_OK) else None
-    dirs = ["/opt/p4c-tofino/bin", *os.environ.get("PATH", "").split(os.pathsep)]
-    for d in map(Path, dirs):
-        if not (d / "p4c-barefoot").is_file():
-            continue
-        for name in ("bf-p4c", "p4c"):
-            if os.access(d / name, os.X_OK):
-                return d / name
-    found = shutil.which("bf-p4c")
-    return Path(found) if found else None
-
-
-def _tna_include_dir() -> Path | None:
-    """A directory holding tna.p4: $P4INCAST_TNA_INCLUDE or the Tofino p4c's share/."""
-    cands = [os.environ.get("P4INCAST_TNA_INCLUDE")]
-    p4c = _tofino_p4c()
-    if p4c:
-        cands.append(str(p4c.resolve().parent.parent / "share/p4c/p4include"))
-    cands.append("/opt/p4c-tofino/share/p4c/p4include")
-    for c in cands:
-        if c and (Path(c) / "tna.p4").is_file():
-            return Path(c)
-    return None
-
-
 def _load_p4info(path: Path) -> p4info_pb2.P4Info:
     return text_format.Parse(path.read_text(), p4info_pb2.P4Info())
 
@@ -119,7 +90,7 @@ def v1model_p4info(tmp_path_factory: pytest.TempPathFactory) -> p4info_pb2.P4Inf
 @pytest.fixture(scope="module")
 def tna_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """scripts/build-tna.sh run into a temporary build/tna."""
-    if _tofino_p4c() is None:
+    if tools.tofino_p4c() is None:
         pytest.skip(
             "no Tofino p4c (p4c built with -DENABLE_TOFINO=ON in /opt/p4c-tofino, "
             "or P4C_TOFINO=/path/to/bf-p4c): the TNA program is not compiled here"
@@ -163,11 +134,12 @@ def test_p4info_names_match_v1model(tna_build: Path, v1model_p4info: p4info_pb2.
 def test_tna_frontend_names_match_v1model(
     tmp_path: Path, v1model_p4info: p4info_pb2.P4Info
 ) -> None:
-    include = _tna_include_dir()
+    include = tools.tna_include_dir()
     if include is None:
         pytest.skip(
-            "TNA include files (tna.p4) not found: they come with the Tofino p4c "
-            "(share/p4c/p4include) or set P4INCAST_TNA_INCLUDE to p4c's "
+            "TNA include files (tna.p4) not found: the toolchain bundle installs them in "
+            "/usr/local/share/p4c/tna-include (make setup), the Tofino p4c has them in "
+            "share/p4c/p4include, or set P4INCAST_TNA_INCLUDE to p4c's "
             "backends/tofino/bf-p4c/p4include"
         )
     p4test = shutil.which("p4test")
