@@ -19,8 +19,11 @@ import socket
 import sys
 from pathlib import Path
 
+from p4incast.agent import cc
 from p4incast.agent.config import TUNABLES, AgentConfig, ConfigError
-from p4incast.agent.libbpf import BpfError
+from p4incast.agent.datapath import detach_clsact
+from p4incast.agent.libbpf import BpfError, lib
+from p4incast.agent.runner import run, status
 
 
 def _die(msg: str, code: int = 2) -> int:
@@ -58,8 +61,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _cmd_run(a: argparse.Namespace) -> int:
-    from p4incast.agent.runner import run
-
     cfg = AgentConfig.load(a.config) if a.config else AgentConfig()
     over = {k: getattr(a, k) for k in ("iface", "policy", "attach", *TUNABLES)}
     cfg = cfg.override(**over).validated()
@@ -103,8 +104,6 @@ def _fmt_status(agents: list[dict]) -> str:
 
 
 def _cmd_status(a: argparse.Namespace) -> int:
-    from p4incast.agent.runner import status
-
     _need_root()
     agents = status()
     print(json.dumps(agents, indent=1) if a.json else _fmt_status(agents))
@@ -112,8 +111,6 @@ def _cmd_status(a: argparse.Namespace) -> int:
 
 
 def _cmd_cc(a: argparse.Namespace) -> int:
-    from p4incast.agent import cc
-
     if a.action == "list":
         have = cc.available()
         for n in cc.CC_NAMES:
@@ -135,9 +132,6 @@ def _cmd_cc(a: argparse.Namespace) -> int:
 
 
 def _cmd_detach(a: argparse.Namespace) -> int:
-    from p4incast.agent.datapath import detach_clsact
-    from p4incast.agent.libbpf import lib
-
     _need_root()
     try:
         ifindex = socket.if_nametoindex(a.iface)

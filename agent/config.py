@@ -8,6 +8,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 __all__ = ["AgentConfig", "ConfigError", "TUNABLES"]
 
 POLICY_NAMES = ("newdctcp-rx", "ictcp", "rcc", "observe", "off")
@@ -65,13 +67,8 @@ class AgentConfig:
             text = path.read_text()
         except OSError as e:
             raise ConfigError(f"cannot read {path}: {e.strerror}") from None
-        data: Any
-        if path.suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
+        is_yaml = path.suffix in (".yaml", ".yml")
+        data: Any = yaml.safe_load(text) if is_yaml else json.loads(text)
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping of tunables")
         return cls().override(**data)

@@ -21,7 +21,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from p4incast.agent.libbpf import BpfError, Lib, lib
+from p4incast.agent.libbpf import BpfError, Lib, TcOpts, lib
 
 __all__ = [
     "POLICIES",
@@ -295,8 +295,6 @@ P4I_TC_PRIO = 0x4149
 
 
 def _tc_opts(prog_fd: int = 0) -> ctypes.Structure:
-    from p4incast.agent.libbpf import TcOpts
-
     o = TcOpts()
     o.sz = ctypes.sizeof(TcOpts)
     o.prog_fd = prog_fd

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from p4incast.agent.datapath import default_bpf_dir
-from p4incast.agent.libbpf import BpfError, lib
+from p4incast.agent.libbpf import BpfError, TcOpts, lib
+from p4incast.agent.runner import _map_id
 
 __all__ = ["SsSample", "VethLab", "lab_skip_reason"]
 
@@ -402,8 +403,6 @@ def _attach_marker(dev: str, rate_mbit: int, k_bytes: int) -> int:
     rc = lb.c.bpf_tc_hook_create(ctypes.byref(h))
     if rc not in (0, -17):
         raise BpfError("bpf_tc_hook_create", rc)
-    from p4incast.agent.libbpf import TcOpts
-
     o = TcOpts()
     o.sz = ctypes.sizeof(TcOpts)
     o.prog_fd = lb.c.bpf_program__fd(lb.program(obj, "ce_mark"))
@@ -411,8 +410,6 @@ def _attach_marker(dev: str, rate_mbit: int, k_bytes: int) -> int:
     rc = lb.c.bpf_tc_attach(ctypes.byref(hk), ctypes.byref(o))
     if rc:
         raise BpfError("bpf_tc_attach", rc)
-    from p4incast.agent.runner import _map_id
-
     return _map_id(lb.c.bpf_map__fd(lb.map(obj, "ce_vq")))
 
 

@@ -1,12 +1,12 @@
 """The incast application: one aggregator (client) and N servers over persistent
-TCP connections, in barrier-synchronised rounds (ALGORITHMS.md "The problem").
+TCP connections, in barrier-synchronised rounds (docs/algorithms.md "The problem").
 
     python -m p4incast.apps.incast server [--port 5001] [--cc reno]
     python -m p4incast.apps.incast client --servers IP,IP,... --sru BYTES
         [--rounds R] [--mode per-server|total] [--batch N --stagger-us T] --out FILE
 
 Each round the client asks every server at once (or, with application-level
-batch scheduling — seed 003, ALGORITHMS.md §4 — server i at T̃·((i-1) mod k))
+batch scheduling — seed 003, docs/algorithms.md §4 — server i at T̃·((i-1) mod k))
 and the round ends when the last response byte arrives. Wire format:
 request  = round:u32, size:u64                        (client -> server)
 response = timeouts:u64, retrans:u64, then size bytes (server -> client)

@@ -12,6 +12,7 @@ rewritten after every run, so an interrupted sweep keeps what it finished.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import sys
 import time
@@ -19,8 +20,12 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import engines, plots, results
-from .config import Experiment, ExperimentError, load_all
+from p4incast.engines import Engine, resolve
+from p4incast.engines.base import init_worker, run_in_worker
+from p4incast.model.scheme import Point
+
+from . import plots, results
+from .config import ENGINE_CHOICES, Experiment, ExperimentError, load_all
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -60,43 +65,50 @@ class Progress:
         sys.stderr.flush()
 
 
-def _label(scheme: str, n: int, repeat: int, repeats: int) -> str:
-    return f"{scheme} N={n}" + (f" #{repeat + 1}" if repeats > 1 else "")
+def _label(point: Point, repeats: int) -> str:
+    return f"{point.scheme.name} N={point.n}" + (f" #{point.repeat + 1}" if repeats > 1 else "")
+
+
+def _log_dir(out_dir: Path, point: Point) -> Path:
+    return out_dir / "logs" / f"{point.scheme.name}-n{point.n}-r{point.repeat}"
 
 
 def run_experiments(
-    exps: list[Experiment], engine: str, out_dirs: list[Path], jobs: int
+    exps: list[Experiment], engine: Engine, out_dirs: list[Path], jobs: int
 ) -> list[results.ResultSet]:
     """Every point of every experiment; one ResultSet per experiment, rewritten per run."""
     sets = [
-        results.ResultSet(d, e.name, e.as_dict(), link_bps=e.link_bps(engine))
+        results.ResultSet(d, e.name, e.as_dict(), link_bps=e.link_bps(engine.name))
         for e, d in zip(exps, out_dirs, strict=True)
     ]
     points = [(i, p) for i, e in enumerate(exps) for p in e.points()]
     # A run costs a network setup (~8 senders' worth) plus time in proportion to N.
-    bar = Progress([8 + n for _i, (_s, n, _r) in points])
-    if engine == "bmv2":
-        for i, (scheme, n, repeat) in points:
-            exp = exps[i]
-            bar.start(_label(scheme.name, n, repeat, exp.repeats))
-            log_dir = out_dirs[i] / "logs" / f"{scheme.name}-n{n}-r{repeat}"
-            run = engines.run_bmv2(exp, scheme, n, repeat, log_dir)
-            bar.finish(_prefix(exps, i) + results.run_line(sets[i].add(run)))
+    bar = Progress([8 + p.n for _i, p in points])
+    if not engine.parallel:
+        for i, point in points:
+            bar.start(_label(point, exps[i].repeats))
+            run = engine.run(point, _log_dir(out_dirs[i], point))
+            bar.finish(_prefix(exps, i) + results.run_line(sets[i].add(run.record())))
         return sets
-    # ns-3 is a process-wide singleton: one point at a time per worker process,
-    # workers started fresh (spawn) so the parent never loads ns-3.
-    import multiprocessing
-
+    # Engines that run side by side get fresh (spawn) worker processes, so the
+    # parent never loads what a worker loads (ns-3 is a process-wide singleton).
     bar.weights = sorted(bar.weights)  # completion order: small N first
     ctx = multiprocessing.get_context("spawn")
-    print(f"starting {jobs} simulator worker(s) (ns-3 load and model compile, ~1 min)")
+    print(f"starting {jobs} {engine.name} worker(s) (ns-3 load and model compile, ~1 min)")
     with ProcessPoolExecutor(
-        max_workers=jobs, mp_context=ctx, initializer=engines.sim_worker_init
+        max_workers=jobs,
+        mp_context=ctx,
+        initializer=init_worker,
+        initargs=(engine.name,),
     ) as pool:
-        futures = {pool.submit(engines.run_sim, exps[i], s, n, r): i for i, (s, n, r) in points}
+        futures = {
+            pool.submit(run_in_worker, engine.name, p, _log_dir(out_dirs[i], p)): i
+            for i, p in points
+        }
         for fut in as_completed(futures):
             i = futures[fut]
-            bar.finish(_prefix(exps, i) + results.run_line(sets[i].add(fut.result())))
+            run = fut.result()
+            bar.finish(_prefix(exps, i) + results.run_line(sets[i].add(run.record())))
     return sets
 
 
@@ -120,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         default=REPO / "experiments" / "default.yaml",
         help="experiment YAML (default: experiments/default.yaml)",
     )
-    ap.add_argument("--engine", choices=["auto", "bmv2", "sim"], help="override the file's engine")
+    ap.add_argument("--engine", choices=ENGINE_CHOICES, help="override the file's engine")
     ap.add_argument("--out", type=Path, help="results directory (default: results/<name>-<time>)")
     ap.add_argument("--senders", type=_ints, help="override N values, e.g. 1,4,16")
     ap.add_argument("--schemes", help="only these schemes (comma-separated names)")
@@ -141,12 +153,12 @@ def main(argv: list[str] | None = None) -> int:
             )
             for e in load_all(args.experiment)
         ]
-        engine, note = engines.resolve(exps[0].engine)
+        engine, note = resolve(exps[0].engine)
     except (ExperimentError, RuntimeError) as err:
         print(f"p4incast-run: {err}", file=sys.stderr)
         return 2
     print(note, flush=True)
-    problems = [p for e in exps for p in engines.preflight(e, engine)]
+    problems = [f"{msg}" for e in exps for p in e.points() for msg in engine.check(p)]
     if problems:
         for p in dict.fromkeys(problems):
             print(f"p4incast-run: {p}", file=sys.stderr)

@@ -47,57 +47,25 @@ from typing import Any
 
 import yaml
 
-ENGINES = ("auto", "bmv2", "sim")
-TOPOLOGIES = ("incast_star", "leaf_spine")
-ECN_MODES = ("off", "tail", "front")
-CCS = ("reno", "cubic", "bbr", "dctcp", "newdctcp")
-AGENT_POLICIES = ("off", "observe", "newdctcp-rx", "ictcp", "rcc")
-APP_MODES = ("per-server", "total")
-MAX_SENDERS = {"bmv2": 64, "sim": 100}
-MTU_FRAME = 1538  # bytes on the wire for a full-size TCP segment (1448 B payload)
+from p4incast.engines import REGISTRY
+from p4incast.model import ModelError
+from p4incast.model.ecn import EcnMode
+from p4incast.model.scheme import (
+    App,
+    Point,
+    Scheme,
+    Topology,
+    check_app,
+    check_scheme,
+    check_topology,
+)
+
+ENGINE_CHOICES = ("auto", *REGISTRY)
+MAX_SENDERS = max(e.max_senders for e in REGISTRY.values())  # each engine checks its own
 
 
-class ExperimentError(ValueError):
+class ExperimentError(ModelError):
     """A bad experiment file: one message naming the key and the fix."""
-
-
-@dataclass(frozen=True)
-class Topology:
-    kind: str = "incast_star"  # incast_star | leaf_spine
-    spines: int = 1  # leaf_spine only: 1 or 2
-    background: bool = False  # a long flow to the receiver during the rounds
-    rto_min_ms: int = 10  # per-route minimum RTO, ms
-    queue_pkts: int = 64  # bmv2: egress queue toward the receiver, packets
-    bottleneck_pps: int = 2000  # bmv2: its drain rate, packets/s
-    host_mbps: float = 100.0  # bmv2: htb rate of host links, Mbit/s
-    link_gbps: float = 1.0  # sim: link rate, Gbit/s
-    delay_us: float = 25.0  # sim: one-way delay per link, µs
-    buffer_bytes: int = 65536  # sim: per-port buffer, bytes
-
-
-@dataclass(frozen=True)
-class App:
-    sru_bytes: int = 65536  # per server per round (per-server) or per round (total)
-    mode: str = "per-server"  # per-server | total
-    rounds: int = 10  # barrier rounds per run
-
-
-@dataclass(frozen=True)
-class Scheme:
-    name: str
-    ecn: str = "off"  # off | tail | front
-    k: int = 0  # marking threshold, packets
-    cc: str = "reno"  # sender congestion control
-    agent: str = "off"  # receiver host-agent policy
-    batching: bool = False  # seed-003 application-level batch scheduling
-
-    def describe(self) -> str:
-        parts = [f"ECN {self.ecn}" + (f" K={self.k}" if self.ecn != "off" else ""), self.cc]
-        if self.agent != "off":
-            parts.append(f"agent {self.agent}")
-        if self.batching:
-            parts.append("batching")
-        return ", ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -110,18 +78,21 @@ class Experiment:
     topology: Topology = field(default_factory=Topology)
     app: App = field(default_factory=App)
 
-    def points(self) -> list[tuple[Scheme, int, int]]:
+    def points(self) -> list[Point]:
         """Every (scheme, N, repeat), N outermost so one N's schemes run side by side."""
-        return [(s, n, r) for r in range(self.repeats) for n in self.senders for s in self.schemes]
+        return [
+            Point(s, n, r, self.topology, self.app, seed=1 + r)
+            for r in range(self.repeats)
+            for n in self.senders
+            for s in self.schemes
+        ]
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def link_bps(self, engine: str) -> float:
         """Bottleneck rate in bit/s of goodput-bearing frames (for the framing limit)."""
-        if engine == "bmv2":
-            return self.topology.bottleneck_pps * MTU_FRAME * 8
-        return self.topology.link_gbps * 1e9
+        return self.topology.bottleneck_bps(engine)
 
     def with_overrides(self, **kw: Any) -> Experiment:
         """Copy with CLI overrides (None values ignored), re-validated."""
@@ -177,22 +148,17 @@ def _typed(section: str, cls: type, raw: Any) -> Any:
                 raise ExperimentError(f"{section}.{f.name}: expected a number, got {v!r}")
             v = float(v)
         elif want == "str":
-            if v is False and f.name in ("ecn", "agent"):  # YAML 1.1 reads `off` as false
+            if f.name == "ecn":  # one parser for the mode vocabulary (bare `off` is false)
+                try:
+                    v = EcnMode.parse(v, f"{section}: ecn").value
+                except ModelError as err:
+                    raise ExperimentError(str(err)) from None
+            if v is False and f.name == "agent":  # YAML 1.1 reads `off` as false
                 v = "off"
             if not isinstance(v, str):
                 raise ExperimentError(f"{section}.{f.name}: expected text, got {v!r}")
         out[f.name] = v
     return cls(**out)
-
-
-def _one_of(where: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ExperimentError(f"{where}: {value!r} is not one of {', '.join(allowed)}")
-
-
-def _positive(where: str, value: float, low: float = 1) -> None:
-    if value < low:
-        raise ExperimentError(f"{where}: {value} must be >= {low}")
 
 
 def parse(raw: Any) -> Experiment:
@@ -210,30 +176,13 @@ def parse(raw: Any) -> Experiment:
     topo = _typed("topology", Topology, raw.get("topology"))
     app = _typed("app", App, raw.get("app"))
     engine = raw.get("engine", "auto")
-    _one_of("engine", engine, ENGINES)
-    _one_of("topology.kind", topo.kind, TOPOLOGIES)
-    if topo.spines not in (1, 2):
-        raise ExperimentError(f"topology.spines: {topo.spines} must be 1 or 2")
-    for key in ("rto_min_ms", "queue_pkts", "bottleneck_pps"):
-        _positive(f"topology.{key}", getattr(topo, key))
-    for key in ("host_mbps", "link_gbps"):
-        _positive(f"topology.{key}", getattr(topo, key), 1e-3)
-    if topo.delay_us < 0:
-        raise ExperimentError(f"topology.delay_us: {topo.delay_us} must be >= 0")
-    if topo.buffer_bytes < MTU_FRAME:
-        raise ExperimentError(
-            f"topology.buffer_bytes: {topo.buffer_bytes} is smaller than one packet "
-            f"({MTU_FRAME} bytes on the wire)"
-        )
-    if topo.host_mbps * 1e6 < topo.bottleneck_pps * MTU_FRAME * 8:
-        raise ExperimentError(
-            f"topology.host_mbps: {topo.host_mbps} Mbit/s is below the bottleneck "
-            f"({topo.bottleneck_pps} pkt/s = {topo.bottleneck_pps * MTU_FRAME * 8 / 1e6:.1f} "
-            "Mbit/s); the queue would build in the host, not the switch"
-        )
-    _one_of("app.mode", app.mode, APP_MODES)
-    _positive("app.sru_bytes", app.sru_bytes)
-    _positive("app.rounds", app.rounds)
+    if engine not in ENGINE_CHOICES:
+        raise ExperimentError(f"engine: {engine!r} is not one of {', '.join(ENGINE_CHOICES)}")
+    try:
+        check_topology(topo)
+        check_app(app)
+    except ModelError as err:
+        raise ExperimentError(str(err)) from None
     senders = raw.get("senders", list(Experiment.__dataclass_fields__["senders"].default))
     if isinstance(senders, int) and not isinstance(senders, bool):
         senders = [senders]
@@ -242,8 +191,8 @@ def parse(raw: Any) -> Experiment:
     for n in senders:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ExperimentError(f"senders: {n!r} must be an integer >= 1")
-        if n > MAX_SENDERS["sim"]:
-            raise ExperimentError(f"senders: {n} above {MAX_SENDERS['sim']}")
+        if n > MAX_SENDERS:
+            raise ExperimentError(f"senders: {n} above {MAX_SENDERS}")
     repeats = raw.get("repeats", 1)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ExperimentError(f"repeats: {repeats!r} must be an integer >= 1")
@@ -256,26 +205,12 @@ def parse(raw: Any) -> Experiment:
         if not isinstance(rs, dict) or "name" not in rs:
             raise ExperimentError(f"{where}: expected a mapping with at least a name")
         s = _typed(f"{where} ({rs['name']})", Scheme, rs)
-        where = f"scheme {s.name}"
-        _one_of(f"{where}: ecn", s.ecn, ECN_MODES)
-        _one_of(f"{where}: cc", s.cc, CCS)
-        _one_of(f"{where}: agent", s.agent, AGENT_POLICIES)
-        if s.ecn != "off":
-            _positive(f"{where}: k", s.k)
-            if s.k >= topo.queue_pkts:
-                raise ExperimentError(
-                    f"{where}: k={s.k} packets is not below the queue (topology.queue_pkts="
-                    f"{topo.queue_pkts}): nothing would ever be marked"
-                )
-            if s.k * MTU_FRAME > topo.buffer_bytes:
-                raise ExperimentError(
-                    f"{where}: k={s.k} packets ({s.k * MTU_FRAME} B) is above the buffer "
-                    f"(topology.buffer_bytes={topo.buffer_bytes})"
-                )
-        elif s.k:
-            raise ExperimentError(f"{where}: k={s.k} given but ecn is off")
+        try:
+            check_scheme(s, topo)
+        except ModelError as err:
+            raise ExperimentError(str(err)) from None
         if s.name in {x.name for x in schemes}:
-            raise ExperimentError(f"{where}: name used twice")
+            raise ExperimentError(f"scheme {s.name}: name used twice")
         schemes.append(s)
     return Experiment(
         name=name,

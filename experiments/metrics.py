@@ -1,4 +1,4 @@
-"""Per-run metrics of an incast experiment (pure; ALGORITHMS.md §6).
+"""Per-run metrics of an incast experiment (pure; docs/algorithms.md §6).
 
 Input is one run dict of the shared result schema (experiments/SCHEMA.md):
 rounds with completion time, bytes, goodput, per-flow FCTs and the senders'

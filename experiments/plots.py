@@ -3,7 +3,7 @@
     paths = plot_all(results_set)                    # from a runner
     python -m p4incast.experiments.plots results/<dir> [--link-gbps 1] [--out DIR]
 
-Figures (ALGORITHMS.md §6): goodput vs N per scheme with the framing limit
+Figures (docs/algorithms.md §6): goodput vs N per scheme with the framing limit
 (C * MSS / wire bytes) dashed when the link rate is known; ratio of rounds
 with >= 1 RTO vs N; FCT p99 vs N (log y when it spans more than a decade);
 CDF of the bottleneck queue depth at the largest N, one line per scheme

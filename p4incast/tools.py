@@ -8,8 +8,10 @@ disables and how to install it.
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,8 +157,6 @@ def bmv2_python_dir() -> Path | None:
     PYTHONPATH of the simple_switch_CLI process only (it also holds PI's `google` and
     `p4` packages, which must not shadow protobuf in our own process).
     """
-    import glob
-
     override = os.environ.get("P4INCAST_BMV2_PYTHON_DIR")
     candidates = [override] if override else []
     for prefix in ("/usr/local/lib", "/usr/lib"):
@@ -206,8 +206,6 @@ def report() -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m p4incast.tools` reports every tool; `... which NAME` prints one path."""
-    import sys
-
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 2 and args[0] == "which":
         try:

@@ -29,7 +29,8 @@ import os
 import sys
 import time
 
-from p4incast.experiments.engines import sim_worker_init
+from p4incast.engines.sim import ENGINE
+from p4incast.model.scheme import App, Point, Scheme
 from p4incast.sim import engine, native
 
 SCHEMES = {
@@ -137,7 +138,7 @@ def main() -> int:
         print(f"bench_sim: cannot run: {why}")
         return 0
     t = time.monotonic()
-    sim_worker_init()  # engine.init_worker(), cling's start-up notes kept off the terminal
+    ENGINE.worker_init()  # engine.init_worker(), cling's start-up notes kept off the terminal
     print(
         f"sim: ns-3 import + model compile + warm-up run: {time.monotonic() - t:.1f} s "
         "(once per process)"
@@ -145,17 +146,10 @@ def main() -> int:
     print(f"sim: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     ratios = []
     for name in names:
-        sch = {"name": name, "batching": False, **SCHEMES[name]}
-        point = {
-            "scheme": sch,
-            "n": args.n,
-            "repeat": 0,
-            "seed": 1,
-            "topology": {},
-            "app": {"sru_bytes": args.sru, "rounds": args.rounds},
-        }
+        sch = Scheme(name, **SCHEMES[name])
+        point = Point(sch, args.n, app=App(args.sru, rounds=args.rounds))
         cpu0 = time.process_time()
-        run = engine.run_point(point)
+        run = engine.run_point(point).record()
         cpu = time.process_time() - cpu0
         if run["status"] != "ok":
             print(f"sim N={args.n} {name}: FAILED: {run['error']}")

@@ -13,63 +13,50 @@ Needs root, Mininet, BMv2, iperf3 and `make build`; prints why when it cannot ru
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 import time
-from functools import partial
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from p4incast.experiments import config, engines
+from p4incast.engines.bmv2 import ENGINE
+from p4incast.experiments import config
+from p4incast.model.wire import MSS_BYTES
+from p4incast.topologies.incast import RECEIVER, LinkShape
 
 REPO = Path(__file__).resolve().parent.parent
 SECONDS = 5
 
 
 def main() -> int:
-    why = engines.bmv2_unavailable()
+    why = ENGINE.unavailable()
     if why:
         print(f"bench_testbed: skipped — {why}")
         return 0
-    from mininet.link import TCLink
-    from mininet.net import Mininet
-
-    from p4incast.controller import app
     from p4incast.controller.config import EcnPolicy
-    from p4incast.topologies.bmv2_switch import Bmv2GrpcSwitch
-    from p4incast.topologies.incast import RECEIVER, LinkShape, switch_configs, topos
-    from p4incast.topologies.testbed import _host_setup, _ping_rtt_ms, quiet_switches
+    from p4incast.engines import testbed  # imports Mininet, which only the testbed needs
 
-    quiet_switches()
-    with TemporaryDirectory() as tmp:
-        net = Mininet(
-            topo=topos["incast_star"](n=2, host_mbps=1000.0),
-            switch=partial(Bmv2GrpcSwitch, log_dir=Path(tmp)),
-            link=TCLink,
-            controller=None,
-            autoStaticArp=True,
-        )
-        try:
-            net.start()
-            for h in net.hosts:
-                _host_setup(h, 10)
-            shape = LinkShape(host_mbps=1000.0, queue_pkts=64, queue_rate_pps=None)
-            for cfg in switch_configs(net, ecn=EcnPolicy(), shape=shape).values():
-                asyncio.run(app.apply(cfg))
-            r, h1, h2 = net.get(RECEIVER), net.get("h1"), net.get("h2")
-            rtt = _ping_rtt_ms(h1, r.IP())
-            r.cmd("iperf3 -s -D -p 5202; iperf3 -s -D -p 5203")
-            time.sleep(0.5)
-            one = json.loads(h1.cmd(f"iperf3 -c {r.IP()} -p 5202 -t {SECONDS} -J"))
-            p1 = h1.popen(["iperf3", "-c", r.IP(), "-p", "5202", "-t", str(SECONDS), "-J"])
-            p2 = h2.popen(["iperf3", "-c", r.IP(), "-p", "5203", "-t", str(SECONDS), "-J"])
-            two = [json.loads(p.communicate()[0]) for p in (p1, p2)]
-        finally:
-            net.stop()
+    with (
+        TemporaryDirectory() as tmp,
+        testbed.network(
+            "incast_star", 2, spines=1, host_mbps=1000.0, background=False, log_dir=Path(tmp)
+        ) as net,
+    ):
+        for h in net.hosts:
+            testbed.host_setup(h, 10)
+        shape = LinkShape(host_mbps=1000.0, queue_pkts=64, queue_rate_pps=None)
+        testbed.program(net, EcnPolicy(), shape)
+        r, h1, h2 = net.get(RECEIVER), net.get("h1"), net.get("h2")
+        rtt = testbed.ping_rtt_ms(h1, r.IP())
+        r.cmd("iperf3 -s -D -p 5202; iperf3 -s -D -p 5203")
+        time.sleep(0.5)
+        one = json.loads(h1.cmd(f"iperf3 -c {r.IP()} -p 5202 -t {SECONDS} -J"))
+        p1 = h1.popen(["iperf3", "-c", r.IP(), "-p", "5202", "-t", str(SECONDS), "-J"])
+        p2 = h2.popen(["iperf3", "-c", r.IP(), "-p", "5203", "-t", str(SECONDS), "-J"])
+        two = [json.loads(p.communicate()[0]) for p in (p1, p2)]
     mbps1 = one["end"]["sum_received"]["bits_per_second"] / 1e6
     mbps2 = sum(t["end"]["sum_received"]["bits_per_second"] for t in two) / 1e6
-    pps1, pps2 = mbps1 * 1e6 / (1448 * 8), mbps2 * 1e6 / (1448 * 8)
+    pps1, pps2 = mbps1 * 1e6 / (MSS_BYTES * 8), mbps2 * 1e6 / (MSS_BYTES * 8)
     exp = config.load(REPO / "experiments" / "default.yaml")
     bottleneck = exp.topology.bottleneck_pps
     print("Mininet + BMv2 testbed (p4-incast pipeline, no queue rate limit):")
@@ -78,7 +65,7 @@ def main() -> int:
     print(f"  capacity, 2 TCP flows          : {mbps2:7.1f} Mbit/s = {pps2:6.0f} data pkt/s")
     print(
         f"  default bottleneck_pps {bottleneck} = {bottleneck / max(pps1, pps2):.2f} of capacity"
-        f" ({bottleneck * 1448 * 8 / 1e6:.1f} Mbit/s goodput limit)"
+        f" ({bottleneck * MSS_BYTES * 8 / 1e6:.1f} Mbit/s goodput limit)"
     )
     return 0
 

@@ -1,26 +1,24 @@
-"""The simulation engine: one incast run on ns-3, returned in the testbed's result schema.
+"""The ns-3 model's driver: one incast Point run on the simulator, as a RunResult.
 
-    run_point(point) -> run dict            (experiments/SCHEMA.md)
-
-point = {"scheme": {"name", "ecn", "k", "cc", "agent", "batching"}, "n": N,
-         "repeat": r, "seed": s, "topology": {...}, "app": {...}}
+    run_point(point) -> RunResult            (experiments/SCHEMA.md)
 
 The model (sim/cpp/scenario.h): star or leaf-spine of point-to-point links
-(1 Gbps, 25 µs per link, 1538 wire bytes per full packet), a byte buffer per
-switch port (64 KB), the P4 pipeline's OFF / MARK_TAIL / MARK_FRONT decision
-with K in packets on the ports that face the receiver (sim/cpp/ecn_queue.h),
-ns-3 TCP (Linux reno, cubic, bbr, DCTCP with Linux's 2-segment floor, and
-NewDCTCP, sim/cpp/tcp_newdctcp.h), min RTO 10 ms, persistent connections and
-barrier rounds as apps/incast.py runs them.
+(topology.link_gbps, topology.delay_us per link, model.wire.WIRE_FRAME_BYTES
+of wire time per full packet), a byte buffer per switch port
+(topology.buffer_bytes), the P4 pipeline's OFF / MARK_TAIL / MARK_FRONT
+decision with K in packets on the ports that face the receiver
+(sim/cpp/ecn_queue.h), ns-3 TCP (Linux reno, cubic, bbr, DCTCP with Linux's
+2-segment floor, and NewDCTCP, sim/cpp/tcp_newdctcp.h), persistent
+connections and barrier rounds as apps/incast.py runs them.
 
-Receiver policies (ALGORITHMS.md §3) act on the ACK window field at the
+Receiver policies (docs/algorithms.md §3) act on the ACK window field at the
 receiver's NIC, as the host agent does:
 - newdctcp-rx: per packet in C++ (sim/cpp/rx_agent.h), a port of
   agent/policies/newdctcp_rx.py checked against it in tests/sim;
 - ictcp, rcc: the agent's own Python policies (agent/policies/ictcp.py, rcc.py)
   stepped every agent tick (interval_ms) from here, with the counters the C++
   data path keeps — shared code, not a port.
-Batch scheduling (seed 003, ALGORITHMS.md §4): experiments/batching.plan gives
+Batch scheduling (seed 003, docs/algorithms.md §4): model.batching.plan gives
 each server's request offset.
 
 Each process loads ns-3 and compiles the C++ once (about 30 s); run_point can
@@ -35,41 +33,37 @@ import traceback
 from collections.abc import Mapping
 from typing import Any
 
+from p4incast.agent.config import TUNABLES
+from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
+from p4incast.agent.policies.rcc import Rcc, RccParams
+from p4incast.model import batching
+from p4incast.model.ecn import EcnMode
+from p4incast.model.scheme import (
+    AGENT_POLICIES,
+    App,
+    Point,
+    RunResult,
+    Scheme,
+    Topology,
+)
+from p4incast.model.wire import ACK_WIRE_BYTES, MSS_BYTES, WIRE_FRAME_BYTES
 from p4incast.sim import native
 
-ECN_MODES = {"off": 0, "tail": 1, "front": 2}
-CCS = ("reno", "cubic", "bbr", "dctcp", "newdctcp")
-AGENTS = {"off": 0, "observe": 1, "newdctcp-rx": 2, "ictcp": 3, "rcc": 3}
-TOPOLOGIES = ("incast_star", "leaf_spine")
-MODES = ("per-server", "total")
+# How the C++ receiver (sim/cpp/rx_agent.h) runs each agent policy: 0 off,
+# 1 observe, 2 newdctcp-rx per packet in C++, 3 a window written from Python.
+AGENT_CODES = {"off": 0, "observe": 1, "newdctcp-rx": 2, "ictcp": 3, "rcc": 3}
+assert set(AGENT_CODES) == set(AGENT_POLICIES), "every agent policy needs a C++ mode"
 BOTTLENECK_PORT = "1"  # the receiver's port on its ToR/leaf (attached first, as on BMv2)
-
-# Defaults of the model, per experiments/SCHEMA.md (topology / app keys).
-TOPOLOGY_DEFAULTS: dict[str, Any] = {
-    "kind": "incast_star",
-    "spines": 1,
-    "background": False,
-    "link_gbps": 1.0,
-    "delay_us": 25.0,
-    "buffer_bytes": 65536,
-    "rto_min_ms": 10.0,
-}
-APP_DEFAULTS: dict[str, Any] = {
-    "sru_bytes": 65536,
-    "mode": "per-server",
-    "rounds": 20,
-    "jitter_us": 10.0,  # server think time, uniform [0, jitter_us]
-}
+# The model queues a full segment as PPP (2) + IP (20) + TCP (20) + MSS bytes and
+# adds the rest of a full frame's wire time (Ethernet framing, TCP timestamps) as a gap.
+QUEUED_FULL_PACKET_BYTES = 2 + 20 + 20 + MSS_BYTES
+GAP_BYTES = WIRE_FRAME_BYTES - QUEUED_FULL_PACKET_BYTES
 SERIES_POINTS = 2000  # depth_series is decimated to at most this many points
 MAX_SIM_S = 120.0  # a run that needs more simulated time than this is reported failed
 
 
 def _agent_tunables() -> dict[str, float]:
     """The host agent's defaults (agent/config.py), so both engines run the same policy."""
-    try:
-        from p4incast.agent.config import TUNABLES
-    except ImportError:  # pragma: no cover - agent package absent
-        return {"init_segs": 10, "min_segs": 2, "max_w": 4 << 20, "interval_ms": 5.0}
     return {k: v[0] for k, v in TUNABLES.items()}
 
 
@@ -77,54 +71,12 @@ def init_worker() -> None:
     """Load ns-3, compile the model, and run one tiny point (cppyy compiles the rest
     lazily on first use, ~10 s): call once per pool worker before timing anything."""
     native.load()
-    run_point(
-        {
-            "scheme": {"name": "warm-up", "ecn": "front", "k": 4, "cc": "newdctcp"},
-            "n": 2,
-            "app": {"rounds": 1, "sru_bytes": 16384},
-        }
-    )
+    run_point(Point(Scheme("warm-up", "front", 4, "newdctcp"), 2, app=App(16384, rounds=1)))
 
 
-def check_point(point: Mapping[str, Any]) -> list[str]:
+def check_point(point: Point) -> list[str]:
     """Problems with a point that would stop it from running (empty = fine)."""
-    errs: list[str] = []
-    sch = point.get("scheme") or {}
-    topo = {**TOPOLOGY_DEFAULTS, **(point.get("topology") or {})}
-    app = {**APP_DEFAULTS, **(point.get("app") or {})}
-    n = point.get("n")
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        errs.append(f"n must be an integer >= 1, got {n!r}")
-    if str(sch.get("ecn", "off")) not in ECN_MODES:
-        errs.append(f"scheme ecn {sch.get('ecn')!r}: one of {', '.join(ECN_MODES)}")
-    if str(sch.get("cc", "reno")) not in CCS:
-        errs.append(f"scheme cc {sch.get('cc')!r}: one of {', '.join(CCS)}")
-    if str(sch.get("agent", "off")) not in AGENTS:
-        errs.append(f"scheme agent {sch.get('agent')!r}: one of {', '.join(AGENTS)}")
-    k = sch.get("k", 0)
-    if not isinstance(k, int) or k < 0:
-        errs.append(f"scheme k must be an integer >= 0, got {k!r}")
-    if topo["kind"] not in TOPOLOGIES:
-        errs.append(f"topology kind {topo['kind']!r}: one of {', '.join(TOPOLOGIES)}")
-    if not float(topo["link_gbps"]) > 0:
-        errs.append("topology link_gbps must be > 0")
-    if float(topo["delay_us"]) < 0:
-        errs.append("topology delay_us must be >= 0")
-    if int(topo["buffer_bytes"]) < 1514:
-        errs.append(f"topology buffer_bytes {topo['buffer_bytes']} is less than one packet (1514)")
-    elif (
-        isinstance(k, int)
-        and str(sch.get("ecn", "off")) != "off"
-        and k * 1514 > int(topo["buffer_bytes"])
-    ):
-        errs.append(f"K = {k} packets is above the buffer ({topo['buffer_bytes']} bytes)")
-    if app["mode"] not in MODES:
-        errs.append(f"app mode {app['mode']!r}: one of {', '.join(MODES)}")
-    if int(app["sru_bytes"]) < 1:
-        errs.append("app sru_bytes must be >= 1")
-    if int(app["rounds"]) < 1:
-        errs.append("app rounds must be >= 1")
-    return errs
+    return point.problems()
 
 
 def _decimate(ts: list[float], ds: list[int], limit: int) -> list[list[float]]:
@@ -139,25 +91,18 @@ def _decimate(ts: list[float], ds: list[int], limit: int) -> list[list[float]]:
     return out
 
 
-def _offsets(n: int, size: int, topo: Mapping[str, Any], rtt_s: float) -> list[float]:
+def _offsets(n: int, size: int, topo: Topology, rtt_s: float) -> list[float]:
     """Seed-003 request offsets (seconds) of servers 1..n."""
-    from p4incast.experiments import batching
-
-    sched = batching.plan(
-        n,
-        size,
-        int(topo["buffer_bytes"]),
-        float(topo["link_gbps"]) * 1e9,
-        rtt_s,
-    )
+    sched = batching.plan(n, size, topo.buffer_bytes, topo.link_gbps * 1e9, rtt_s)
     return list(sched.offsets)
 
 
-def base_rtt_s(topo: Mapping[str, Any]) -> float:
+def base_rtt_s(topo: Topology) -> float:
     """Unloaded RTT of the model: 4 link delays, a full frame twice, an ACK frame twice."""
-    rate = float(topo["link_gbps"]) * 1e9
-    hops = 4 if topo.get("kind", "incast_star") == "incast_star" else 8
-    return hops * float(topo["delay_us"]) * 1e-6 + (hops // 2) * 8 * (1538 + 84) / rate
+    rate = topo.link_gbps * 1e9
+    hops = 4 if topo.kind == "incast_star" else 8
+    frames = (hops // 2) * 8 * (WIRE_FRAME_BYTES + ACK_WIRE_BYTES) / rate
+    return hops * topo.delay_us * 1e-6 + frames
 
 
 class _PolicyStepper:
@@ -166,13 +111,9 @@ class _PolicyStepper:
     def __init__(self, name: str, link_bps: float, tun: Mapping[str, float]) -> None:
         self.name = name
         if name == "ictcp":
-            from p4incast.agent.policies.ictcp import Ictcp, IctcpParams
-
             cap = float(tun.get("capacity_mbps") or 0) * 1e6 / 8 or link_bps / 8
             self.policy: Any = Ictcp(IctcpParams(capacity_Bps=cap))
         else:
-            from p4incast.agent.policies.rcc import Rcc, RccParams
-
             self.policy = Rcc(RccParams(queue_maxsize=int(tun.get("queue_maxsize", 40))))
         self.steps = 0
 
@@ -183,8 +124,6 @@ class _PolicyStepper:
         flows = {k: agent.flows[k] for k in keys}
         live = {k: f for k, f in flows.items() if f.pkts}
         if self.name == "ictcp":
-            from p4incast.agent.policies.ictcp import FlowSample
-
             samples = {k: FlowSample(int(f.bytes), float(sc.FlowRtt(k))) for k, f in live.items()}
             out = self.policy.step(now, int(agent.ifaceBytes), samples)
         else:
@@ -195,84 +134,70 @@ class _PolicyStepper:
         self.steps += 1
 
 
-def run_point(point: Mapping[str, Any]) -> dict[str, Any]:
-    """One (scheme, N, repeat) run on the simulator, as the run dict of experiments/SCHEMA.md."""
+def run_point(
+    point: Point, *, max_sim_s: float = MAX_SIM_S, agent_interval_ms: float | None = None
+) -> RunResult:
+    """One Point on the simulator; never raises (a failure is a failed RunResult)."""
     t0 = time.monotonic()
-    sch = dict(point.get("scheme") or {})
-    n = point.get("n")
-    out: dict[str, Any] = {
-        "scheme": sch.get("name", ""),
-        "n": n,
-        "repeat": int(point.get("repeat", 0) or 0),
-        "engine": "sim",
-        "status": "failed",
-        "error": None,
-        "wall_s": 0.0,
-        "base_rtt_ms": None,
-        "rounds": [],
-        "switch": {"bottleneck_port": BOTTLENECK_PORT, "ports": {}},
-    }
+    out = RunResult(point.scheme.name, point.n, point.repeat, "sim")
+    out.switch = {"bottleneck_port": BOTTLENECK_PORT, "ports": {}}
     errs = check_point(point)
     if errs:
-        out["error"] = "; ".join(errs)
-        out["wall_s"] = time.monotonic() - t0
-        return out
-    try:
-        _run(point, out)
-    except Exception as exc:  # a run that fails must not take the sweep down
-        out["status"] = "failed"
-        out["error"] = f"{type(exc).__name__}: {exc}"
-        out["traceback"] = traceback.format_exc(limit=5)
-    out["wall_s"] = time.monotonic() - t0
+        out.error = "; ".join(errs)
+    else:
+        try:
+            _run(point, out, max_sim_s, agent_interval_ms)
+        except Exception as exc:  # a run that fails must not take the sweep down
+            out.status = "failed"
+            out.error = f"{type(exc).__name__}: {exc}"
+            out.extra["traceback"] = traceback.format_exc(limit=5)
+    out.wall_s = time.monotonic() - t0
     return out
 
 
-def _run(point: Mapping[str, Any], out: dict[str, Any]) -> None:
+def _run(point: Point, out: RunResult, max_sim_s: float, agent_interval_ms: float | None) -> None:
     p4i = native.load()
-    sch = point["scheme"]
-    topo = {**TOPOLOGY_DEFAULTS, **(point.get("topology") or {})}
-    app = {**APP_DEFAULTS, **(point.get("app") or {})}
+    sch, topo, app = point.scheme, point.topology, point.app
     tun = _agent_tunables()
-    n = int(point["n"])
-    sru = int(app["sru_bytes"])
-    size = sru if app["mode"] == "per-server" else max(1, sru // n)
-    agent = str(sch.get("agent", "off"))
+    n = point.n
+    size = app.bytes_per_server(n)
 
     c = p4i.RunConfig()
     c.n = n
-    c.topo = str(topo["kind"])
-    c.spines = int(topo["spines"])
-    c.background = bool(topo["background"])
-    c.linkBps = float(topo["link_gbps"]) * 1e9
-    c.delayUs = float(topo["delay_us"])
-    c.bufferBytes = int(topo["buffer_bytes"])
-    c.rtoMinMs = float(topo["rto_min_ms"])
-    c.ecnMode = ECN_MODES[str(sch.get("ecn", "off"))]
-    c.k = int(sch.get("k", 0))
-    c.cc = str(sch.get("cc", "reno"))
-    c.agent = AGENTS[agent]
+    c.topo = topo.kind
+    c.spines = topo.spines
+    c.background = topo.background
+    c.linkBps = topo.link_gbps * 1e9
+    c.delayUs = topo.delay_us
+    c.bufferBytes = topo.buffer_bytes
+    c.rtoMinMs = float(topo.rto_min_ms)
+    c.ecnMode = EcnMode(sch.ecn).code
+    c.k = sch.k
+    c.cc = sch.cc
+    c.agent = AGENT_CODES[sch.agent]
     c.agentInitSegs = int(tun["init_segs"])
     c.agentMinSegs = int(tun["min_segs"])
     c.agentMaxW = int(tun["max_w"])
     c.sizeBytes = size
-    c.rounds = int(app["rounds"])
-    c.jitterUs = float(app["jitter_us"])
-    c.seed = int(point.get("seed", 1) or 1)
-    c.run = int(point.get("repeat", 0) or 0) + 1
-    c.maxSimS = float(point.get("max_sim_s", MAX_SIM_S))
-    if sch.get("batching"):
+    c.rounds = app.rounds
+    c.jitterUs = app.jitter_us
+    c.seed = point.seed
+    c.run = point.repeat + 1
+    c.maxSimS = max_sim_s
+    c.segSize = MSS_BYTES
+    c.gapBytes = GAP_BYTES
+    if sch.batching:
         offs = _offsets(n, size, topo, base_rtt_s(topo))
-        import cppyy
-
-        c.offsets = cppyy.gbl.std.vector["double"](offs)
+        c.offsets = native.double_vector(offs)
     sc = p4i.Scenario(c)
     try:
         sc.Setup()
-        stepper = _PolicyStepper(agent, c.linkBps, tun) if agent in ("ictcp", "rcc") else None
+        stepper = _PolicyStepper(sch.agent, c.linkBps, tun) if c.agent == 3 else None
         if stepper is None:
             sc.Advance(c.maxSimS)
         else:
-            tick = float(point.get("agent_interval_ms", tun.get("interval_ms", 5.0))) / 1000
+            interval = agent_interval_ms if agent_interval_ms is not None else tun["interval_ms"]
+            tick = float(interval) / 1000
             t = 0.0
             while True:
                 t += tick
@@ -280,12 +205,12 @@ def _run(point: Mapping[str, Any], out: dict[str, Any]) -> None:
                     break
                 stepper.step(sc)
         sc.Collect()
-        _fill(sc, out, size, n)
+        _fill(sc, out)
     finally:
         p4i.Scenario.Teardown()
 
 
-def _fill(sc: Any, out: dict[str, Any], size: int, n: int) -> None:
+def _fill(sc: Any, out: RunResult) -> None:
     rounds = []
     for i, r in enumerate(sc.results):
         comp = float(r.completion)
@@ -302,10 +227,10 @@ def _fill(sc: Any, out: dict[str, Any], size: int, n: int) -> None:
                 "rto": int(r.timeouts) > 0,
             }
         )
-    out["rounds"] = rounds
+    out.rounds = rounds
     q = sc.bottleneck
     hist = {str(b): int(c) for b, c in enumerate(q.hist) if c}
-    out["switch"]["ports"][BOTTLENECK_PORT] = {
+    out.switch["ports"][BOTTLENECK_PORT] = {
         "marked": int(q.marked),
         "ect": int(q.ect),
         "ce_in": int(q.ceIn),
@@ -316,16 +241,13 @@ def _fill(sc: Any, out: dict[str, Any], size: int, n: int) -> None:
         "not_ect": int(q.notEct),
         "peak": int(q.peak),
     }
-    out["depth_series"] = _decimate(list(q.seriesT), list(q.seriesD), SERIES_POINTS)
-    out["base_rtt_ms"] = float(sc.baseRtt) * 1e3 if sc.baseRtt > 0 else None
-    out["sim_s"] = float(sc.Now())
-    out["agent"] = {
+    out.extra["depth_series"] = _decimate(list(q.seriesT), list(q.seriesD), SERIES_POINTS)
+    out.base_rtt_ms = float(sc.baseRtt) * 1e3 if sc.baseRtt > 0 else None
+    out.extra["sim_s"] = float(sc.Now())
+    out.extra["agent"] = {
         "flows": len(list(sc.agent.Keys())),
         "clamped_acks": sum(int(sc.agent.flows[k].clamped) for k in sc.agent.Keys()),
     }
     err = str(sc.error)
-    if err:
-        out["status"] = "failed"
-        out["error"] = err
-    else:
-        out["status"] = "ok"
+    out.status = "failed" if err else "ok"
+    out.error = err or None

@@ -28,10 +28,17 @@ def load() -> Any:
     ok, why = available()
     if not ok:
         raise RuntimeError(why)
-    import cppyy
+    import cppyy  # ns-3 (and with it cppyy) is optional and heavy: loaded on first use only
     from ns import ns  # noqa: F401  (loads ns-3 and cppyy)
 
     cppyy.add_include_path(str(CPP_DIR))
     cppyy.include("scenario.h")
     cppyy.include("conformance.h")
     return cppyy.gbl.p4i
+
+
+def double_vector(values: list[float]) -> Any:
+    """A std::vector<double> for a RunConfig field (cppyy is loaded by `load()`)."""
+    import cppyy  # loaded with ns-3 by load(); kept out of import time on purpose
+
+    return cppyy.gbl.std.vector["double"](values)

@@ -20,7 +20,14 @@ from typing import Any
 
 from mininet.topo import Topo
 
-from p4incast.controller.config import Config, EcnPolicy, PortConfig, Route
+from p4incast.controller.config import (
+    Config,
+    EcnPolicy,
+    Pipeline,
+    PortConfig,
+    Route,
+    SwitchSettings,
+)
 
 RECEIVER = "r"
 BACKGROUND = "bg"
@@ -122,8 +129,6 @@ def switch_configs(net: Any, *, ecn: EcnPolicy, shape: LinkShape) -> dict[str, C
     only to the last hop, the receiver's ToR port: that is the one bottleneck,
     the fabric runs at BMv2's own speed.
     """
-    from p4incast.controller.config import Pipeline, SwitchSettings
-
     receiver = net.get(RECEIVER)
     configs: dict[str, Config] = {}
     for sw_no, sw in enumerate(net.switches, start=1):
@@ -165,20 +170,43 @@ def _peer_on(sw: Any, port: int) -> Any:
     return link.intf2 if link.intf1 is intf else link.intf1
 
 
+def _neighbours(sw: Any) -> dict[int, Any]:
+    """Switch port -> the node at its other end."""
+    return {sw.ports[i]: _peer_on(sw, sw.ports[i]).node for i in sw.intfList() if i.name != "lo"}
+
+
+def _hops_to(net: Any, host: Any) -> dict[Any, int]:
+    """Hop count from every node to `host`, over the network's links (BFS)."""
+    dist = {host: 0}
+    frontier = [host]
+    while frontier:
+        nxt = []
+        for node in frontier:
+            for intf in node.intfList():
+                if intf.link is None:
+                    continue
+                peer = intf.link.intf2.node if intf.link.intf1 is intf else intf.link.intf1.node
+                if peer not in dist:
+                    dist[peer] = dist[node] + 1
+                    nxt.append(peer)
+        frontier = nxt
+    return dist
+
+
 def _port_toward(net: Any, sw: Any, host: Any) -> int:
-    """Switch port on the path from `sw` toward `host` (direct, else by topology rule)."""
-    for intf in sw.intfList():
-        if intf.name == "lo":
-            continue
-        if _peer_on(sw, sw.ports[intf]).node is host:
-            return sw.ports[intf]
-    link = host.intf().link
-    host_leaf = link.intf2.node if link.intf1.node is host else link.intf1.node
-    spines = [s for s in net.switches if s.name not in ("s1", "s2")]
-    if sw in spines:  # spine: down to the host's leaf
-        for intf in sw.intfList():
-            if intf.name != "lo" and _peer_on(sw, sw.ports[intf]).node is host_leaf:
-                return sw.ports[intf]
-    # leaf, host elsewhere: up to a spine picked by the host's last address byte
-    last = int(host.IP().split(".")[-1])
-    return 1 + last % len(spines)
+    """Switch port on a shortest path from `sw` toward `host`, derived from the graph.
+
+    Among equal-cost next hops (leaf-spine uplinks) the host's last address
+    byte picks one, so each host's traffic stays on one path (ECMP by host)."""
+    dist = _hops_to(net, host)
+    here = dist[sw]
+    best = sorted(p for p, peer in _neighbours(sw).items() if dist.get(peer, here) == here - 1)
+    if not best:
+        raise ValueError(f"{sw.name} has no path to {host.name}")
+    return best[int(host.IP().split(".")[-1]) % len(best)]
+
+
+def receiver_switch(net: Any) -> Any:
+    """The switch the receiver hangs off (its ToR): where the incast bottleneck is."""
+    link = net.get(RECEIVER).intf().link
+    return link.intf2.node if link.intf1.node.name == RECEIVER else link.intf1.node

@@ -3,7 +3,7 @@
  * p4i_dctcp: DCTCP as a BPF struct_ops congestion control, for kernels
  * without the dctcp module. Chosen per socket with TCP_CONGESTION "p4i_dctcp".
  *
- * Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010; ALGORITHMS.md §2:
+ * Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010; docs/algorithms.md §2:
  *
  *   per window of data (one cwnd of bytes, snd_una passing next_seq):
  *       F = bytes acknowledged with ECE / bytes acknowledged

@@ -5,7 +5,7 @@
  *
  * Sreekumari, Jung, Lee, "An early congestion feedback and rate adjustment
  * schemes for many-to-one communication in cloud-based data center networks",
- * Springer 2015; ALGORITHMS.md §2:
+ * Springer 2015; docs/algorithms.md §2:
  *
  *   unmarked ACK: NewReno (slow start, then + 1 MSS per RTT)
  *   marked ACK, once per window (the kernel enters CWR once per window):

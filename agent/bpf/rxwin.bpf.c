@@ -2,7 +2,7 @@
 /*
  * rxwin: the receiver-side host agent's data path (tc, ingress + egress).
  *
- * NewDCTCP-rx (ALGORITHMS.md §3): the receiver sees every data packet and its
+ * NewDCTCP-rx (docs/algorithms.md §3): the receiver sees every data packet and its
  * CE bit, and owns the advertised window, which caps any stock sender
  * (effective window = min(cwnd, rwnd)). Per flow it keeps a window W:
  *

@@ -1,7 +1,7 @@
 """ICTCP: incast congestion control at the receiver, through the advertised window.
 
 Wu, Feng, Guo, Zhang, "ICTCP: Incast Congestion Control for TCP in Data-Center
-Networks", IEEE/ACM ToN 21(2), 2013 (CoNEXT 2010). ALGORITHMS.md §3.
+Networks", IEEE/ACM ToN 21(2), 2013 (CoNEXT 2010). docs/algorithms.md §3.
 
 Interface capacity C (bytes/s), incoming rate BW_T measured over a subslot:
 

@@ -8,7 +8,7 @@ Sender rule being moved to the receiver (NewDCTCP, Sreekumari, Jung, Lee,
 communication in cloud-based data center networks", Springer 2015): on a
 marked window, cwnd = max(cwnd/2, A·MSS) with A = packets of the window minus
 the marked ones; unmarked windows grow as NewReno. At the receiver
-(ALGORITHMS.md §3), per flow, with W in bytes:
+(docs/algorithms.md §3), per flow, with W in bytes:
 
     window of data = W new bytes received
     at its end, n packets and m of them CE:
@@ -23,7 +23,7 @@ enforced on each ACK we send, RE being the right edge of the previous ACK:
 so the right edge never moves left (the window shrinks by at most the newly
 acknowledged bytes; ICTCP, Wu et al., ToN 2013, makes the same point).
 
-Two choices beyond ALGORITHMS.md §3, both because a receiver that offers
+Two choices beyond docs/algorithms.md §3, both because a receiver that offers
 room for one segment only makes the sender wait for the receiver's delayed
 ACK (40 ms on Linux) and collapses the flow: the floor is min_segs MSS
 (default 2, as ICTCP's minimum; 1 gives the literal rule), and W / 2^ws is

@@ -2,7 +2,7 @@
 
 Xu, Xu, Jiang, Ren, Wang, "RCC: Enabling receiver-driven RTT-aware congestion
 control for incast" (receiver cooperative congestion control), Computer
-Networks, 2017. ALGORITHMS.md §3.
+Networks, 2017. docs/algorithms.md §3.
 
 Window assignment per NIC, in packets, with queue_maxsize Q (40 in the paper)
 and priority shares w_i (equal when unknown):

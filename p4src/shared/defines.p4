@@ -27,7 +27,7 @@ const ecn_t ECN_ECT1    = 2w0b01;
 const ecn_t ECN_ECT0    = 2w0b10;
 const ecn_t ECN_CE      = 2w0b11;
 
-// Marking modes (ALGORITHMS.md §1). Any other value behaves as OFF.
+// Marking modes (docs/algorithms.md §1). Any other value behaves as OFF.
 const ecn_mode_t ECN_MODE_OFF        = 0;  // never mark
 const ecn_mode_t ECN_MODE_MARK_TAIL  = 1;  // DCTCP: depth seen at enqueue >= K
 const ecn_mode_t ECN_MODE_MARK_FRONT = 2;  // NewDCTCP: depth left at dequeue >= K

@@ -1,4 +1,4 @@
-"""The held-queue model: which depth each packet of a burst saw (ALGORITHMS.md §1).
+"""The held-queue model: which depth each packet of a burst saw (docs/algorithms.md §1).
 
 A burst of n numbered packets is sent into a BMv2 egress queue that drains at
 a low rate (RATE_PPS). BMv2 gives every packet its departure time at enqueue,

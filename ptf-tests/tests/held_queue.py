@@ -1,4 +1,4 @@
-"""The held-queue test that tells mark-tail from mark-front (ALGORITHMS.md §1).
+"""The held-queue test that tells mark-tail from mark-front (docs/algorithms.md §1).
 
 A burst of 2K numbered ECT packets is sent at once into the egress queue toward
 port 2, which drains at held.RATE_PPS. The depth every packet saw is read from

@@ -1,5 +1,5 @@
 // p4-incast simulator: the egress queue of a switch port, with the P4 pipeline's
-// ECN marking decision (p4src/shared/ecn_decision.p4, ALGORITHMS.md §1).
+// ECN marking decision (p4src/shared/ecn_decision.p4, docs/algorithms.md §1).
 //
 // Mark-tail — DCTCP (Alizadeh et al., SIGCOMM 2010): an ECT packet that ARRIVES
 // while >= K packets are waiting is marked (v1model enq_qdepth >= K).

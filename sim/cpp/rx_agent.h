@@ -1,5 +1,5 @@
 // p4-incast simulator: the receiver host agent — advertised-window control in
-// the simulated receiver (ALGORITHMS.md §3).
+// the simulated receiver (docs/algorithms.md §3).
 //
 // Data path, the same as agent/bpf on a real host: every data packet arriving
 // at the receiver's NIC is seen with its CE bit (Ingress), and every ACK the

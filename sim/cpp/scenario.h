@@ -1,5 +1,5 @@
 // p4-incast simulator: one incast run — topology, hosts, incast application,
-// counters (ALGORITHMS.md "The problem", §6; /work/notes/contract.md).
+// counters (docs/algorithms.md "The problem", §6; experiments/SCHEMA.md).
 //
 // Topology (as topologies/incast.py builds it for BMv2):
 //  - incast_star: N servers and the receiver on one ToR;
@@ -46,6 +46,9 @@ namespace p4i
 {
 using namespace ns3;
 
+// Every field is set by sim/engine.py from p4incast.model; these defaults
+// equal the model's (tests/sim/test_sim_model_port.py checks them) so that a
+// C++-only test builds the same run.
 struct RunConfig
 {
     int n = 1;
@@ -64,7 +67,7 @@ struct RunConfig
     uint32_t agentMinSegs = 2;
     uint64_t agentMaxW = 4u << 20;
     uint64_t sizeBytes = 65536; // per server per round
-    int rounds = 20;
+    int rounds = 10;
     std::vector<double> offsets; // seconds, per server (batching); empty = all at 0
     double jitterUs = 10;
     uint32_t seed = 1;

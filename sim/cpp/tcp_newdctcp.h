@@ -1,4 +1,4 @@
-// p4-incast simulator: the NewDCTCP sender (ALGORITHMS.md §2).
+// p4-incast simulator: the NewDCTCP sender (docs/algorithms.md §2).
 //
 // NewDCTCP — Sreekumari, Jung, Lee, "An early congestion feedback and rate
 // adjustment schemes for many-to-one communication in cloud-based data center

@@ -33,7 +33,7 @@ def test_shipped_experiments_load(name: str) -> None:
 
 def test_good_experiment_and_points_order() -> None:
     exp = config.parse(GOOD)
-    assert [(s.name, n) for s, n, _ in exp.points()] == [
+    assert [(p.scheme.name, p.n) for p in exp.points()] == [
         ("droptail", 1),
         ("front", 1),
         ("droptail", 4),

@@ -1,4 +1,4 @@
-"""The simulator's queue against the PTF held-queue vectors (ALGORITHMS.md §1).
+"""The simulator's queue against the PTF held-queue vectors (docs/algorithms.md §1).
 
 A burst of 2K numbered ECT packets into an idle port. With an ideal pause (all
 2K queued before any leaves) mark-tail marks K+1..2K and mark-front 1..K. Fed

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from p4incast.experiments import engines
+from p4incast.engines.sim import ENGINE
 
-WHY = engines.sim_unavailable()
+WHY = ENGINE.unavailable()
 
 
 @pytest.mark.skipif(WHY is not None, reason=f"simulator: {WHY}")

@@ -2,7 +2,7 @@
 
 Each asserts an observable outcome of a whole run: goodput against the framing
 limit, RTO rounds and goodput under drop-tail incast, the DCTCP queue against
-the closed form of ALGORITHMS.md §5, and the run dict's shape (experiments/SCHEMA.md).
+the closed form of docs/algorithms.md §5, and the run dict's shape (experiments/SCHEMA.md).
 How each scheme fares is a result to report, not something asserted here.
 """
 
@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from p4incast.sim.engine import run_point
+from p4incast.model import batching
+from p4incast.model.scheme import App, Point, Scheme, Topology
+from p4incast.sim import engine
 
 LINK_BPS = 1e9
 FRAMING = 1448 / 1538  # TCP payload per wire byte of a full packet (timestamps on)
@@ -24,6 +26,19 @@ def scheme(name: str, ecn: str, k: int, cc: str, agent: str = "off") -> dict[str
 
 
 DROPTAIL = scheme("droptail", "off", 0, "reno")
+
+
+def run_point(d: dict[str, Any]) -> dict[str, Any]:
+    """One run from a compact dict (scheme, n, repeat, seed, topology, app), as its record."""
+    point = Point(
+        Scheme(**d["scheme"]),
+        d["n"],
+        d.get("repeat", 0),
+        Topology(**d.get("topology", {})),
+        App(**d.get("app", {})),
+        seed=d.get("seed", 1),
+    )
+    return engine.run_point(point).record()
 
 
 def _goodput(run: dict[str, Any]) -> float:
@@ -149,16 +164,13 @@ def test_leaf_spine_with_background_flow(p4i: Any) -> None:
 
 def test_batching_staggers_requests(p4i: Any) -> None:
     """Seed-003 batching: servers asked in k batches T~ apart, so a round lasts at
-    least T~·(k − 1) (experiments/batching.plan gives k and T~)."""
-    from p4incast.experiments import batching
-    from p4incast.sim.engine import base_rtt_s
-
+    least T~·(k − 1) (model.batching.plan gives k and T~)."""
     n = 8
     sch = scheme("batching", "off", 0, "reno")
     sch["batching"] = True
     run = run_point({"scheme": sch, "n": n, "app": {"rounds": 2}})
     assert run["status"] == "ok", run["error"]
-    plan = batching.plan(n, 65536, 65536, LINK_BPS, base_rtt_s({"delay_us": 25, "link_gbps": 1}))
+    plan = batching.plan(n, 65536, 65536, LINK_BPS, engine.base_rtt_s(Topology()))
     assert plan.k > 1
     for r in run["rounds"]:
         assert r["completion_s"] >= plan.t_tilde * (plan.k - 1)

@@ -2,7 +2,7 @@
 // EcnDecision on an IPv4 or IPv6 header) on BMv2 with its inputs taken from a
 // probe header and its outputs written back into it, so
 // tests/tna/test_ecn_decision_bmv2.py can compare the compiled decision with
-// the rule it implements (ALGORITHMS.md §1) over many input combinations.
+// the rule it implements (docs/algorithms.md §1) over many input combinations.
 #include <core.p4>
 #define V1MODEL_VERSION 20200408  // counter<I>, as p4src/v1model/main.p4
 #include <v1model.p4>

@@ -2,7 +2,7 @@
 
 p4src/shared/ecn_decision.p4 writes "depth >= K" as a saturating subtraction
 (K |-| depth == 0) so that Tofino 1 can evaluate it; this test pins that the
-BMv2 build still decides exactly as the rule says (ALGORITHMS.md §1), at and
+BMv2 build still decides exactly as the rule says (docs/algorithms.md §1), at and
 around every threshold and at the bit<19> extremes. It runs the decision on
 simple_switch with pcap files in and out (no interfaces, no root): inputs
 ride in a probe header, the verdict comes back in the same header.
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.bmv2
 
 
 def reference(mode: int, k: int, drop_k: int, enq: int, deq: int, ecn: int) -> tuple:
-    """(ecn_out, ect, ce_in, marked, not_ect_over_k, drop) as ALGORITHMS.md §1 states it."""
+    """(ecn_out, ect, ce_in, marked, not_ect_over_k, drop) as docs/algorithms.md §1 states it."""
     depth = deq if mode == FRONT else enq
     over_k = mode in (TAIL, FRONT) and depth >= k
     if ecn == CE:

@@ -1,11 +1,11 @@
-"""Seed-003 batch scheduling: the worked examples of ALGORITHMS.md §4 and §5."""
+"""Seed-003 batch scheduling: the worked examples of docs/algorithms.md §4 and §5."""
 
 import math
 from collections.abc import Callable
 
 import pytest
 
-from p4incast.experiments import batching
+from p4incast.model import batching
 
 KIB64 = 64 * 1024
 

@@ -1,7 +1,7 @@
 """Application-level batch scheduling for the incast client (seed 003, pure).
 
 Podlesny & Williamson, "Solving the TCP-incast problem with application-level
-scheduling" (poster version at IEEE IWQoS 2011); ALGORITHMS.md §4.
+scheduling" (poster version at IEEE IWQoS 2011); docs/algorithms.md §4.
 
 Instead of asking all N servers at once, the client asks them in batches of n
 so that one batch never overflows the bottleneck buffer B.
@@ -36,14 +36,14 @@ for in a round the goodput is at most
 
     g = S / (T~ * (k - 1) + T + d_max).
 
-Worked example (ALGORITHMS.md §4): S_SRU = 21 -> wnd_A = 8, wnd_B = 6,
+Worked example (docs/algorithms.md §4): S_SRU = 21 -> wnd_A = 8, wnd_B = 6,
 wnd_max = 13; B = 64 KiB, S_f = 1500 B -> n = 3; C = 1 Gbps, R = 100 µs,
 S_ACK = 40 B -> T = 3380.16 µs; Δt = 1 ms, d_max = 20 µs -> T~ = 4 ms;
 N = 32 -> k = 11.
 
 Also here, because it answers the same question (how much buffer a
 synchronised burst needs): the ICTCP bound of Wu, Feng, Guo & Zhang (IEEE/ACM
-ToN 21(2), 2013), Q >= N * w * δ - R * C (ALGORITHMS.md §5).
+ToN 21(2), 2013), Q >= N * w * δ - R * C (docs/algorithms.md §5).
 """
 
 from __future__ import annotations
@@ -51,11 +51,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .errors import ModelError
+from .wire import IP_MTU_BYTES, MSS_BYTES
+
 D_MAX_S = 20e-6  # scheduling jitter d_max, seconds (paper: 20 µs)
 DT_S = 1e-3  # client timer granularity Δt, seconds (paper: 1 ms)
-FRAME_BYTES = 1500  # S_f, bytes: the paper's frame size (1538 = Ethernet on the wire)
-ACK_BYTES = 40  # S_ACK, bytes: the paper's ACK size
-MSS = 1448  # payload bytes per packet with TCP timestamps
+FRAME_BYTES = IP_MTU_BYTES  # S_f, bytes: the paper's frame size (the IP packet)
+ACK_BYTES = 40  # S_ACK, bytes: the paper's ACK size (an IP packet with no payload)
+MSS = MSS_BYTES
 
 # Ceil of a ratio that is an integer up to float rounding (3380.16e-6 / 1e-6 and
 # the like) must not jump to the next integer.
@@ -64,17 +67,17 @@ _EPS = 1e-9
 
 def _positive(name: str, value: float) -> None:
     if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-        raise ValueError(f"batching: {name} must be a positive number, got {value!r}")
+        raise ModelError(f"batching: {name} must be a positive number, got {value!r}")
 
 
 def _positive_int(name: str, value: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"batching: {name} must be an integer >= 1, got {value!r}")
+        raise ModelError(f"batching: {name} must be an integer >= 1, got {value!r}")
 
 
 def _non_negative(name: str, value: float) -> None:
     if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
-        raise ValueError(f"batching: {name} must be a number >= 0, got {value!r}")
+        raise ModelError(f"batching: {name} must be a number >= 0, got {value!r}")
 
 
 def _ceil(x: float) -> int:
@@ -182,7 +185,7 @@ def goodput_bound(
     _non_negative("d_max_s", d_max_s)
     span = t_tilde * (k - 1) + T + d_max_s
     if span <= 0:
-        raise ValueError("batching: T + d_max must be > 0 for a goodput bound")
+        raise ModelError("batching: T + d_max must be > 0 for a goodput bound")
     return 8 * total_bytes / span
 
 
@@ -254,11 +257,11 @@ def plan(
 
 
 def ictcp_buffer_bytes(
-    n_flows: int, window_pkts: float, rtt_s: float, link_bps: float, delta_bytes: int = 1500
+    n_flows: int, window_pkts: float, rtt_s: float, link_bps: float, delta_bytes: int = IP_MTU_BYTES
 ) -> float:
     """Buffer that N synchronised flows of window w never overflow: N w δ - R C, floor 0.
 
-    Wu, Feng, Guo & Zhang, ICTCP (IEEE/ACM ToN 21(2), 2013); ALGORITHMS.md §5.
+    Wu, Feng, Guo & Zhang, ICTCP (IEEE/ACM ToN 21(2), 2013); docs/algorithms.md §5.
     1 Gbps, R = 100 µs, w = 2, δ = 1500 B, N = 47 -> 128 500 B.
     """
     _positive_int("n_flows", n_flows)

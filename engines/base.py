@@ -1,0 +1,79 @@
+"""The interface every engine implements, and the registry that picks one.
+
+An engine runs one `Point` (scheme, N, repeat on a topology with an app) and
+returns a `RunResult`:
+
+    unavailable() -> str | None     why it cannot run here (None: it can)
+    check(point)  -> list[str]      problems that would make the point fail
+    run(point, log_dir) -> RunResult   never raises: a failure is a failed result
+
+`parallel` says whether points may run side by side in worker processes
+(the simulator) or one at a time in this process (the BMv2 testbed takes
+the whole machine); `worker_init` prepares such a worker once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar, Protocol
+
+from p4incast.model.scheme import Point, RunResult
+
+
+class Engine(Protocol):
+    name: ClassVar[str]
+    parallel: ClassVar[bool]
+    max_senders: ClassVar[int]
+
+    def unavailable(self) -> str | None: ...
+
+    def check(self, point: Point) -> list[str]: ...
+
+    def run(self, point: Point, log_dir: Path) -> RunResult: ...
+
+    def worker_init(self) -> None: ...
+
+    def describe(self) -> str: ...
+
+
+REGISTRY: dict[str, Engine] = {}
+
+
+def register(engine: Engine) -> Engine:
+    REGISTRY[engine.name] = engine
+    return engine
+
+
+def resolve(requested: str) -> tuple[Engine, str]:
+    """(engine, one line saying which and why). `auto` takes the first registered
+    engine that can run here. Raises RuntimeError naming every reason otherwise."""
+    if requested != "auto":
+        if requested not in REGISTRY:
+            raise RuntimeError(f"engine {requested!r} is not one of {', '.join(REGISTRY)}")
+        engine = REGISTRY[requested]
+        why = engine.unavailable()
+        if why:
+            raise RuntimeError(f"engine {requested} requested, but {why}")
+        return engine, f"engine: {engine.describe()}"
+    reasons: list[str] = []
+    for engine in REGISTRY.values():
+        why = engine.unavailable()
+        if why is None:
+            because = f", because {reasons[0]}" if reasons else ""
+            return engine, f"engine: {engine.describe()}{because}"
+        reasons.append(why)
+    raise RuntimeError(
+        f"no engine can run here: {'; and '.join(reasons)}. Install BMv2 + p4c "
+        "(README, 'The P4 toolchain') and run as root, or install the simulator."
+    )
+
+
+def init_worker(engine_name: str) -> None:
+    """A worker process's initializer (module level, so a spawned worker can unpickle it;
+    importing this module through the package registers every engine)."""
+    REGISTRY[engine_name].worker_init()
+
+
+def run_in_worker(engine_name: str, point: Point, log_dir: Path) -> RunResult:
+    """A worker process's job: one point on the named engine."""
+    return REGISTRY[engine_name].run(point, log_dir)

@@ -1,0 +1,140 @@
+"""The BMv2 engine: each point on a fresh Mininet network of BMv2 switches
+running the real pipeline (engines/testbed.py), one point at a time.
+
+A scheme becomes the switch's per-port ECN policy (`ecn_policy`) and the
+senders' kernel congestion control; DCTCP/NewDCTCP come from the host agent's
+BPF struct_ops versions (p4i_dctcp, p4i_newdctcp) when the kernel has no module.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from pathlib import Path
+from typing import ClassVar
+
+from p4incast import bmv2, tools
+from p4incast.agent import cc as agent_cc
+from p4incast.controller.config import EcnPolicy, Pipeline
+from p4incast.model.scheme import Point, RunResult, Scheme
+
+from .base import register
+
+# Kernel congestion-control names per scheme cc, in order of preference.
+KERNEL_CC = {
+    "reno": ("reno",),
+    "cubic": ("cubic",),
+    "bbr": ("bbr",),
+    "dctcp": ("dctcp", "p4i_dctcp"),
+    "newdctcp": ("p4i_newdctcp",),
+}
+MAX_SENDERS = 64  # topologies/incast.py numbers hosts and ports up to this
+
+
+def available_cc() -> set[str]:
+    path = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+    return set(path.read_text().split()) if path.exists() else set()
+
+
+def kernel_cc(cc: str, have: set[str] | None = None) -> str:
+    """The kernel name for scheme cc, or RuntimeError saying how to get it."""
+    have = available_cc() if have is None else have
+    for name in KERNEL_CC[cc]:
+        if name in have:
+            return name
+    hint = (
+        "load the BPF versions with `sudo .venv/bin/p4incast-agent cc load` (built by make build)"
+        if cc in ("dctcp", "newdctcp")
+        else f"modprobe tcp_{cc}"
+    )
+    raise RuntimeError(
+        f"congestion control {cc} is not available in this kernel "
+        f"(has: {', '.join(sorted(have)) or 'none'}); {hint}"
+    )
+
+
+def ecn_policy(scheme: Scheme) -> EcnPolicy:
+    """The switch policy a scheme asks for on every port toward the receiver."""
+    return EcnPolicy(scheme.ecn, scheme.k)
+
+
+class Bmv2Engine:
+    name: ClassVar[str] = "bmv2"
+    parallel: ClassVar[bool] = False  # a Mininet network takes the whole machine
+    max_senders: ClassVar[int] = MAX_SENDERS
+
+    def __init__(self) -> None:
+        self._bpf_tried = False
+
+    def describe(self) -> str:
+        return f"bmv2 (Mininet + {tools.fastest_simple_switch_grpc()[1]})"
+
+    def unavailable(self) -> str | None:
+        if not bmv2.have_root():
+            return "the BMv2 testbed needs root (Mininet network namespaces)"
+        try:
+            import mininet.net  # noqa: F401  (Mininet is optional: only this engine needs it)
+        except ImportError:
+            return "the BMv2 testbed needs Mininet (Debian package mininet; make setup installs it)"
+        missing = tools.missing_reason("simple_switch_grpc", "simple_switch_CLI")
+        if missing:
+            return missing
+        if not Pipeline.default().config.is_file():
+            return "build/v1model/p4incast.json is not built (make build; needs p4c-bm2-ss)"
+        return None
+
+    def _load_bpf_cc(self, cc: str) -> None:
+        """Register the agent's BPF DCTCP/NewDCTCP once when the kernel lacks them
+        (they stay until `p4incast-agent cc unload`)."""
+        have = available_cc()
+        if self._bpf_tried or any(c in have for c in KERNEL_CC[cc]):
+            return
+        self._bpf_tried = True
+        wanted = tuple(c for names in KERNEL_CC.values() for c in names if c.startswith("p4i_"))
+        try:
+            agent_cc.load(wanted)
+            print(f"loaded the BPF congestion controls {', '.join(wanted)}", flush=True)
+        except Exception as err:  # noqa: BLE001 — reported by kernel_cc as unavailable
+            print(f"could not load the BPF congestion controls: {err}", flush=True)
+
+    def check(self, point: Point) -> list[str]:
+        problems = point.problems()
+        if point.n > MAX_SENDERS:
+            problems.append(f"senders: {point.n} above {MAX_SENDERS}, the BMv2 testbed's limit")
+        self._load_bpf_cc(point.scheme.cc)
+        try:
+            kernel_cc(point.scheme.cc)
+        except RuntimeError as err:
+            problems.append(f"scheme {point.scheme.name}: {err}")
+        return problems
+
+    def worker_init(self) -> None:
+        """Nothing to prepare: each point builds its own network."""
+
+    def run(self, point: Point, log_dir: Path) -> RunResult:
+        """One point on a fresh Mininet network; never raises."""
+        t0 = time.monotonic()
+        try:
+            from . import testbed  # imports Mininet, which only this engine needs
+
+            res = testbed.run(point, kernel_cc(point.scheme.cc), ecn_policy(point.scheme), log_dir)
+        except Exception as err:  # noqa: BLE001 — one failed run must not stop the sweep
+            log_dir.mkdir(parents=True, exist_ok=True)
+            (log_dir / "error.txt").write_text(traceback.format_exc())
+            msg = f"{type(err).__name__}: {err}"
+            return RunResult.failed(point, self.name, msg, time.monotonic() - t0)
+        return RunResult(
+            point.scheme.name,
+            point.n,
+            point.repeat,
+            self.name,
+            status="ok",
+            wall_s=time.monotonic() - t0,
+            base_rtt_ms=res.base_rtt_ms,
+            rounds=res.rounds,
+            switch=res.switch,
+            extra={"batch": res.batch},
+        )
+
+
+ENGINE = register(Bmv2Engine())

@@ -1,0 +1,62 @@
+"""The ns-3 engine: points run on the simulator (sim/), several at once in worker processes.
+
+ns-3 is a process-wide singleton, so each worker process runs one point at a
+time; `worker_init` loads ns-3 and compiles the model once per worker (~1 min).
+The parent process never loads ns-3 (importing sim.engine does not).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import ClassVar
+
+from p4incast.model.scheme import Point, RunResult
+from p4incast.sim import engine, native  # importing loads no ns-3: run_point does
+
+from .base import register
+
+
+class SimEngine:
+    name: ClassVar[str] = "sim"
+    parallel: ClassVar[bool] = True
+    max_senders: ClassVar[int] = 100
+
+    def describe(self) -> str:
+        return "sim (ns-3)"
+
+    def unavailable(self) -> str | None:
+        ok, why = native.available()
+        return None if ok else f"the simulator engine cannot run ({why})"
+
+    def check(self, point: Point) -> list[str]:
+        return engine.check_point(point)
+
+    def worker_init(self) -> None:
+        """Load ns-3 and compile the model in this worker.
+
+        cling prints harmless "Failed to materialize symbols" notes on stderr while
+        it compiles ns-3's static initialisers; they are kept out of the user's
+        terminal and shown only if loading fails.
+        """
+        with tempfile.TemporaryFile() as notes:
+            saved = os.dup(2)
+            os.dup2(notes.fileno(), 2)
+            try:
+                engine.init_worker()
+            except BaseException:
+                os.dup2(saved, 2)
+                notes.seek(0)
+                sys.stderr.write(notes.read().decode(errors="replace")[-4000:])
+                raise
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+
+    def run(self, point: Point, log_dir: Path) -> RunResult:
+        return engine.run_point(point)
+
+
+ENGINE = register(SimEngine())

@@ -1,0 +1,289 @@
+"""One Point on Mininet + BMv2: build the network, program the switches through
+the controller's validated path (`app.apply`, as `p4incast-ctl apply` does),
+run the incast application, collect per-round records and the switch's
+counters, tear everything down.
+
+Needs root, Mininet (Debian), simple_switch_grpc and `make build`; the engine
+(engines/bmv2.py) imports this module only when it runs, so Mininet stays
+optional for everything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from mininet.link import TCLink
+from mininet.log import setLogLevel
+from mininet.net import Mininet
+
+from p4incast.controller import app, stats
+from p4incast.controller.config import EcnPolicy
+from p4incast.controller.connection import connect, quiet_finsy
+from p4incast.model import batching
+from p4incast.model.scheme import Point
+from p4incast.model.wire import ETH_FRAME_BYTES, WIRE_FRAME_BYTES
+from p4incast.topologies.bmv2_switch import Bmv2GrpcSwitch
+from p4incast.topologies.incast import (
+    BACKGROUND,
+    RECEIVER,
+    LinkShape,
+    receiver_switch,
+    switch_configs,
+    topos,
+)
+
+SERVER_PORT = 5001
+
+
+@dataclass
+class TestbedResult:
+    rounds: list[dict[str, Any]]
+    switch: dict[str, Any]  # stats.Snapshot.as_dict() of the ToR, plus "bottleneck_port"
+    base_rtt_ms: float | None
+    log_dir: Path
+    batch: dict[str, Any] | None = None  # the seed-003 plan used, if batching
+
+
+def link_shape(point: Point) -> LinkShape:
+    t = point.topology
+    return LinkShape(
+        host_mbps=t.host_mbps, queue_pkts=t.queue_pkts, queue_rate_pps=t.bottleneck_pps
+    )
+
+
+def plan_batches(point: Point, shape: LinkShape, rtt_s: float) -> tuple[int, float, dict[str, Any]]:
+    """Seed-003 batch size n and stagger T~ (µs) for this run's bottleneck queue."""
+    rate = shape.queue_rate_pps or 0
+    plan = batching.plan(
+        point.n,
+        point.app.bytes_per_server(point.n),
+        buffer_bytes=shape.queue_pkts * ETH_FRAME_BYTES,
+        link_bps=rate * WIRE_FRAME_BYTES * 8,
+        rtt_s=rtt_s,
+    )
+    info = {"n": plan.n, "k": plan.k, "stagger_us": plan.stagger_us, "wnd_max": plan.wnd_max}
+    return plan.n, plan.stagger_us, info
+
+
+def _agent_cmd(intf: str, policy: str, shape: LinkShape, ready: Path) -> list[str]:
+    """The host agent on the receiver. BMv2 RTTs are ~1 ms idle and tens of ms
+    queued, above the agent's 2 ms datacenter limit, so the limit is lifted;
+    ICTCP's capacity C is what the receiver can get: the bottleneck rate."""
+    cmd = [sys.executable, "-m", "p4incast.agent", "run", "--iface", intf, "--policy", policy]
+    cmd += ["--rtt-limit-us", "1000000", "--ready-file", str(ready)]
+    if shape.queue_rate_pps:
+        mbps = shape.queue_rate_pps * WIRE_FRAME_BYTES * 8 / 1e6
+        cmd += ["--capacity-mbps", str(max(1, round(mbps)))]
+    return cmd
+
+
+def host_setup(host: Any, rto_min_ms: int) -> None:
+    intf = host.defaultIntf().name
+    host.cmd(f"ethtool -K {intf} tx off rx off tso off gso off gro off >/dev/null 2>&1")
+    host.cmd(f"sysctl -qw net.ipv6.conf.{intf}.disable_ipv6=1")
+    host.cmd("sysctl -qw net.ipv4.tcp_ecn=1")
+    host.cmd(f"ip route replace 10.0.0.0/8 dev {intf} rto_min {rto_min_ms}ms")
+
+
+def ping_rtt_ms(src: Any, dst_ip: str) -> float | None:
+    out = src.cmd(f"ping -c 5 -i 0.2 -q {dst_ip}")
+    for line in out.splitlines():
+        if "min/avg/max" in line:
+            return float(line.split("=")[1].split("/")[1])
+    return None
+
+
+def quiet_switches() -> None:
+    """Mininet reports htb's harmless "quantum is big" notes as errors; finsy warns
+    that BMv2 has no gNMI. Our own errors carry what matters."""
+    setLogLevel("critical")
+    quiet_finsy(verbose=False)
+
+
+@contextmanager
+def network(
+    topology: str, n: int, *, spines: int, host_mbps: float, background: bool, log_dir: Path
+) -> Iterator[Any]:
+    """A started Mininet network of BMv2 switches (no pipeline yet); stopped on exit."""
+    quiet_switches()
+    log_dir.mkdir(parents=True, exist_ok=True)
+    topo = topos[topology](n=n, spines=spines, host_mbps=host_mbps, background=background)
+    net = Mininet(
+        topo=topo,
+        switch=partial(Bmv2GrpcSwitch, log_dir=log_dir),
+        link=TCLink,
+        controller=None,
+        autoStaticArp=True,
+        build=True,
+    )
+    try:
+        net.start()
+        yield net
+    finally:
+        net.stop()
+
+
+def program(net: Any, ecn: EcnPolicy, shape: LinkShape) -> dict[str, Any]:
+    """Every switch programmed through app.apply (the path `p4incast-ctl apply` takes)."""
+    configs = switch_configs(net, ecn=ecn, shape=shape)
+    for cfg in configs.values():
+        asyncio.run(app.apply(cfg))
+    return configs
+
+
+def run(
+    point: Point,
+    cc: str,
+    ecn: EcnPolicy,
+    log_dir: Path,
+    progress: Callable[[str], None] = lambda s: None,
+) -> TestbedResult:
+    """Run one point with sender congestion control `cc` (a kernel name) and the
+    switch policy `ecn` on a fresh Mininet network; always tears it down."""
+    t = point.topology
+    shape = link_shape(point)
+    procs: list[Any] = []
+    with network(
+        t.kind,
+        point.n,
+        spines=t.spines,
+        host_mbps=t.host_mbps,
+        background=t.background,
+        log_dir=log_dir,
+    ) as net:
+        try:
+            return _run(net, point, cc, ecn, shape, log_dir, procs, progress)
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.terminate()
+            for p in procs:
+                try:
+                    p.wait(timeout=5)
+                except Exception:  # noqa: BLE001 — best effort, then kill
+                    p.kill()
+
+
+def _run(
+    net: Any,
+    point: Point,
+    cc: str,
+    ecn: EcnPolicy,
+    shape: LinkShape,
+    log_dir: Path,
+    procs: list[Any],
+    progress: Callable[[str], None],
+) -> TestbedResult:
+    t, a, sch = point.topology, point.app, point.scheme
+    for host in net.hosts:
+        host_setup(host, t.rto_min_ms)
+    configs = program(net, ecn, shape)
+    progress("switches programmed")
+    receiver = net.get(RECEIVER)
+    senders = [net.get(f"h{i}") for i in range(1, point.n + 1)]
+    rtt = ping_rtt_ms(senders[0], receiver.IP())
+    if sch.agent != "off":
+        agent_log = (log_dir / "agent.log").open("w")
+        ready = log_dir / "agent.ready"
+        agent = receiver.popen(
+            _agent_cmd(receiver.defaultIntf().name, sch.agent, shape, ready),
+            stdout=agent_log,
+            stderr=agent_log,
+        )
+        procs.append(agent)
+        deadline = time.monotonic() + 15
+        while not ready.exists() and agent.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not ready.exists():
+            raise RuntimeError(
+                "host agent did not start: " + (log_dir / "agent.log").read_text()[-500:]
+            )
+    for i, h in enumerate(senders):
+        log = (log_dir / f"server-{i + 1}.log").open("w")
+        procs.append(
+            h.popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "p4incast.apps.incast",
+                    "server",
+                    "--port",
+                    str(SERVER_PORT),
+                    "--cc",
+                    cc,
+                ],
+                stdout=log,
+                stderr=log,
+            )
+        )
+    if t.background:
+        bg = net.get(BACKGROUND)
+        procs.append(receiver.popen(["iperf3", "-s", "-1", "-p", "5201"]))
+        time.sleep(0.3)
+        procs.append(
+            bg.popen(["iperf3", "-c", receiver.IP(), "-p", "5201", "-t", "3600", "-C", cc])
+        )
+    out = log_dir / "rounds.jsonl"
+    cmd = [
+        sys.executable,
+        "-m",
+        "p4incast.apps.incast",
+        "client",
+        "--servers",
+        ",".join(h.IP() for h in senders),
+        "--port",
+        str(SERVER_PORT),
+        "--sru",
+        str(a.sru_bytes),
+        "--rounds",
+        str(a.rounds),
+        "--mode",
+        a.mode,
+        "--out",
+        str(out),
+    ]
+    batch_info = None
+    if sch.batching:
+        n_batch, stagger_us, batch_info = plan_batches(point, shape, (rtt or 1.0) / 1e3)
+        cmd += ["--batch", str(n_batch), "--stagger-us", f"{stagger_us:.0f}"]
+    client_log = log_dir / "client.log"
+    with client_log.open("w") as log:
+        client = receiver.popen(cmd, stdout=log, stderr=log)
+        rc = client.wait(timeout=60 + a.rounds * 30)
+    if rc != 0:
+        tail = client_log.read_text().strip().splitlines()[-5:]
+        raise RuntimeError(
+            f"incast client failed (exit {rc}): {shlex.join(cmd)}\n" + "\n".join(tail)
+        )
+    rounds = [json.loads(line) for line in out.read_text().splitlines()]
+    tor = configs[receiver_switch(net).name]
+    snap = asyncio.run(read_stats(tor))
+    snap["bottleneck_port"] = str(bottleneck_port(net))
+    return TestbedResult(
+        rounds=rounds, switch=snap, base_rtt_ms=rtt, log_dir=log_dir, batch=batch_info
+    )
+
+
+def bottleneck_port(net: Any) -> int:
+    """The receiver's ToR port facing the receiver: the incast bottleneck."""
+    tor, receiver = receiver_switch(net), net.get(RECEIVER)
+    for intf in tor.intfList():
+        link = intf.link
+        if link is not None and receiver in (link.intf1.node, link.intf2.node):
+            return tor.ports[intf]
+    raise RuntimeError("no ToR port faces the receiver")
+
+
+async def read_stats(cfg: Any) -> dict[str, Any]:
+    async with connect(cfg.switch, cfg.pipeline) as sw:
+        return (await stats.read(sw)).as_dict()

@@ -1,0 +1,252 @@
+"""What is compared, where, and what one run returns — one definition for every engine.
+
+- `Topology`: the network an incast runs on (each engine reads the keys that
+  apply to it: the BMv2 testbed its queue in packets and drain rate, the
+  simulator its link rate, delay and byte buffer).
+- `App`: the incast application (bytes per server per round, rounds).
+- `Scheme`: everything that differs between the things compared — the
+  switch's ECN mode and K (packets), the senders' congestion control, the
+  receiver agent's policy and seed-003 batching.
+- `Point`: one (scheme, N, repeat) of an experiment, with its topology and app:
+  what an engine is asked to run.
+- `RunResult`: what an engine returns for a point (the run record of
+  experiments/SCHEMA.md).
+
+The rules that check a setting are here once (`check_scheme`, `check_topology`,
+`check_app`); engines, the experiment loader and the testbed's controller
+config all call them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from .ecn import EcnMode
+from .errors import ModelError
+from .wire import ETH_FRAME_BYTES, WIRE_FRAME_BYTES
+
+TOPOLOGIES = ("incast_star", "leaf_spine")
+CCS = ("reno", "cubic", "bbr", "dctcp", "newdctcp")
+AGENT_POLICIES = ("off", "observe", "newdctcp-rx", "ictcp", "rcc")
+APP_MODES = ("per-server", "total")
+# The simulator's servers wait a uniform [0, jitter] before answering, as real
+# servers' scheduling would (no paper states it; 10 µs = a tenth of the base RTT).
+SERVER_JITTER_US = 10.0
+
+
+@dataclass(frozen=True)
+class Topology:
+    kind: str = "incast_star"  # incast_star | leaf_spine
+    spines: int = 1  # leaf_spine only: 1 or 2
+    background: bool = False  # a long flow to the receiver during the rounds
+    rto_min_ms: int = 10  # per-route minimum RTO, ms
+    queue_pkts: int = 64  # bmv2: egress queue toward the receiver, packets
+    bottleneck_pps: int = 2000  # bmv2: its drain rate, packets/s
+    host_mbps: float = 100.0  # bmv2: htb rate of host links, Mbit/s
+    link_gbps: float = 1.0  # sim: link rate, Gbit/s
+    delay_us: float = 25.0  # sim: one-way delay per link, µs
+    buffer_bytes: int = 65536  # sim: per-port buffer, bytes
+
+    def bottleneck_bps(self, engine: str) -> float:
+        """Rate of the receiver's port in bit/s of full frames (for the framing limit)."""
+        if engine == "bmv2":
+            return self.bottleneck_pps * WIRE_FRAME_BYTES * 8
+        return self.link_gbps * 1e9
+
+
+@dataclass(frozen=True)
+class App:
+    sru_bytes: int = 65536  # per server per round (per-server) or per round (total)
+    mode: str = "per-server"  # per-server | total
+    rounds: int = 10  # barrier rounds per run
+    jitter_us: float = SERVER_JITTER_US  # sim: server think time, uniform [0, jitter_us], µs
+
+    def bytes_per_server(self, n: int) -> int:
+        """What each of n servers sends in a round."""
+        return self.sru_bytes if self.mode == "per-server" else max(1, self.sru_bytes // n)
+
+
+@dataclass(frozen=True)
+class Scheme:
+    name: str
+    ecn: str = EcnMode.OFF.value  # off | tail | front
+    k: int = 0  # marking threshold, packets
+    cc: str = "reno"  # sender congestion control
+    agent: str = "off"  # receiver host-agent policy
+    batching: bool = False  # seed-003 application-level batch scheduling
+
+    @property
+    def mode(self) -> EcnMode:
+        return EcnMode(self.ecn)
+
+    def describe(self) -> str:
+        parts = [f"ECN {self.ecn}" + (f" K={self.k}" if self.ecn != "off" else ""), self.cc]
+        if self.agent != "off":
+            parts.append(f"agent {self.agent}")
+        if self.batching:
+            parts.append("batching")
+        return ", ".join(parts)
+
+
+def _one_of(where: str, value: object, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ModelError(f"{where}: {value!r} is not one of {', '.join(allowed)}")
+
+
+def _at_least(where: str, value: float, low: float = 1) -> None:
+    if not value >= low:
+        raise ModelError(f"{where}: {value} must be >= {low}")
+
+
+def check_k(k: int, queue_pkts: int, where: str) -> None:
+    """K in packets against a queue of queue_pkts packets: 1 <= K < queue.
+
+    A queue of Q packets never holds Q waiting behind an arriving packet (nor
+    leaves Q behind a departing one), so K >= Q would never mark."""
+    _at_least(f"{where}: k", k)
+    if k >= queue_pkts:
+        raise ModelError(
+            f"{where}: k={k} packets is not below the queue ({queue_pkts} packets): "
+            "nothing would ever be marked"
+        )
+
+
+def check_topology(topo: Topology) -> None:
+    _one_of("topology.kind", topo.kind, TOPOLOGIES)
+    if topo.spines not in (1, 2):
+        raise ModelError(f"topology.spines: {topo.spines} must be 1 or 2")
+    for key in ("rto_min_ms", "queue_pkts", "bottleneck_pps"):
+        _at_least(f"topology.{key}", getattr(topo, key))
+    for key in ("host_mbps", "link_gbps"):
+        _at_least(f"topology.{key}", getattr(topo, key), 1e-3)
+    if not (math.isfinite(topo.delay_us) and topo.delay_us >= 0):
+        raise ModelError(f"topology.delay_us: {topo.delay_us} must be >= 0")
+    if topo.buffer_bytes < ETH_FRAME_BYTES:
+        raise ModelError(
+            f"topology.buffer_bytes: {topo.buffer_bytes} is smaller than one packet "
+            f"({ETH_FRAME_BYTES} bytes)"
+        )
+    if topo.host_mbps * 1e6 < topo.bottleneck_bps("bmv2"):
+        raise ModelError(
+            f"topology.host_mbps: {topo.host_mbps} Mbit/s is below the bottleneck "
+            f"({topo.bottleneck_pps} pkt/s = {topo.bottleneck_bps('bmv2') / 1e6:.1f} "
+            "Mbit/s); the queue would build in the host, not the switch"
+        )
+
+
+def check_app(app: App) -> None:
+    _one_of("app.mode", app.mode, APP_MODES)
+    _at_least("app.sru_bytes", app.sru_bytes)
+    _at_least("app.rounds", app.rounds)
+    _at_least("app.jitter_us", app.jitter_us, 0)
+
+
+def check_scheme(s: Scheme, topo: Topology) -> None:
+    """A scheme on a topology: vocabularies, and K against both engines' queues."""
+    where = f"scheme {s.name}"
+    vocab = (
+        ("ecn", s.ecn, tuple(m.value for m in EcnMode)),
+        ("cc", s.cc, CCS),
+        ("agent", s.agent, AGENT_POLICIES),
+    )
+    wrong = [
+        f"{where}: {key}: {v!r} is not one of {', '.join(ok)}"
+        for key, v, ok in vocab
+        if v not in ok
+    ]
+    if wrong:
+        raise ModelError("; ".join(wrong))
+    if s.ecn == EcnMode.OFF:
+        if s.k:
+            raise ModelError(f"{where}: k={s.k} given but ecn is off")
+        return
+    check_k(s.k, topo.queue_pkts, where)
+    if s.k * ETH_FRAME_BYTES > topo.buffer_bytes:
+        raise ModelError(
+            f"{where}: k={s.k} packets ({s.k * ETH_FRAME_BYTES} B) is above the buffer "
+            f"(topology.buffer_bytes={topo.buffer_bytes})"
+        )
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run: a scheme at N senders, repeat r, on a topology with an app."""
+
+    scheme: Scheme
+    n: int
+    repeat: int = 0
+    topology: Topology = field(default_factory=Topology)
+    app: App = field(default_factory=App)
+    seed: int = 1  # the run's random seed; an experiment's repeat r runs with seed r + 1
+
+    def problems(self) -> list[str]:
+        """Every problem with the point, one message each (empty: it can run)."""
+        out = []
+        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
+            out.append(f"n must be an integer >= 1, got {self.n!r}")
+        checks = (
+            lambda: check_topology(self.topology),
+            lambda: check_app(self.app),
+            lambda: check_scheme(self.scheme, self.topology),
+        )
+        for check in checks:
+            try:
+                check()
+            except ModelError as err:
+                out.append(str(err))
+        return out
+
+    def check(self) -> None:
+        """Raise ModelError with the first problem."""
+        problems = self.problems()
+        if problems:
+            raise ModelError(problems[0])
+
+    def label(self) -> str:
+        return f"{self.scheme.name} N={self.n} #{self.repeat + 1}"
+
+
+RUN_STATUSES = ("ok", "failed")
+
+
+@dataclass
+class RunResult:
+    """What an engine returns for one Point (experiments/SCHEMA.md's run record).
+
+    rounds: one dict per barrier round (round, completion_s, bytes, goodput_bps,
+    fct_s, timeouts, retrans, rto); switch: {"bottleneck_port", "ports": {port:
+    counters}}; extra: engine-specific keys (batch, depth_series, sim_s, agent,
+    traceback) that readers may ignore.
+    """
+
+    scheme: str
+    n: int
+    repeat: int
+    engine: str
+    status: str = "failed"
+    error: str | None = None
+    wall_s: float = 0.0
+    base_rtt_ms: float | None = None
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    switch: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def failed(cls, point: Point, engine: str, error: str, wall_s: float) -> RunResult:
+        return cls(point.scheme.name, point.n, point.repeat, engine, "failed", error, wall_s)
+
+    def record(self) -> dict[str, Any]:
+        """The run as results.json stores it."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any]) -> RunResult:
+        names = {f.name for f in fields(cls)} - {"extra"}
+        return cls(
+            **{k: v for k, v in rec.items() if k in names},
+            extra={k: v for k, v in rec.items() if k not in names},
+        )

@@ -1,0 +1,79 @@
+"""The domain model: the ECN codes against the P4 source, one parser for modes,
+the K and buffer rules every layer uses, Point and RunResult round trips."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from p4incast.model import ModelError
+from p4incast.model.ecn import EcnMode
+from p4incast.model.scheme import App, Point, RunResult, Scheme, Topology, check_k
+from p4incast.model.wire import ETH_FRAME_BYTES, IP_MTU_BYTES, MSS_BYTES, WIRE_FRAME_BYTES
+
+DEFINES = Path(__file__).resolve().parents[2] / "p4src/shared/defines.p4"
+
+
+def test_ecn_codes_are_the_pipelines() -> None:
+    text = DEFINES.read_text()
+    found = dict(re.findall(r"const ecn_mode_t ECN_MODE_(\w+)\s*=\s*(\d+);", text))
+    assert found == {"OFF": "0", "MARK_TAIL": "1", "MARK_FRONT": "2"}
+    names = {"OFF": EcnMode.OFF, "MARK_TAIL": EcnMode.TAIL, "MARK_FRONT": EcnMode.FRONT}
+    for k, v in found.items():
+        assert names[k].code == int(v)
+
+
+@pytest.mark.parametrize("raw", [False, "off", EcnMode.OFF])
+def test_bare_off_is_off(raw: object) -> None:
+    assert EcnMode.parse(raw) is EcnMode.OFF
+
+
+@pytest.mark.parametrize("raw", [True, "Off", "middle", 1, None])
+def test_other_modes_refused_naming_the_choices(raw: object) -> None:
+    with pytest.raises(ModelError, match="port 2: .* is not one of off, tail, front"):
+        EcnMode.parse(raw, "port 2")
+
+
+def test_wire_sizes_add_up() -> None:
+    assert IP_MTU_BYTES - 20 - 20 - 12 == MSS_BYTES
+    assert ETH_FRAME_BYTES == IP_MTU_BYTES + 14
+    assert WIRE_FRAME_BYTES == ETH_FRAME_BYTES + 4 + 8 + 12
+
+
+def test_k_rule_is_below_the_queue() -> None:
+    check_k(63, 64, "x")
+    for k in (0, 64, 65):
+        with pytest.raises(ModelError, match="x: k"):
+            check_k(k, 64, "x")
+
+
+def test_point_problems_lists_each() -> None:
+    p = Point(Scheme("s", "sideways", 3, "vegas"), 0, topology=Topology(buffer_bytes=100))
+    problems = p.problems()
+    assert len(problems) == 3
+    assert problems[0].startswith("n must be")
+    assert "buffer_bytes" in problems[1] and "sideways" in problems[2]
+    with pytest.raises(ModelError, match="n must be"):
+        p.check()
+
+
+def test_k_above_the_buffer_refused() -> None:
+    topo = Topology(queue_pkts=200, buffer_bytes=20 * ETH_FRAME_BYTES)
+    Point(Scheme("s", "tail", 20, "dctcp"), 4, topology=topo).check()
+    with pytest.raises(ModelError, match="above the buffer"):
+        Point(Scheme("s", "tail", 21, "dctcp"), 4, topology=topo).check()
+
+
+def test_bytes_per_server() -> None:
+    assert App(65536).bytes_per_server(8) == 65536
+    assert App(65536, mode="total").bytes_per_server(8) == 8192
+
+
+def test_run_result_record_round_trip() -> None:
+    r = RunResult("s", 4, 1, "sim", "ok", None, 1.5, 0.1, [{"round": 0}], {"ports": {}})
+    r.extra["sim_s"] = 2.0
+    rec = r.record()
+    assert rec["sim_s"] == 2.0 and rec["scheme"] == "s" and "extra" not in rec
+    assert RunResult.from_record(rec) == r

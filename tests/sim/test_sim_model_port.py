@@ -1,0 +1,30 @@
+"""The C++ model (sim/cpp) against the Python model it ports: the ECN mode codes,
+the wire sizes and every RunConfig default equal p4incast.model's and the agent's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from p4incast.agent.config import TUNABLES
+from p4incast.model.ecn import EcnMode
+from p4incast.model.scheme import App, Topology
+from p4incast.model.wire import MSS_BYTES
+from p4incast.sim import engine
+
+
+def test_ecn_mode_codes_match(p4i: Any) -> None:
+    assert EcnMode.OFF.code == p4i.ECN_OFF
+    assert EcnMode.TAIL.code == p4i.MARK_TAIL
+    assert EcnMode.FRONT.code == p4i.MARK_FRONT
+
+
+def test_run_config_defaults_are_the_models(p4i: Any) -> None:
+    c, topo, app = p4i.RunConfig(), Topology(), App()
+    assert (c.topo, c.spines, c.background) == (topo.kind, topo.spines, topo.background)
+    assert (c.linkBps, c.delayUs) == (topo.link_gbps * 1e9, topo.delay_us)
+    assert (c.bufferBytes, c.rtoMinMs) == (topo.buffer_bytes, topo.rto_min_ms)
+    assert (c.sizeBytes, c.rounds, c.jitterUs) == (app.sru_bytes, app.rounds, app.jitter_us)
+    assert (c.segSize, c.gapBytes) == (MSS_BYTES, engine.GAP_BYTES)
+    assert c.agentInitSegs == TUNABLES["init_segs"][0]
+    assert c.agentMinSegs == TUNABLES["min_segs"][0]
+    assert c.agentMaxW == TUNABLES["max_w"][0]
