@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from p4incast.agent import cc
-from p4incast.agent.config import TUNABLES, AgentConfig, ConfigError
+from p4incast.agent.config import POLICY_NAMES, TUNABLES, AgentConfig, ConfigError
 from p4incast.agent.datapath import detach_clsact
 from p4incast.agent.libbpf import BpfError, lib
 from p4incast.agent.runner import run, status
@@ -41,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="attach to an interface and enforce a policy until a signal")
     r.add_argument("--iface", required=True)
-    r.add_argument("--policy", choices=("newdctcp-rx", "ictcp", "rcc", "observe", "off"))
+    r.add_argument("--policy", choices=POLICY_NAMES)
     r.add_argument("--attach", choices=("tcx", "clsact"), help="tcx (default): fail-open on crash")
     r.add_argument("--config", type=Path, help="JSON/YAML file of tunables; flags override")
     r.add_argument("--ready-file", type=Path, help=argparse.SUPPRESS)

@@ -10,9 +10,11 @@ from typing import Any
 
 import yaml
 
+from p4incast.model.scheme import AGENT_POLICIES, RX_MIN_SEGS
+
 __all__ = ["AgentConfig", "ConfigError", "TUNABLES"]
 
-POLICY_NAMES = ("newdctcp-rx", "ictcp", "rcc", "observe", "off")
+POLICY_NAMES = AGENT_POLICIES
 
 
 class ConfigError(ValueError):
@@ -22,7 +24,12 @@ class ConfigError(ValueError):
 # name: (default, min, max, description)
 TUNABLES: dict[str, tuple[float, float, float, str]] = {
     "init_segs": (10, 1, 1000, "W of a new flow, in MSS"),
-    "min_segs": (2, 1, 1000, "W floor, in MSS (1: literal rule; 1 segment waits for delayed ACKs)"),
+    "min_segs": (
+        RX_MIN_SEGS,
+        1,
+        1000,
+        "W floor, in MSS (1: literal rule; 1 segment waits for delayed ACKs)",
+    ),
     "max_w": (4 << 20, 4096, 1 << 30, "largest W, bytes"),
     "rtt_limit_us": (2000, 1, 10_000_000, "flows with min RTT above this are left alone, us"),
     "idle_reset_s": (1.0, 0.001, 3600, "idle longer than this: W restarts (in BPF), s"),

@@ -8,6 +8,10 @@
 
 Switch flags (--address, --device-id, --election-id, --thrift-port, --target,
 --p4info, --p4-config) override the config's `switch:`/`pipeline:` sections.
+
+This is the only module of the controller that parses arguments, prints,
+configures logging or exits: every other one returns results and raises
+ControllerError, which ends here as one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
@@ -17,23 +21,37 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import logging
 import sys
 import time
 from pathlib import Path
+
+from p4incast.model.ecn import EcnMode
+from p4incast.model.errors import ModelError
 
 from . import app, config, stats
 from .config import Config, EcnPolicy, Pipeline, SwitchSettings
 from .connection import connect, quiet_finsy
 from .errors import ControllerError
+from .targets import TARGETS
+
+
+def _ecn_mode(value: str) -> EcnMode:
+    """--mode through the model's parser (the same one the YAML's `ecn.mode` goes through)."""
+    try:
+        return EcnMode.parse(value, "--mode")
+    except ModelError as err:
+        raise argparse.ArgumentTypeError(str(err).removeprefix("--mode: ")) from None
 
 
 def _parser() -> argparse.ArgumentParser:
+    """Global switch flags, then one subcommand per operation of `app`."""
     p = argparse.ArgumentParser(prog="p4incast-ctl", description=__doc__.split("\n")[0])
     p.add_argument("--address", help="P4Runtime address (default 127.0.0.1:9559)")
     p.add_argument("--device-id", type=int, help="P4Runtime device id (default 0)")
     p.add_argument("--election-id", type=int, help="election id (default 10)")
     p.add_argument("--thrift-port", type=int, help="BMv2 thrift port (default 9090)")
-    p.add_argument("--target", choices=["v1model", "tna"], help="target (default v1model)")
+    p.add_argument("--target", choices=list(TARGETS), help="target (default v1model)")
     p.add_argument("--p4info", type=Path, help="p4info file (default build/<target>/...)")
     p.add_argument("--p4-config", type=Path, help="compiled device config (BMv2 JSON)")
     p.add_argument("--config", type=Path, help="YAML config for ports/defaults")
@@ -55,11 +73,13 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("set-ecn", help="change one port's ECN policy live")
     s.add_argument("--port", type=int, required=True)
-    s.add_argument("--mode", required=True, choices=["front", "tail", "off"])
+    s.add_argument("--mode", required=True, type=_ecn_mode, choices=list(EcnMode))
     s.add_argument("--k", type=int, default=0, help="threshold (packets on v1model, bytes on tna)")
     s.add_argument("--drop-k", type=int, default=0, help="drop Not-ECT at/above (0: never)")
 
-    s = sub.add_parser("set-queue", help="BMv2 egress queue depth (packets) / rate (packets/s)")
+    s = sub.add_parser(
+        "set-queue", help="BMv2 egress queue depth (packets) / rate (packets/s); not on tna"
+    )
     s.add_argument("--port", type=int, required=True)
     s.add_argument("--depth", type=int)
     s.add_argument("--rate", type=int)
@@ -72,6 +92,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _settings(args: argparse.Namespace, base: Config | None) -> tuple[SwitchSettings, Pipeline]:
+    """The config's switch and pipeline (or the defaults) with the flags given on top,
+    validated like the YAML's."""
     sw = base.switch if base else SwitchSettings()
     over = {
         k: v
@@ -95,6 +117,7 @@ def _settings(args: argparse.Namespace, base: Config | None) -> tuple[SwitchSett
 async def _stats(
     sw_settings: SwitchSettings, pl: Pipeline, args: argparse.Namespace, ports: list[int] | None
 ) -> None:
+    """Print the counters once, or every --watch seconds until interrupted."""
     async with connect(sw_settings, pl) as sw:
         while True:
             snap = await stats.read(sw, ports)
@@ -109,9 +132,24 @@ async def _stats(
                 print()
 
 
+def _configure_logging(verbose: bool) -> None:
+    """Our log lines on stderr; finsy's reconnect chatter only with --verbose."""
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.ERROR,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    quiet_finsy(verbose)
+
+
+def _say(line: str) -> None:
+    """One event of `apply --keep`, flushed at once (its reader may be a pipe)."""
+    print(line, flush=True)
+
+
 def run(argv: list[str] | None = None) -> int:
+    """Run one command; ControllerError for anything the user can fix."""
     args = _parser().parse_args(argv)
-    quiet_finsy(args.verbose)
+    _configure_logging(args.verbose)
     base = None
     if args.cmd == "apply":
         base = config.load(args.apply_config)
@@ -127,7 +165,7 @@ def run(argv: list[str] | None = None) -> int:
         cfg = Config(sw, pl, base.ports, base.routes)
         if args.keep:
             with contextlib.suppress(KeyboardInterrupt):
-                asyncio.run(app.keep(cfg))
+                asyncio.run(app.keep(cfg, on_event=_say))
         else:
             count = asyncio.run(app.apply(cfg))
             print(
@@ -146,25 +184,9 @@ def run(argv: list[str] | None = None) -> int:
             )
         )
     elif args.cmd == "set-queue":
-        config.check_port_number(args.port, "--port")
         if args.depth is None and args.rate is None:
             raise ControllerError("set-queue needs --depth and/or --rate")
-        cfg_one = config.parse(
-            {
-                "switch": dataclasses.asdict(sw),
-                "ports": {
-                    args.port: {
-                        "mac": "00:00:00:00:00:00",
-                        "queue_depth": args.depth,
-                        "queue_rate": args.rate,
-                    }
-                },
-            },
-            "command line",
-        )
-        app.check_ports_exist([args.port], sw.thrift_port)
-        app.apply_queues(cfg_one)
-        print(f"port {args.port}: queue depth={args.depth} rate={args.rate}")
+        print(app.set_queue(sw, port=args.port, depth=args.depth, rate=args.rate))
     elif args.cmd == "stats":
         ports = None
         if args.ports:
@@ -178,6 +200,7 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Entry point of `p4incast-ctl`: exit code 0, or 2 with one line on stderr."""
     try:
         return run(argv)
     except ControllerError as err:

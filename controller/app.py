@@ -1,54 +1,36 @@
 """The controller's operations: bring a switch to a config, change one port live,
-and keep a switch at its config across restarts.
+set a port's queue, and keep a switch at its config across restarts.
 
 Every operation validates first and then writes in one P4Runtime WriteRequest,
-so bad input leaves the switch as it was.
+so bad input leaves the switch as it was. What to write is decided by the pure
+`reconcile` module; this one does the I/O around it (P4Runtime reads and
+writes through finsy, queue settings through the target). Nothing here prints:
+results are returned, events go to a callback or the `p4incast.controller` log.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import finsy as fy
-from finsy.p4entity import P4UpdateList
 
-from . import entries, p4names, queues
+from p4incast.model.ecn import EcnMode
+
+from . import config, entries, reconcile
 from .config import Config, EcnPolicy, Pipeline, SwitchSettings
 from .connection import connect, options
 from .errors import ControllerError
+from .targets import QueueSetting
 
 LOG = logging.getLogger("p4incast.controller")
 
-_MANAGED_TABLES = (p4names.ROUTES_V4, p4names.ROUTES_V6, p4names.ECN_POLICY)
-
-
-def desired_entries(cfg: Config) -> list[fy.P4TableEntry]:
-    """Every table entry the config asks for (ECN 'off' ports have no entry: OFF is the default)."""
-    target = cfg.switch.target_profile
-    out = [entries.route_from_config(r, cfg.ports[r.port].mac) for r in cfg.routes]
-    for port in sorted(cfg.ports):
-        pc = cfg.ports[port]
-        if pc.ecn.mode != "off":
-            out.append(entries.ecn_policy(port=port, policy=pc.ecn, target=target))
-    return out
-
-
-def _key(entry: fy.P4TableEntry, schema: fy.P4Schema) -> bytes:
-    """Identity of an entry: its table and match, encoded."""
-    msg = entry.encode(schema).table_entry
-    msg.ClearField("action")
-    return msg.SerializeToString(deterministic=True)
-
-
-def _action(entry: fy.P4TableEntry, schema: fy.P4Schema) -> bytes:
-    return entry.encode(schema).table_entry.action.SerializeToString(deterministic=True)
-
 
 async def read_entries(
-    sw: fy.Switch, tables: tuple[str, ...] = _MANAGED_TABLES
+    sw: fy.Switch, tables: tuple[str, ...] = reconcile.MANAGED_TABLES
 ) -> list[fy.P4TableEntry]:
+    """Every entry of `tables` on the switch."""
     found: list[fy.P4TableEntry] = []
     for table in tables:
         async for entry in sw.read(fy.P4TableEntry(table)):
@@ -56,32 +38,13 @@ async def read_entries(
     return found
 
 
-def diff(
-    current: list[fy.P4TableEntry], desired: list[fy.P4TableEntry], schema: fy.P4Schema
-) -> list[P4UpdateList]:
-    """Updates that turn `current` into `desired`: delete, modify, insert (distinct keys)."""
-    cur = {_key(e, schema): e for e in current}
-    want = {_key(e, schema): e for e in desired}
-    updates: list[P4UpdateList] = []
-    for key, entry in cur.items():
-        if key not in want:
-            updates.append(-entry)
-    for key, entry in want.items():
-        if key not in cur:
-            updates.append(+entry)
-        elif _action(cur[key], schema) != _action(entry, schema):
-            updates.append(~entry)
-    return updates
-
-
-def check_ports_exist(cfg_ports: list[int], thrift_port: int) -> None:
-    """Refuse ports the running BMv2 does not have (when its thrift runtime answers)."""
-    try:
-        have = queues.switch_ports(thrift_port)
-    except ControllerError:
-        return  # no thrift: P4Runtime alone cannot list ports; the range check stands
-    unknown = [p for p in cfg_ports if p not in have]
-    if unknown and have:
+def check_ports_exist(ports: Iterable[int], settings: SwitchSettings) -> None:
+    """Refuse ports the running switch does not have, when its target can list them."""
+    have = settings.target_profile.existing_ports(settings.thrift_port)
+    if have is None:
+        return  # the target cannot tell; the config's port range check stands
+    unknown = [p for p in ports if p not in have]
+    if unknown:
         raise ControllerError(
             f"port {unknown[0]} does not exist on the switch (its ports: "
             f"{', '.join(map(str, sorted(have)))})"
@@ -90,34 +53,37 @@ def check_ports_exist(cfg_ports: list[int], thrift_port: int) -> None:
 
 async def write_config(sw: fy.Switch, cfg: Config) -> int:
     """Reconcile the managed tables with `cfg` in one write; returns the update count."""
-    updates = diff(await read_entries(sw), desired_entries(cfg), sw.p4info)
-    if updates:
-        await sw.write(updates)
-    return len(updates)
+    plan = reconcile.config_plan(cfg, await read_entries(sw), sw.p4info)
+    if plan:
+        await sw.write(plan.updates())
+    return len(plan)
 
 
 def apply_queues(cfg: Config) -> None:
-    settings = {
-        p: (pc.queue_depth, pc.queue_rate)
-        for p, pc in cfg.ports.items()
-        if pc.queue_depth is not None or pc.queue_rate is not None
-    }
+    """Set every configured queue depth/rate through the target (blocking)."""
+    settings = reconcile.queue_settings(cfg)
     if settings:
-        queues.set_queues(settings, cfg.switch.thrift_port)
+        cfg.switch.target_profile.set_queues(settings, cfg.switch.thrift_port)
 
 
 async def apply(cfg: Config, *, force_push: bool = False) -> int:
-    """Push the pipeline (if not already running), write every entry, set queues."""
+    """Push the pipeline (if not already running), write every entry, set queues.
+
+    Returns the number of table updates written (0 when the switch already
+    runs `cfg`).
+    """
+    config.check(cfg)
     cfg.pipeline.check(need_config=True)
-    if any(pc.queue_depth or pc.queue_rate for pc in cfg.ports.values()):
-        check_ports_exist(sorted(cfg.ports), cfg.switch.thrift_port)
+    if reconcile.queue_settings(cfg):
+        check_ports_exist(sorted(cfg.ports), cfg.switch)
     async with connect(cfg.switch, cfg.pipeline, push=True, force=force_push) as sw:
         count = await write_config(sw, cfg)
-    apply_queues(cfg)
+    await asyncio.to_thread(apply_queues, cfg)
     return count
 
 
 async def push(settings: SwitchSettings, pipeline: Pipeline, *, force: bool = False) -> None:
+    """Install the pipeline (unless the same one already runs, or `force`)."""
     async with connect(settings, pipeline, push=True, force=force):
         pass
 
@@ -131,35 +97,52 @@ async def set_ecn(
     queue_depth: int | None = None,
     known_ports: list[int] | None = None,
 ) -> str:
-    """Change one port's ECN policy live; returns what was done."""
-    policy.check(settings.target_profile, queue_depth, f"port {port}")
+    """Change one port's ECN policy live; returns what was done.
+
+    queue_depth: the port's configured queue (K must be below it on v1model);
+    known_ports: the config's ports, or None to ask the switch (if it can tell).
+    """
+    target = settings.target_profile
+    config.check_port_number(port, "port")
+    policy.check(target, queue_depth, f"port {port}")
     if known_ports is not None and port not in known_ports:
         raise ControllerError(
             f"port {port} is not in the config (ports: {', '.join(map(str, known_ports))})"
         )
     if known_ports is None:
-        check_ports_exist([port], settings.thrift_port)
+        check_ports_exist([port], settings)
     async with connect(settings, pipeline) as sw:
-        existing = [
-            e
-            async for e in sw.read(
-                fy.P4TableEntry(p4names.ECN_POLICY, match=fy.Match({p4names.PORT_KEY: port}))
-            )
-        ]
-        if policy.mode == "off":
-            if existing:
-                await sw.write([-existing[0]])
-            return f"port {port}: ECN off"
-        entry = entries.ecn_policy(port=port, policy=policy, target=settings.target_profile)
-        await sw.write([~entry if existing else +entry])
-    unit = settings.target_profile.user_unit
+        current = [e async for e in sw.read(entries.ecn_policy_key(port=port))]
+        plan = reconcile.ecn_plan(port, policy, target, current, sw.p4info)
+        if plan:
+            await sw.write(plan.updates())
+    if policy.ecn_mode is EcnMode.OFF:
+        return f"port {port}: ECN off"
+    unit = target.unit.user_unit
     drop = f", drop Not-ECT at {policy.drop_k} {unit}" if policy.drop_k else ""
-    return f"port {port}: mark-{policy.mode} at K={policy.k} {unit}{drop}"
+    return f"port {port}: mark-{policy.ecn_mode} at K={policy.k} {unit}{drop}"
 
 
-async def keep(cfg: Config, on_event: Callable[[str], None] = print) -> None:
+def set_queue(
+    settings: SwitchSettings, *, port: int, depth: int | None = None, rate: int | None = None
+) -> str:
+    """Set one port's queue depth (packets) and/or rate (packets/s); returns what was done."""
+    config.check_port_number(port, "port")
+    setting = QueueSetting(depth, rate)
+    if setting.empty:
+        raise ControllerError(f"port {port}: a queue setting needs a depth and/or a rate")
+    target = settings.target_profile
+    target.check_queue(setting, f"port {port}")
+    check_ports_exist([port], settings)
+    target.set_queues({port: setting}, settings.thrift_port)
+    return f"port {port}: queue depth={depth} rate={rate}"
+
+
+async def keep(cfg: Config, on_event: Callable[[str], None] = LOG.info) -> None:
     """Hold the switch at `cfg` until cancelled: after every (re)connection the
-    pipeline is re-pushed if the switch lost it, and all state is written again."""
+    pipeline is re-pushed if the switch lost it, and all state is written again
+    (the plan inserts everything a restarted switch lost)."""
+    config.check(cfg)
     cfg.pipeline.check(need_config=True)
 
     async def ready(sw: fy.Switch) -> None:

@@ -2,23 +2,27 @@
 
 Everything is checked before anything is written to the switch: unknown keys,
 types, port numbers, MACs, prefixes, modes, K against the target's range and
-the port's queue depth, routes pointing at ports the config does not declare.
+the port's queue depth, queue settings the target cannot apply, routes
+pointing at ports the config does not declare. The rules that are not the
+YAML's own come from elsewhere, stated once: ECN modes from
+`p4incast.model.ecn.EcnMode`, K against the queue and the queue settings from
+the target (`targets`), K's range from its depth unit (`units`).
 
     switch:                      # where and what the switch is
       address: 127.0.0.1:9559    # P4Runtime (simple_switch_grpc)
       device_id: 0
       election_id: 10
       thrift_port: 9090          # BMv2 thrift runtime (queue depth/rate)
-      target: v1model            # v1model (K in packets) | tna (K in bytes)
+      target: v1model            # v1model (K in packets) | tna (K in bytes, no queue_*)
     pipeline:                    # optional: defaults to build/<target>/p4incast.*
       p4info: build/v1model/p4incast.p4info.txtpb
       config: build/v1model/p4incast.json
     ports:
       1:
         mac: "00:00:00:00:01:01" # this switch port's MAC (routes' source MAC)
-        queue_depth: 64          # packets, BMv2 egress queue capacity (optional)
+        queue_depth: 64          # packets, BMv2 egress queue capacity (optional; K < it)
         queue_rate: 1000         # packets/s, BMv2 egress queue drain rate (optional)
-        ecn: {mode: front, k: 20, drop_k: 0}
+        ecn: {mode: front, k: 20, drop_k: 0}   # mode off|tail|front (bare `off` is fine)
     routes:
       - {prefix: 10.0.1.1/32, port: 1, dmac: "00:00:00:00:00:01"}
       - {prefix: "2001:db8::1/128", port: 1, dmac: "00:00:00:00:00:01"}
@@ -34,9 +38,12 @@ from typing import Any
 
 import yaml
 
-from . import p4names
-from .errors import ControllerError
-from .target import PORT_MAX, TARGETS, Target
+from p4incast.model.ecn import EcnMode
+
+from . import targets
+from .errors import ControllerError, model_errors
+from .p4names import PORT_MAX
+from .targets import QueueSetting, Target
 
 REPO = Path(__file__).resolve().parent.parent
 _MAC = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
@@ -54,7 +61,8 @@ class SwitchSettings:
 
     @property
     def target_profile(self) -> Target:
-        return TARGETS[self.target]
+        """The target object (depth unit, queues, port listing) for `target`."""
+        return targets.get(self.target, "switch.target")
 
 
 @dataclass(frozen=True)
@@ -84,33 +92,35 @@ class EcnPolicy:
     """Per-port marking: mode off|tail|front, K and the Not-ECT drop threshold.
 
     k and drop_k are in the target's user unit (packets on v1model, bytes on tna);
-    drop_k = 0 disables the drop.
+    drop_k = 0 disables the drop. `mode` may be given as an EcnMode, its string or
+    YAML's `false` (a bare `off`); it is stored as an EcnMode.
     """
 
-    mode: str = "off"
+    mode: EcnMode | str = EcnMode.OFF
     k: int = 0
     drop_k: int = 0
 
+    def __post_init__(self) -> None:
+        with model_errors():
+            object.__setattr__(self, "mode", EcnMode.parse(self.mode, "ECN mode"))
+
+    @property
+    def ecn_mode(self) -> EcnMode:
+        return EcnMode(self.mode)
+
     def check(self, target: Target, queue_depth: int | None, where: str) -> None:
-        if self.mode not in p4names.ECN_MODES:
-            raise ControllerError(
-                f"{where}: ECN mode {self.mode!r} is not one of {', '.join(p4names.ECN_MODES)}"
-            )
-        if self.mode != "off":
-            target.threshold(self.k, f"{where}: k")
-            if queue_depth is not None and target.cell_bytes == 0 and self.k > queue_depth:
-                raise ControllerError(
-                    f"{where}: k={self.k} is above the port's queue depth {queue_depth} "
-                    "packets, so it would never mark"
-                )
+        """K and drop_k for one port of `target` whose queue holds queue_depth (if set)."""
+        if self.ecn_mode is not EcnMode.OFF:
+            target.check_k(self.k, queue_depth, where)
         if self.drop_k:
-            target.threshold(self.drop_k, f"{where}: drop_k", allow_zero=True)
+            target.unit.threshold(self.drop_k, f"{where}: drop_k", allow_zero=True)
 
     def encoded(self, target: Target) -> tuple[int, int, int]:
-        """(mode, k, drop_k) as the pipeline's action parameters."""
-        k = target.convert(self.k) if self.mode != "off" else 0
-        drop_k = target.convert(self.drop_k) if self.drop_k else 0
-        return p4names.ECN_MODES[self.mode], k, drop_k
+        """(mode, k, drop_k) as set_ecn_policy's parameters, K in the target's depth unit."""
+        mode = self.ecn_mode
+        k = target.unit.convert(self.k) if mode is not EcnMode.OFF else 0
+        drop_k = target.unit.convert(self.drop_k) if self.drop_k else 0
+        return mode.code, k, drop_k
 
 
 @dataclass(frozen=True)
@@ -122,6 +132,10 @@ class PortConfig:
     queue_depth: int | None = None  # packets (BMv2 set_queue_depth)
     queue_rate: int | None = None  # packets per second (BMv2 set_queue_rate)
     ecn: EcnPolicy = field(default_factory=EcnPolicy)
+
+    @property
+    def queue(self) -> QueueSetting:
+        return QueueSetting(self.queue_depth, self.queue_rate)
 
 
 @dataclass(frozen=True)
@@ -185,6 +199,30 @@ def _dataclass_keys(cls: type) -> set[str]:
     return {f.name for f in fields(cls)}
 
 
+def check_port(target: Target, pc: PortConfig, where: str) -> None:
+    """One port's queue settings and ECN policy on `target` (queue first: K is checked
+    against the queue depth only once the depth itself is known to be valid)."""
+    target.check_queue(pc.queue, where)
+    pc.ecn.check(target, pc.queue_depth, f"{where}.ecn")
+
+
+def check(cfg: Config) -> None:
+    """Validate a Config built in code (the testbed's) as `parse` validates YAML:
+    port numbers, queue settings, ECN policies, routes to declared ports."""
+    target = cfg.switch.target_profile
+    for number, pc in sorted(cfg.ports.items()):
+        where = f"port {number}"
+        check_port_number(number, where)
+        if pc.port != number:
+            raise ControllerError(f"{where}: its PortConfig says port {pc.port}")
+        check_port(target, pc, where)
+    for i, route in enumerate(cfg.routes):
+        if route.port not in cfg.ports:
+            raise ControllerError(
+                f"routes[{i}] ({route.prefix}): port {route.port} is not among the ports"
+            )
+
+
 def parse(data: Any, source: str = "config") -> Config:
     """Validate a parsed YAML document and build a Config (ControllerError on any problem)."""
     top = _mapping(data, source)
@@ -193,16 +231,12 @@ def parse(data: Any, source: str = "config") -> Config:
     sw_data = _mapping(top.get("switch"), f"{source}: switch")
     _known_keys(sw_data, _dataclass_keys(SwitchSettings), f"{source}: switch")
     sw = SwitchSettings(**sw_data)
-    if sw.target not in TARGETS:
-        raise ControllerError(
-            f"{source}: switch.target {sw.target!r} is not one of {', '.join(TARGETS)}"
-        )
+    target = targets.get(sw.target, f"{source}: switch.target")
     if not isinstance(sw.address, str) or ":" not in sw.address:
         raise ControllerError(f"{source}: switch.address {sw.address!r} is not HOST:PORT")
     _int(sw.device_id, f"{source}: switch.device_id", 0, 2**64 - 1)
     _int(sw.election_id, f"{source}: switch.election_id", 1, 2**64 - 1)
     _int(sw.thrift_port, f"{source}: switch.thrift_port", 1, 65535)
-    target = sw.target_profile
 
     pl_data = _mapping(top.get("pipeline"), f"{source}: pipeline")
     _known_keys(pl_data, {"p4info", "config"}, f"{source}: pipeline")
@@ -225,17 +259,14 @@ def parse(data: Any, source: str = "config") -> Config:
         if mac in macs:
             raise ControllerError(f"{where}.mac: {mac} is already port {macs[mac]}'s MAC")
         macs[mac] = number
-        depth = pdata.get("queue_depth")
-        if depth is not None:
-            _int(depth, f"{where}.queue_depth", 1, 1 << 16)
-        rate = pdata.get("queue_rate")
-        if rate is not None:
-            _int(rate, f"{where}.queue_rate", 1, 10**7)
         edata = _mapping(pdata.get("ecn"), f"{where}.ecn")
         _known_keys(edata, _dataclass_keys(EcnPolicy), f"{where}.ecn")
-        ecn = EcnPolicy(**edata)
-        ecn.check(target, depth, f"{where}.ecn")
-        ports[number] = PortConfig(number, mac, depth, rate, ecn)
+        with model_errors():
+            mode = EcnMode.parse(edata.get("mode", EcnMode.OFF), f"{where}.ecn.mode")
+        ecn = EcnPolicy(**{**edata, "mode": mode})
+        pc = PortConfig(number, mac, pdata.get("queue_depth"), pdata.get("queue_rate"), ecn)
+        check_port(target, pc, where)
+        ports[number] = pc
 
     routes: list[Route] = []
     seen: dict[str, int] = {}

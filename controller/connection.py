@@ -101,10 +101,9 @@ def _check_pipeline(sw: fy.Switch, pipeline: Pipeline | None) -> None:
 
 
 def quiet_finsy(verbose: bool) -> None:
-    """finsy logs reconnect chatter at INFO/WARNING; keep the CLI's output ours."""
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.ERROR,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
-    if not verbose:
-        logging.getLogger("finsy").setLevel(logging.CRITICAL)
+    """finsy logs reconnect chatter at INFO/WARNING; keep a program's output its own.
+
+    Only finsy's logger level is set here; handlers and the root level are the
+    program's (`__main__` configures them for p4incast-ctl).
+    """
+    logging.getLogger("finsy").setLevel(logging.NOTSET if verbose else logging.CRITICAL)

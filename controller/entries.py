@@ -1,4 +1,8 @@
-"""Typed builders for the pipeline's table entries (finsy objects, keyword-only)."""
+"""Typed builders for the pipeline's table entries (finsy objects, keyword-only).
+
+Each builder is pure and spells its table, action and parameters through
+`p4names`, so an entry built here encodes against the p4info of either target.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import finsy as fy
 
 from . import p4names
 from .config import EcnPolicy, Route
-from .target import Target
+from .targets import Target
 
 
 def route(*, prefix: str, port: int, smac: str, dmac: str) -> fy.P4TableEntry:
@@ -22,7 +26,13 @@ def route(*, prefix: str, port: int, smac: str, dmac: str) -> fy.P4TableEntry:
 
 
 def route_from_config(r: Route, smac: str) -> fy.P4TableEntry:
+    """A config route; smac is the MAC of the port it leaves by."""
     return route(prefix=r.prefix, port=r.port, smac=smac, dmac=r.dmac)
+
+
+def ecn_policy_key(*, port: int) -> fy.P4TableEntry:
+    """ecn_policy entry with only its match: to read (or delete) one port's policy."""
+    return fy.P4TableEntry(p4names.ECN_POLICY, match=fy.Match({p4names.PORT_KEY: port}))
 
 
 def ecn_policy(*, port: int, policy: EcnPolicy, target: Target) -> fy.P4TableEntry:

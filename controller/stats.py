@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 import finsy as fy
 
 from . import histogram, p4names
-from .target import HIST_BUCKETS, HIST_PORTS
+from .p4names import HIST_BUCKETS, HIST_PORTS
 
 
 @dataclass

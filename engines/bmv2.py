@@ -16,7 +16,7 @@ from typing import ClassVar
 from p4incast import bmv2, tools
 from p4incast.agent import cc as agent_cc
 from p4incast.controller.config import EcnPolicy, Pipeline
-from p4incast.model.scheme import Point, RunResult, Scheme
+from p4incast.model.scheme import DCTCP_G, Point, RunResult, Scheme
 
 from .base import register
 
@@ -99,6 +99,11 @@ class Bmv2Engine:
 
     def check(self, point: Point) -> list[str]:
         problems = point.problems()
+        if point.transport.dctcp_g != DCTCP_G and point.scheme.cc == "dctcp":
+            problems.append(
+                f"scheme {point.scheme.name}: transport.dctcp_g is fixed at {DCTCP_G} on the "
+                "testbed (the kernel's dctcp_shift_g and p4i_dctcp's are compile-time)"
+            )
         if point.n > MAX_SENDERS:
             problems.append(f"senders: {point.n} above {MAX_SENDERS}, the BMv2 testbed's limit")
         self._load_bpf_cc(point.scheme.cc)

@@ -30,7 +30,7 @@ from p4incast.controller import app, stats
 from p4incast.controller.config import EcnPolicy
 from p4incast.controller.connection import connect, quiet_finsy
 from p4incast.model import batching
-from p4incast.model.scheme import Point
+from p4incast.model.scheme import Point, Transport
 from p4incast.model.wire import ETH_FRAME_BYTES, WIRE_FRAME_BYTES
 from p4incast.topologies.bmv2_switch import Bmv2GrpcSwitch
 from p4incast.topologies.incast import (
@@ -75,24 +75,36 @@ def plan_batches(point: Point, shape: LinkShape, rtt_s: float) -> tuple[int, flo
     return plan.n, plan.stagger_us, info
 
 
-def _agent_cmd(intf: str, policy: str, shape: LinkShape, ready: Path) -> list[str]:
+def _agent_cmd(
+    intf: str, policy: str, shape: LinkShape, ready: Path, transport: Transport
+) -> list[str]:
     """The host agent on the receiver. BMv2 RTTs are ~1 ms idle and tens of ms
     queued, above the agent's 2 ms datacenter limit, so the limit is lifted;
     ICTCP's capacity C is what the receiver can get: the bottleneck rate."""
     cmd = [sys.executable, "-m", "p4incast.agent", "run", "--iface", intf, "--policy", policy]
     cmd += ["--rtt-limit-us", "1000000", "--ready-file", str(ready)]
+    cmd += ["--min-segs", str(transport.rx_min_segs)]
+    if transport.policy_tick_us:
+        cmd += ["--interval-ms", str(transport.policy_tick_us / 1000)]
     if shape.queue_rate_pps:
         mbps = shape.queue_rate_pps * WIRE_FRAME_BYTES * 8 / 1e6
         cmd += ["--capacity-mbps", str(max(1, round(mbps)))]
     return cmd
 
 
-def host_setup(host: Any, rto_min_ms: int) -> None:
+def host_setup(host: Any, rto_min_ms: int, transport: Transport | None = None) -> None:
+    """Offloads off, ECN on, and the route's TCP settings: min RTO, initial window,
+    and quickack (no delayed ACK) when transport.delayed_ack is false."""
+    t = transport or Transport()
     intf = host.defaultIntf().name
     host.cmd(f"ethtool -K {intf} tx off rx off tso off gso off gro off >/dev/null 2>&1")
     host.cmd(f"sysctl -qw net.ipv6.conf.{intf}.disable_ipv6=1")
     host.cmd("sysctl -qw net.ipv4.tcp_ecn=1")
-    host.cmd(f"ip route replace 10.0.0.0/8 dev {intf} rto_min {rto_min_ms}ms")
+    quickack = "" if t.delayed_ack else " quickack 1"
+    host.cmd(
+        f"ip route replace 10.0.0.0/8 dev {intf} rto_min {rto_min_ms}ms "
+        f"initcwnd {t.init_cwnd}{quickack}"
+    )
 
 
 def ping_rtt_ms(src: Any, dst_ip: str) -> float | None:
@@ -186,7 +198,7 @@ def _run(
 ) -> TestbedResult:
     t, a, sch = point.topology, point.app, point.scheme
     for host in net.hosts:
-        host_setup(host, t.rto_min_ms)
+        host_setup(host, t.rto_min_ms, point.transport)
     configs = program(net, ecn, shape)
     progress("switches programmed")
     receiver = net.get(RECEIVER)
@@ -196,7 +208,7 @@ def _run(
         agent_log = (log_dir / "agent.log").open("w")
         ready = log_dir / "agent.ready"
         agent = receiver.popen(
-            _agent_cmd(receiver.defaultIntf().name, sch.agent, shape, ready),
+            _agent_cmd(receiver.defaultIntf().name, sch.agent, shape, ready, point.transport),
             stdout=agent_log,
             stderr=agent_log,
         )

@@ -4,6 +4,7 @@ each engine reads the topology keys that apply to it.
 
     name: default                 # results go to results/<name>-<timestamp>/
     engine: auto                  # auto | bmv2 | sim
+    cluster: local                # local | auto | ray://HOST:PORT | HOST:PORT (a Ray cluster)
     topology:
       kind: incast_star           # incast_star | leaf_spine
       spines: 1                   # leaf_spine: 1 or 2
@@ -21,6 +22,13 @@ each engine reads the topology keys that apply to it.
       sru_bytes: 65536            # bytes per server per round (per-server mode)
       mode: per-server            # per-server | total (total: sru_bytes split over N)
       rounds: 10
+      jitter_us: 10               # sim: server think time, uniform [0, jitter_us]
+    transport:                    # the hosts' TCP (defaults: Linux-like)
+      init_cwnd: 10               # senders' initial window, segments
+      delayed_ack: true           # false: the receiver ACKs every segment
+      dctcp_g: 0.0625             # DCTCP's gain g
+      rx_min_segs: 2              # receiver policies' window floor, MSS
+      policy_tick_us: 0           # sim: ICTCP/RCC step period; 0 = one base RTT
     senders: [1, 2, 4, 8, 16, 32, 48, 64]
     repeats: 1
     variants:                     # optional: one sub-experiment per combination
@@ -41,6 +49,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -55,12 +64,16 @@ from p4incast.model.scheme import (
     Point,
     Scheme,
     Topology,
+    Transport,
     check_app,
     check_scheme,
     check_topology,
+    check_transport,
 )
 
 ENGINE_CHOICES = ("auto", *REGISTRY)
+# Where points run: here (local), or a Ray cluster (experiments/executors.py).
+CLUSTER_RE = re.compile(r"(local|auto|(ray://)?(\[[0-9A-Fa-f:]+\]|[A-Za-z0-9.-]+):[0-9]{1,5})")
 MAX_SENDERS = max(e.max_senders for e in REGISTRY.values())  # each engine checks its own
 
 
@@ -77,11 +90,13 @@ class Experiment:
     engine: str = "auto"
     topology: Topology = field(default_factory=Topology)
     app: App = field(default_factory=App)
+    transport: Transport = field(default_factory=Transport)
+    cluster: str = "local"  # where points run: not part of what is compared
 
     def points(self) -> list[Point]:
         """Every (scheme, N, repeat), N outermost so one N's schemes run side by side."""
         return [
-            Point(s, n, r, self.topology, self.app, seed=1 + r)
+            Point(s, n, r, self.topology, self.app, self.transport, seed=1 + r)
             for r in range(self.repeats)
             for n in self.senders
             for s in self.schemes
@@ -161,6 +176,15 @@ def _typed(section: str, cls: type, raw: Any) -> Any:
     return cls(**out)
 
 
+def check_cluster(value: Any, where: str = "cluster") -> str:
+    """A cluster address as `cluster:` or --cluster take it; ExperimentError otherwise."""
+    if not isinstance(value, str) or not CLUSTER_RE.fullmatch(value):
+        raise ExperimentError(
+            f"{where}: {value!r} is not local, auto, ray://HOST:PORT or HOST:PORT"
+        )
+    return value
+
+
 def parse(raw: Any) -> Experiment:
     """Validate a whole experiment dict; raise ExperimentError naming the first problem."""
     if not isinstance(raw, dict):
@@ -175,12 +199,15 @@ def parse(raw: Any) -> Experiment:
         raise ExperimentError(f"name: {name!r} must be a non-empty word (used in a path)")
     topo = _typed("topology", Topology, raw.get("topology"))
     app = _typed("app", App, raw.get("app"))
+    transport = _typed("transport", Transport, raw.get("transport"))
     engine = raw.get("engine", "auto")
     if engine not in ENGINE_CHOICES:
         raise ExperimentError(f"engine: {engine!r} is not one of {', '.join(ENGINE_CHOICES)}")
+    cluster = check_cluster(raw.get("cluster", "local"))
     try:
         check_topology(topo)
         check_app(app)
+        check_transport(transport)
     except ModelError as err:
         raise ExperimentError(str(err)) from None
     senders = raw.get("senders", list(Experiment.__dataclass_fields__["senders"].default))
@@ -220,12 +247,13 @@ def parse(raw: Any) -> Experiment:
         engine=engine,
         topology=topo,
         app=app,
+        transport=transport,
+        cluster=cluster,
     )
 
 
-VARIANT_KEYS = {f"app.{f.name}" for f in fields(App)} | {
-    f"topology.{f.name}" for f in fields(Topology)
-}
+SECTIONS = {"app": App, "topology": Topology, "transport": Transport}
+VARIANT_KEYS = {f"{name}.{f.name}" for name, cls in SECTIONS.items() for f in fields(cls)}
 
 
 def expand(raw: Any) -> list[Experiment]:
@@ -248,11 +276,7 @@ def expand(raw: Any) -> list[Experiment]:
     base = {k: v for k, v in raw.items() if k != "variants"}
     out = []
     for combo in itertools.product(*axes):
-        one = {
-            **base,
-            "app": dict(base.get("app") or {}),
-            "topology": dict(base.get("topology") or {}),
-        }
+        one = {**base, **{name: dict(base.get(name) or {}) for name in SECTIONS}}
         label = []
         for key, value in combo:
             section, name = key.split(".")

@@ -53,7 +53,7 @@ from p4incast import bmv2, tools
 from p4incast.controller import entries
 from p4incast.controller.config import EcnPolicy, Pipeline, SwitchSettings
 from p4incast.controller.connection import connect
-from p4incast.controller.target import V1MODEL
+from p4incast.controller.targets import V1MODEL
 
 REPO = Path(__file__).resolve().parent.parent
 ROUNDS = 7

@@ -16,8 +16,8 @@ receiver's NIC, as the host agent does:
 - newdctcp-rx: per packet in C++ (sim/cpp/rx_agent.h), a port of
   agent/policies/newdctcp_rx.py checked against it in tests/sim;
 - ictcp, rcc: the agent's own Python policies (agent/policies/ictcp.py, rcc.py)
-  stepped every agent tick (interval_ms) from here, with the counters the C++
-  data path keeps — shared code, not a port.
+  stepped from here every transport.policy_tick_us of simulated time (default:
+  one base RTT), with the counters the C++ data path keeps — shared code, not a port.
 Batch scheduling (seed 003, docs/algorithms.md §4): model.batching.plan gives
 each server's request offset.
 
@@ -106,13 +106,18 @@ def base_rtt_s(topo: Topology) -> float:
 
 
 class _PolicyStepper:
-    """Steps agent/policies ictcp or rcc every agent tick with the C++ data path's counters."""
+    """Steps agent/policies ictcp or rcc with the C++ data path's counters.
 
-    def __init__(self, name: str, link_bps: float, tun: Mapping[str, float]) -> None:
+    Each policy keeps its own clock (ICTCP: RTT-long subslots, each flow every
+    2·RTT; RCC: each flow once per RTT), so it is stepped often enough for
+    that clock to bite: every `transport.policy_tick_us`, by default one base
+    RTT of the model (the agent on a real host ticks every interval_ms)."""
+
+    def __init__(self, name: str, link_bps: float, tun: Mapping[str, float], min_segs: int) -> None:
         self.name = name
         if name == "ictcp":
             cap = float(tun.get("capacity_mbps") or 0) * 1e6 / 8 or link_bps / 8
-            self.policy: Any = Ictcp(IctcpParams(capacity_Bps=cap))
+            self.policy: Any = Ictcp(IctcpParams(capacity_Bps=cap, min_segs=min_segs))
         else:
             self.policy = Rcc(RccParams(queue_maxsize=int(tun.get("queue_maxsize", 40))))
         self.steps = 0
@@ -134,9 +139,7 @@ class _PolicyStepper:
         self.steps += 1
 
 
-def run_point(
-    point: Point, *, max_sim_s: float = MAX_SIM_S, agent_interval_ms: float | None = None
-) -> RunResult:
+def run_point(point: Point, *, max_sim_s: float = MAX_SIM_S) -> RunResult:
     """One Point on the simulator; never raises (a failure is a failed RunResult)."""
     t0 = time.monotonic()
     out = RunResult(point.scheme.name, point.n, point.repeat, "sim")
@@ -146,7 +149,7 @@ def run_point(
         out.error = "; ".join(errs)
     else:
         try:
-            _run(point, out, max_sim_s, agent_interval_ms)
+            _run(point, out, max_sim_s)
         except Exception as exc:  # a run that fails must not take the sweep down
             out.status = "failed"
             out.error = f"{type(exc).__name__}: {exc}"
@@ -155,7 +158,7 @@ def run_point(
     return out
 
 
-def _run(point: Point, out: RunResult, max_sim_s: float, agent_interval_ms: float | None) -> None:
+def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     p4i = native.load()
     sch, topo, app = point.scheme, point.topology, point.app
     tun = _agent_tunables()
@@ -176,7 +179,7 @@ def _run(point: Point, out: RunResult, max_sim_s: float, agent_interval_ms: floa
     c.cc = sch.cc
     c.agent = AGENT_CODES[sch.agent]
     c.agentInitSegs = int(tun["init_segs"])
-    c.agentMinSegs = int(tun["min_segs"])
+    c.agentMinSegs = point.transport.rx_min_segs
     c.agentMaxW = int(tun["max_w"])
     c.sizeBytes = size
     c.rounds = app.rounds
@@ -184,6 +187,9 @@ def _run(point: Point, out: RunResult, max_sim_s: float, agent_interval_ms: floa
     c.seed = point.seed
     c.run = point.repeat + 1
     c.maxSimS = max_sim_s
+    c.initCwnd = point.transport.init_cwnd
+    c.delAckCount = 2 if point.transport.delayed_ack else 1
+    c.dctcpG = point.transport.dctcp_g
     c.segSize = MSS_BYTES
     c.gapBytes = GAP_BYTES
     if sch.batching:
@@ -192,12 +198,12 @@ def _run(point: Point, out: RunResult, max_sim_s: float, agent_interval_ms: floa
     sc = p4i.Scenario(c)
     try:
         sc.Setup()
-        stepper = _PolicyStepper(sch.agent, c.linkBps, tun) if c.agent == 3 else None
+        floor = point.transport.rx_min_segs
+        stepper = _PolicyStepper(sch.agent, c.linkBps, tun, floor) if c.agent == 3 else None
         if stepper is None:
             sc.Advance(c.maxSimS)
         else:
-            interval = agent_interval_ms if agent_interval_ms is not None else tun["interval_ms"]
-            tick = float(interval) / 1000
+            tick = point.transport.policy_tick_us * 1e-6 or base_rtt_s(topo)
             t = 0.0
             while True:
                 t += tick

@@ -36,13 +36,15 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 
+from p4incast.model.wire import MSS_BYTES
+
 __all__ = ["FlowSample", "Ictcp", "IctcpParams", "IctcpFlow"]
 
 
 @dataclass(frozen=True)
 class IctcpParams:
     capacity_Bps: float  # C, interface capacity, bytes/s
-    mss: int = 1448  # bytes
+    mss: int = MSS_BYTES  # bytes
     alpha: float = 0.9  # share of C the flows may use
     gamma1: float = 0.1  # d at or below: increase
     gamma2: float = 0.5  # d above (3 periods in a row): decrease

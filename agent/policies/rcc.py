@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 
+from p4incast.model.wire import MSS_BYTES
+
 __all__ = ["Rcc", "RccParams", "assign_windows", "remote_cut"]
 
 
@@ -73,7 +75,7 @@ def remote_cut(rwnd: int, ce: int, pkts: int, floor: int = 1) -> int:
 
 @dataclass(frozen=True)
 class RccParams:
-    mss: int = 1448
+    mss: int = MSS_BYTES  # bytes
     queue_maxsize: int = 40  # packets
     rtt_limit_s: float = 2e-3
     default_rtt_s: float = 100e-6

@@ -4,6 +4,8 @@
   apply to it: the BMv2 testbed its queue in packets and drain rate, the
   simulator its link rate, delay and byte buffer).
 - `App`: the incast application (bytes per server per round, rounds).
+- `Transport`: the hosts' TCP settings (initial window, delayed ACK, DCTCP's
+  g, the receiver policies' window floor).
 - `Scheme`: everything that differs between the things compared — the
   switch's ECN mode and K (packets), the senders' congestion control, the
   receiver agent's policy and seed-003 batching.
@@ -34,6 +36,8 @@ APP_MODES = ("per-server", "total")
 # The simulator's servers wait a uniform [0, jitter] before answering, as real
 # servers' scheduling would (no paper states it; 10 µs = a tenth of the base RTT).
 SERVER_JITTER_US = 10.0
+RX_MIN_SEGS = 2  # receiver policies' window floor, MSS: 1 segment alone waits on a delayed ACK
+DCTCP_G = 1 / 16  # DCTCP's EWMA gain (Alizadeh et al. 2010; Linux dctcp_shift_g = 4)
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,17 @@ class App:
     def bytes_per_server(self, n: int) -> int:
         """What each of n servers sends in a round."""
         return self.sru_bytes if self.mode == "per-server" else max(1, self.sru_bytes // n)
+
+
+@dataclass(frozen=True)
+class Transport:
+    """The hosts' TCP settings the papers vary (docs/algorithms.md §7)."""
+
+    init_cwnd: int = 10  # senders' initial window, segments (Linux's IW10)
+    delayed_ack: bool = True  # receiver ACKs every 2nd segment (1 ms timer); false: every one
+    dctcp_g: float = DCTCP_G  # DCTCP's α gain g
+    rx_min_segs: int = RX_MIN_SEGS  # window floor of the receiver policies, MSS
+    policy_tick_us: float = 0.0  # sim: ICTCP/RCC step period, µs; 0 = one base RTT
 
 
 @dataclass(frozen=True)
@@ -143,6 +158,14 @@ def check_app(app: App) -> None:
     _at_least("app.jitter_us", app.jitter_us, 0)
 
 
+def check_transport(t: Transport) -> None:
+    _at_least("transport.init_cwnd", t.init_cwnd)
+    _at_least("transport.rx_min_segs", t.rx_min_segs)
+    if not 0 < t.dctcp_g <= 1:
+        raise ModelError(f"transport.dctcp_g: {t.dctcp_g} must be in (0, 1]")
+    _at_least("transport.policy_tick_us", t.policy_tick_us, 0)
+
+
 def check_scheme(s: Scheme, topo: Topology) -> None:
     """A scheme on a topology: vocabularies, and K against both engines' queues."""
     where = f"scheme {s.name}"
@@ -179,6 +202,7 @@ class Point:
     repeat: int = 0
     topology: Topology = field(default_factory=Topology)
     app: App = field(default_factory=App)
+    transport: Transport = field(default_factory=Transport)
     seed: int = 1  # the run's random seed; an experiment's repeat r runs with seed r + 1
 
     def problems(self) -> list[str]:
@@ -189,6 +213,7 @@ class Point:
         checks = (
             lambda: check_topology(self.topology),
             lambda: check_app(self.app),
+            lambda: check_transport(self.transport),
             lambda: check_scheme(self.scheme, self.topology),
         )
         for check in checks:

@@ -20,9 +20,10 @@ import ptf
 from ptf import testutils
 from ptf.base_tests import BaseTest
 
-from p4incast.controller import connection, entries, queues, stats
+from p4incast.controller import connection, entries, stats
 from p4incast.controller.config import EcnPolicy, Pipeline, SwitchSettings
-from p4incast.controller.target import V1MODEL
+from p4incast.controller.targets import V1MODEL
+from p4incast.controller.targets import bmv2 as bmv2_target
 
 T = TypeVar("T")
 
@@ -123,8 +124,8 @@ class P4IncastTest(BaseTest):
 
     # -- BMv2 queues (thrift) -------------------------------------------------
     def set_queue(self, port: int, *, rate: int | None = None, depth: int | None = None) -> None:
-        queues.run_cli(
-            queues.queue_commands(port, depth=depth, rate=rate), self.settings.thrift_port
+        bmv2_target.run_cli(
+            bmv2_target.queue_commands(port, depth=depth, rate=rate), self.settings.thrift_port
         )
         if rate is not None and rate < UNSHAPED_PPS:
             self.shaped.add(port)

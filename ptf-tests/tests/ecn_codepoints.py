@@ -6,7 +6,7 @@ import held
 import packets as P
 from base_test import P4IncastTest, autocleanup
 
-from p4incast.controller.target import HIST_BUCKETS
+from p4incast.controller.p4names import HIST_BUCKETS
 
 
 class EcnCodepointTest(P4IncastTest):

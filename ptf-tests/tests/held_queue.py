@@ -13,7 +13,7 @@ import held
 import packets as P
 from base_test import P4IncastTest, autocleanup
 
-from p4incast.controller.target import HIST_BUCKETS
+from p4incast.controller.p4names import HIST_BUCKETS
 
 
 class HeldQueueBase(P4IncastTest):

@@ -79,7 +79,8 @@ struct RunConfig
     // flow's window (ns-3 has no TSQ: a sender's NIC queue would otherwise
     // grow with cwnd without limit).
     uint32_t rcvBufBytes = 256u << 10;
-    uint32_t delAckCount = 2;
+    uint32_t delAckCount = 2; // 1 = no delayed ACK
+    double dctcpG = 1.0 / 16; // DCTCP's gain g (ns3::TcpDctcp::DctcpShiftG)
     double delAckTimeoutMs = 1;
     double seriesBinUs = 100; // 0 = no depth series
     double maxSimS = 60;      // give up after this much simulated time
@@ -158,6 +159,7 @@ class Scenario
         Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(cfg.segSize));
         Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(cfg.initCwnd));
         Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(cfg.delAckCount));
+        Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(cfg.dctcpG));
         Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
                            TimeValue(MicroSeconds(cfg.delAckTimeoutMs * 1000)));
         Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8u << 20));

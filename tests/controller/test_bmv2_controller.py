@@ -196,7 +196,7 @@ def test_set_ecn_live_and_stats_json(switch: bmv2.Bmv2Switch, cfg_file: Path) ->
     ("args", "message"),
     [
         (("set-ecn", "--port", "7", "--mode", "tail", "--k", "5"), "port 7 is not in the config"),
-        (("set-ecn", "--port", "2", "--mode", "tail", "--k", "65"), "above the port's queue depth"),
+        (("set-ecn", "--port", "2", "--mode", "tail", "--k", "64"), "not below the queue (64"),
         (("set-ecn", "--port", "2", "--mode", "tail", "--k", "0"), "outside what v1model"),
     ],
 )
@@ -286,3 +286,14 @@ def _wait_line(proc: subprocess.Popen[str], word: str, timeout: float) -> bool:
             if word in line:
                 return True
     return False
+
+
+def test_apply_yaml_with_bare_off_mode(switch: bmv2.Bmv2Switch, tmp_path: Path) -> None:
+    # `mode: off` unquoted is YAML's false; apply takes it as ECN off (no entry).
+    text = yaml.safe_dump(config_dict()).replace("mode: tail", "mode: off")
+    assert "mode: off" in text and "'off'" not in text
+    path = tmp_path / "off.yaml"
+    path.write_text(text)
+    out = ctl("apply", str(path))
+    assert "3 routes, 2 ports; 3 updates" in out.stdout, out.stdout
+    assert "ecn_policy" not in read_tables()

@@ -7,8 +7,10 @@ import copy
 import pytest
 
 from p4incast.controller import config
+from p4incast.controller.config import EcnPolicy, PortConfig, Route
 from p4incast.controller.errors import ControllerError
-from p4incast.controller.target import TNA, V1MODEL
+from p4incast.controller.targets import TNA, V1MODEL
+from p4incast.model.ecn import EcnMode
 
 GOOD = {
     "switch": {"address": "127.0.0.1:9559", "device_id": 0},
@@ -47,7 +49,10 @@ def test_good_config_parses_with_defaults() -> None:
         (("ports", 1, "ecn", "mode"), "middle", "not one of off, tail, front"),
         (("ports", 1, "ecn", "k"), 0, "outside what v1model can hold"),
         (("ports", 1, "ecn", "k"), 1 << 19, "outside what v1model can hold"),
-        (("ports", 1, "ecn", "k"), 65, "above the port's queue depth 64"),
+        (("ports", 1, "ecn", "k"), 64, r"k=64 packets is not below the queue \(64 packets\)"),
+        (("ports", 1, "ecn", "mode"), True, "True is not one of off, tail, front"),
+        (("ports", 1, "queue_depth"), 0, "queue_depth=0 is outside 1..65536 packets"),
+        (("ports", 1, "queue_rate"), "fast", "queue_rate must be a whole number"),
         (("ports", 1, "ecn", "k"), "20", "whole number"),
         (("ports", 1, "mac"), "00:00:00:00:01", "not a MAC"),
         (("ports", 1, "colour"), "red", "unknown key 'colour'"),
@@ -74,10 +79,10 @@ def test_duplicate_prefix_and_mac_refused() -> None:
 
 
 def test_tna_k_is_bytes_converted_to_cells() -> None:
-    assert TNA.threshold(1600) == 20  # 80-byte cells
-    assert TNA.threshold(1601) == 21  # rounded up to whole cells
+    assert TNA.unit.threshold(1600) == 20  # 80-byte cells
+    assert TNA.unit.threshold(1601) == 21  # rounded up to whole cells
     with pytest.raises(ControllerError, match="1..41942960 bytes"):
-        TNA.threshold(80 * (1 << 19))
+        TNA.unit.threshold(80 * (1 << 19))
 
 
 def test_load_reports_missing_file_and_bad_yaml(tmp_path) -> None:
@@ -93,3 +98,67 @@ def test_shipped_example_config_is_valid() -> None:
     cfg = config.load(config.REPO / "examples" / "switch.yaml")
     assert cfg.ports[3].ecn.mode == "front" and cfg.ports[3].queue_rate == 1000
     assert len(cfg.routes) == 4
+
+
+def test_bare_off_mode_in_yaml_loads(tmp_path) -> None:
+    # YAML 1.1 reads a bare `off` as false; it still means ECN off (EcnMode.parse).
+    path = tmp_path / "off.yaml"
+    path.write_text(
+        "ports:\n"
+        '  1: {mac: "00:00:00:00:01:01", queue_depth: 64, ecn: {mode: off}}\n'
+        '  2: {mac: "00:00:00:00:01:02", ecn: {mode: off, k: 5}}\n'
+    )
+    cfg = config.load(path)
+    assert cfg.ports[1].ecn.mode is EcnMode.OFF and cfg.ports[2].ecn.mode is EcnMode.OFF
+    assert cfg.ports[2].ecn.encoded(V1MODEL) == (0, 0, 0)  # off writes no K
+
+
+def test_ecn_policy_takes_mode_as_string_enum_or_false() -> None:
+    # EcnPolicy(scheme.ecn, scheme.k) with a str mode is how experiments build it.
+    assert EcnPolicy("front", 20) == EcnPolicy(EcnMode.FRONT, 20)
+    assert EcnPolicy(False).mode is EcnMode.OFF
+    assert EcnPolicy("tail", 3).encoded(V1MODEL) == (EcnMode.TAIL.code, 3, 0)
+    with pytest.raises(ControllerError, match="'middle' is not one of off, tail, front"):
+        EcnPolicy("middle")
+
+
+def test_k_below_queue_depth_is_the_model_rule() -> None:
+    # 1 <= K < queue (p4incast.model.scheme.check_k), raised as a ControllerError.
+    assert config.parse(with_change(("ports", 1, "ecn", "k"), 63)).ports[1].ecn.k == 63
+    with pytest.raises(ControllerError, match="not below the queue") as err:
+        config.parse(with_change(("ports", 1, "ecn", "k"), 64))
+    assert type(err.value) is ControllerError  # converted, not the model's ModelError
+    # No queue depth configured: only the depth field's range applies.
+    assert config.parse(with_change(("ports", 2, "ecn"), {"mode": "tail", "k": 500}))
+
+
+@pytest.mark.parametrize("key", ["queue_depth", "queue_rate"])
+def test_tna_refuses_queue_settings(key: str) -> None:
+    data = {
+        "switch": {"target": "tna"},
+        "ports": {3: {"mac": "00:00:00:00:01:03", key: 64, "ecn": {"mode": "tail", "k": 1600}}},
+    }
+    with pytest.raises(ControllerError, match=r"ports\.3: no queue_depth/queue_rate on tna"):
+        config.parse(data)
+    del data["ports"][3][key]
+    cfg = config.parse(data)
+    assert cfg.ports[3].ecn.encoded(TNA) == (EcnMode.TAIL.code, 20, 0)  # 1600 B = 20 cells
+
+
+def test_check_validates_a_config_built_in_code() -> None:
+    # The testbed builds Config objects directly; app.apply checks them like YAML.
+    good = config.parse(GOOD)
+    config.check(good)
+    bad_k = config.Config(
+        good.switch,
+        good.pipeline,
+        {1: PortConfig(1, "00:00:00:00:01:01", queue_depth=8, ecn=EcnPolicy("front", 8))},
+        [],
+    )
+    with pytest.raises(ControllerError, match=r"port 1\.ecn: k=8 packets is not below"):
+        config.check(bad_k)
+    stray = config.Config(
+        good.switch, good.pipeline, {}, [Route("10.0.0.0/8", 4, "00:" * 5 + "01")]
+    )
+    with pytest.raises(ControllerError, match="port 4 is not among the ports"):
+        config.check(stray)

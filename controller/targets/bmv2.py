@@ -1,0 +1,150 @@
+"""BMv2 (v1model): K in packets, queues and ports through BMv2's thrift runtime.
+
+P4Runtime has no call for queue shaping, so this target drives
+`simple_switch_CLI` (BMv2's own thrift client) on the switch's thrift port:
+`set_queue_depth` (packets) and `set_queue_rate` (packets per second) per
+egress port, and `show_ports` to learn which ports exist. The CLI runs with
+our interpreter (it has `thrift`) and BMv2's Python runtime on its
+PYTHONPATH only (DEVELOPERS.md, "Dependencies").
+
+K is compared with `standard_metadata.enq_qdepth` / `deq_qdepth`, packets
+waiting in the port's queue, so on a port with a configured queue depth K
+must be below it (`p4incast.model.scheme.check_k`: 1 <= K < queue).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from p4incast import tools
+from p4incast.model.scheme import check_k
+
+from ..errors import ControllerError, model_errors
+from ..units import BMV2, DepthUnit
+from .base import QueueSetting, Target
+
+CLI_TIMEOUT_S = 30
+QUEUE_DEPTH_MAX = 1 << 16  # packets: far above any incast queue; BMv2 allocates per packet
+QUEUE_RATE_MAX = 10**7  # packets/s: beyond what BMv2 forwards
+
+
+def run_cli(commands: list[str], thrift_port: int) -> str:
+    """Run simple_switch_CLI commands; ControllerError on connection or command errors.
+
+    The CLI exits 0 even when a command fails, so its output is searched for
+    "Error", "Invalid" and "exception" lines.
+    """
+    try:
+        cli = tools.require("simple_switch_CLI")
+    except tools.ToolMissing as err:
+        raise ControllerError(str(err)) from None
+    env = dict(os.environ)
+    pydir = tools.bmv2_python_dir()
+    if pydir is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pydir), env.get("PYTHONPATH")]))
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(cli), "--thrift-port", str(thrift_port)],
+            env=env,
+            input="\n".join(commands) + "\n",
+            capture_output=True,
+            text=True,
+            timeout=CLI_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired:
+        raise ControllerError(
+            f"simple_switch_CLI on thrift port {thrift_port} did not finish in {CLI_TIMEOUT_S} s"
+        ) from None
+    out = proc.stdout + proc.stderr
+    if "Could not connect" in out or "TTransportException" in out:
+        raise ControllerError(
+            f"cannot reach BMv2's thrift runtime on 127.0.0.1:{thrift_port} (is the switch "
+            "running with --thrift-port, built --with-thrift?)"
+        )
+    if "No module named" in out:
+        missing = re.search(r"No module named '([^']+)'", out)
+        raise ControllerError(
+            f"simple_switch_CLI cannot import {missing.group(1) if missing else 'a module'}; "
+            "install Debian's python3-thrift (make setup does)"
+        )
+    bad = [line for line in out.splitlines() if re.search(r"Error|Invalid|exception", line)]
+    if proc.returncode != 0 or bad:
+        raise ControllerError(f"simple_switch_CLI: {(bad or [out.strip()])[0].strip()}")
+    return proc.stdout
+
+
+def parse_show_ports(out: str) -> dict[int, str]:
+    """`show_ports` output -> {port number: interface}."""
+    ports: dict[int, str] = {}
+    for line in out.splitlines():
+        m = re.match(r"^\s*(\d+)\s+(\S+)", line.replace("RuntimeCmd:", ""))
+        if m:
+            ports[int(m.group(1))] = m.group(2)
+    return ports
+
+
+def switch_ports(thrift_port: int) -> dict[int, str]:
+    """The switch's ports (number -> interface), from `show_ports`."""
+    return parse_show_ports(run_cli(["show_ports"], thrift_port))
+
+
+def queue_commands(port: int, *, depth: int | None = None, rate: int | None = None) -> list[str]:
+    """simple_switch_CLI commands that set one port's queue depth and/or rate."""
+    cmds = []
+    if depth is not None:
+        cmds.append(f"set_queue_depth {depth} {port}")
+    if rate is not None:
+        cmds.append(f"set_queue_rate {rate} {port}")
+    return cmds
+
+
+def _in_range(value: object, what: str, hi: int, unit: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ControllerError(f"{what} must be a whole number of {unit}, got {value!r}")
+    if not 1 <= value <= hi:
+        raise ControllerError(f"{what}={value} is outside 1..{hi} {unit}")
+
+
+@dataclass(frozen=True)
+class Bmv2Target(Target):
+    """simple_switch_grpc: depth in packets, queues and port list over thrift."""
+
+    name: str = "v1model"
+    unit: DepthUnit = BMV2
+
+    def check_k(self, k: object, queue_depth: int | None, where: str) -> None:
+        """K fits the depth field and, on a port with a queue depth, 1 <= K < queue."""
+        super().check_k(k, queue_depth, where)
+        if queue_depth is not None:
+            assert isinstance(k, int)  # threshold() refused anything else
+            with model_errors():
+                check_k(k, queue_depth, where)
+
+    def check_queue(self, setting: QueueSetting, where: str) -> None:
+        if setting.depth is not None:
+            _in_range(setting.depth, f"{where}: queue_depth", QUEUE_DEPTH_MAX, "packets")
+        if setting.rate is not None:
+            _in_range(setting.rate, f"{where}: queue_rate", QUEUE_RATE_MAX, "packets/s")
+
+    def set_queues(self, settings: Mapping[int, QueueSetting], thrift_port: int) -> None:
+        """All ports' depth and rate in one CLI session."""
+        cmds = [
+            c
+            for port, s in sorted(settings.items())
+            for c in queue_commands(port, depth=s.depth, rate=s.rate)
+        ]
+        if cmds:
+            run_cli(cmds, thrift_port)
+
+    def existing_ports(self, thrift_port: int) -> set[int] | None:
+        """BMv2's ports from `show_ports`; None when its thrift runtime does not answer
+        (P4Runtime alone cannot list ports)."""
+        try:
+            return set(switch_ports(thrift_port)) or None
+        except ControllerError:
+            return None
