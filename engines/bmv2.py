@@ -99,6 +99,11 @@ class Bmv2Engine:
 
     def check(self, point: Point) -> list[str]:
         problems = point.problems()
+        if point.topology.shared_buffer_bytes:
+            problems.append(
+                "topology.shared_buffer_bytes: BMv2's egress queues are per port "
+                "(topology.queue_pkts); the shared buffer is a simulator feature"
+            )
         if point.transport.dctcp_g != DCTCP_G and point.scheme.cc == "dctcp":
             problems.append(
                 f"scheme {point.scheme.name}: transport.dctcp_g is fixed at {DCTCP_G} on the "

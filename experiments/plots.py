@@ -8,9 +8,12 @@ Figures (docs/algorithms.md §6): goodput vs N per scheme with the framing limit
 with >= 1 RTO vs N; FCT p99 vs N (log y when it spans more than a decade);
 CDF of the bottleneck queue depth at the largest N, one line per scheme
 (histograms of that N's repeats added up); queue depth vs time when runs carry
-`depth_series`. Points are means over repeats, with error bars (sample
-standard deviation across repeats) when there is more than one repeat.
-Failed (scheme, N) points are left out, not drawn as zero.
+`depth_series`. Points are means over repeats; goodput, RTO rounds and FCT p99
+carry error bars: the 95 % confidence interval of summary.csv
+(`<metric>_ci_lo/_hi`; Student t over repeats when there are two or more, else
+batch means or Wilson over the rounds of the one: experiments/metrics.py).
+Schemes are nudged apart along N (by 1.5 % of its range in all) so their bars do
+not hide each other. Failed (scheme, N) points are left out, not drawn as zero.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from p4incast.experiments.metrics import framing_limit_bps, hist_cdf, hist_counts
+from p4incast.experiments.metrics import framing_limit_bps, hist_cdf, hist_counts, interval_of
 from p4incast.experiments.results import ResultSet, aggregate, load
 
 DPI = 120
@@ -48,32 +51,58 @@ def _schemes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return list(dict.fromkeys(str(r["scheme"]) for r in rows))
 
 
+YErr = tuple[list[float], list[float]]
+
+
 def series(
     rows: Sequence[Mapping[str, Any]], scheme: str, key: str, scale: float = 1.0
-) -> tuple[list[float], list[float], list[float] | None]:
-    """(N, value, error or None) of one scheme, skipping (scheme, N) points without a value."""
-    xs, ys, errs = [], [], []
+) -> tuple[list[float], list[float], YErr | None]:
+    """(N, value, (below, above) or None) of one scheme, skipping points without a value.
+
+    below/above are the distances from the value down to the 95 % interval's lo and
+    up to its hi (matplotlib's asymmetric yerr), NaN at a point without an interval;
+    None when no point of the scheme has one.
+    """
+    xs, ys, below, above = [], [], [], []
     for r in rows:
         if str(r["scheme"]) != scheme or r.get(key) is None or r["status"] == "failed":
             continue
+        y = r[key] * scale
+        ci = interval_of(r, key)
         xs.append(r["n"])
-        ys.append(r[key] * scale)
-        std = r.get(f"{key}_repeat_std")
-        errs.append(0.0 if std is None else std * scale)
-    has_err = any(r["ok_repeats"] > 1 for r in rows)
-    return xs, ys, errs if has_err else None
+        ys.append(y)
+        below.append(math.nan if ci is None else max(0.0, y - ci.lo * scale))
+        above.append(math.nan if ci is None else max(0.0, ci.hi * scale - y))
+    has_err = any(not math.isnan(b) for b in below)
+    return xs, ys, (below, above) if has_err else None
+
+
+def _dodge(rows: Sequence[Mapping[str, Any]], schemes: Sequence[str]) -> list[float]:
+    """x offset per scheme: spread over 1.5 % of the N range, centred on the true N."""
+    ns = [r["n"] for r in rows if isinstance(r.get("n"), int | float)]
+    span = (max(ns) - min(ns)) if ns else 0
+    step = 0.015 * span / max(len(schemes) - 1, 1)
+    return [(i - (len(schemes) - 1) / 2) * step for i in range(len(schemes))]
 
 
 def _per_scheme(
     ax: Any, rows: Sequence[Mapping[str, Any]], key: str, scale: float = 1.0
 ) -> list[float]:
     values: list[float] = []
-    for scheme in _schemes(rows):
-        xs, ys, errs = series(rows, scheme, key, scale)
+    schemes = _schemes(rows)
+    bars = False
+    for scheme, dx in zip(schemes, _dodge(rows, schemes), strict=True):
+        xs, ys, yerr = series(rows, scheme, key, scale)
         if not xs:
             continue
-        ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=3, label=scheme)
+        ax.errorbar([x + dx for x in xs], ys, yerr=yerr, marker="o", capsize=3, label=scheme)
         values += ys
+        bars = bars or yerr is not None
+    if bars:
+        ax.text(
+            0.99, 0.01, "bars: 95 % CI", transform=ax.transAxes, ha="right", va="bottom",
+            fontsize="x-small", color="gray",
+        )  # fmt: skip
     return values
 
 

@@ -9,9 +9,11 @@ results.json holds the experiment name, the config echo and every run with every
 round as the engine returned it (non-finite floats become null). rounds.csv has
 one row per round; summary.csv one row per (scheme, N) over the repeats, with
 the metrics of `metrics.summarize` averaged over the repeats that succeeded
-(qdepth_max: the maximum) and the standard deviation across repeats of the
-ones plots draw error bars for. Files are written to a temporary name and
-renamed into place, so a reader never sees half a file.
+(qdepth_max: the maximum), the standard deviation across repeats of some, and
+the 95 % confidence interval of goodput, RTO-round ratio and FCT p99/mean
+(`<metric>_ci_lo/_hi/_n/_method`; from repeats when there are two or more, else
+from the rounds of the one: see experiments/metrics.py). Files are written to
+a temporary name and renamed into place, so a reader never sees half a file.
 """
 
 from __future__ import annotations
@@ -25,12 +27,23 @@ import numbers
 import os
 import statistics
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence, Set
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from p4incast.experiments.metrics import SUMMARY_METRICS, percentile, summarize
+from p4incast.experiments.metrics import (
+    CI_FIELDS,
+    CI_METRICS,
+    SUMMARY_METRICS,
+    WILSON,
+    Interval,
+    ci_fields,
+    interval_of,
+    percentile,
+    point_interval,
+    summarize,
+)
 
 RESULTS_JSON = "results.json"
 ROUNDS_CSV = "rounds.csv"
@@ -57,6 +70,8 @@ SUMMARY_FIELDS = (
     ("scheme", "n", "repeats", "ok_repeats", "status")
     + SUMMARY_METRICS
     + tuple(f"{m}_repeat_std" for m in SPREAD_METRICS)
+    + ("rounds",)
+    + CI_FIELDS
 )
 
 
@@ -134,8 +149,10 @@ def aggregate(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
     Each metric is the mean over the repeats whose summary has it (qdepth_max:
     the max); `<metric>_repeat_std` is the sample standard deviation across repeats
-    (None with fewer than two). status: "ok" when every repeat succeeded,
-    "failed" when none did, else "partial".
+    (None with fewer than two). rounds: rounds of the good repeats, added up.
+    `<metric>_ci_lo/_hi/_n/_method` for CI_METRICS: `metrics.point_interval` (None
+    when there is none). status: "ok" when every repeat succeeded, "failed" when
+    none did, else "partial".
     """
     summaries = [summarize(run) for run in runs]
     order: dict[str, int] = {}
@@ -164,6 +181,9 @@ def aggregate(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         for m in SPREAD_METRICS:
             vals = [float(s[m]) for s in ok if s[m] is not None]
             row[f"{m}_repeat_std"] = statistics.stdev(vals) if len(vals) >= 2 else None
+        row["rounds"] = sum(int(s["rounds"]) for s in ok)
+        for m in CI_METRICS:
+            row.update(ci_fields(m, point_interval(ok, m)))
         rows.append(row)
     return rows
 
@@ -189,49 +209,107 @@ def run_line(summary: Mapping[str, Any]) -> str:
     )
 
 
-# (header, width, summary key, format spec, scale)
-_TABLE = (
-    ("scheme", 14, "scheme", "s", 1),
-    ("N", 4, "n", "d", 1),
-    ("goodput Mbps", 12, "goodput_mbps", ".1f", 1),
-    ("RTO rnd %", 9, "rto_round_ratio", ".1f", 100),
-    ("FCT p99 ms", 10, "fct_p99_ms", ".2f", 1),
-    ("q p95", 6, "qdepth_p95", ".0f", 1),
-    ("q max", 6, "qdepth_max", ".0f", 1),
-    ("CE marks", 9, "ce_marks", ".0f", 1),
-    ("drops", 7, "drops", ".0f", 1),
-    ("jain", 5, "jain", ".3f", 1),
-    ("status", 9, "status", "s", 1),
+CI_LEGEND = (
+    "± and [lo,hi]: 95 % confidence interval, cut at 0 (lo/hi in summary.csv; see metrics.py).",
+    '"R rep": Student t over R repeats. "n rnd": one repeat: goodput and FCT by batch means',
+    "over min(30, floor(sqrt(n))) batches of its n rounds, RTO rounds by Wilson over its rounds.",
+    "* Wilson treats rounds as independent, which they are not (likely too narrow); with",
+    "  repeats that all have the same RTO ratio, over their rounds pooled (t would be empty).",
 )
 
 
-def summary_table(runs: Iterable[Mapping[str, Any]], title: str | None = None) -> str:
-    """Fixed-width text table of `aggregate(runs)`: one line per scheme x N.
+def _decimals(value: float) -> int:
+    """Decimals that show about three significant digits of a value below 1000."""
+    return 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
 
-    Partial rows show the count of good repeats after the status ("partial 2/3");
-    unknown values show as "-". The scheme column widens to the longest name.
+
+def _pm(value: Any, interval: Interval | None, decimals: int | None = None) -> str:
+    """The cell "value ±half"; half = hi - value, the t half-width (only lo is ever cut at 0)."""
+    if value is None:
+        return "-"
+    d = _decimals(value) if decimals is None else decimals
+    text = f"{value:.{d}f}"
+    return text if interval is None else f"{text} ±{interval.hi - value:.{d}f}"
+
+
+def _rto_cell(ratio: Any, interval: Interval | None) -> str:
+    """Percent of rounds with an RTO and its interval, "25 [5,70]"; Wilson marked "*"."""
+    if ratio is None:
+        return "-"
+    if interval is None:
+        return f"{100 * ratio:.0f} "
+    mark = "*" if interval.method == WILSON else " "
+    return f"{100 * ratio:.0f} [{100 * interval.lo:.0f},{100 * interval.hi:.0f}]{mark}"
+
+
+def _ci_basis(row: Mapping[str, Any]) -> str:
+    if row["ok_repeats"] >= 2:
+        return f"{row['ok_repeats']} rep"
+    return f"{row['rounds']} rnd" if row["ok_repeats"] == 1 else "-"
+
+
+def _count(value: Any) -> str:
+    return _fmt(None if value is None else float(value), ".0f")
+
+
+def _grid(head: Sequence[str], rows: Sequence[Sequence[str]], left: Set[int]) -> list[str]:
+    """Header, rule and rows, two spaces apart; columns in `left` left-aligned, others right."""
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.ljust(w) if i in left else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    header = line(head)
+    return [header, "-" * len(header)] + [line(r) for r in rows]
+
+
+def summary_table(runs: Iterable[Mapping[str, Any]], title: str | None = None) -> str:
+    """Fixed-width text tables of `aggregate(runs)`, one line per scheme x N in each.
+
+    The first has goodput, RTO rounds and FCT p99/mean with their 95 % intervals,
+    what the intervals rest on ("3 rep", "20 rnd") and the status, then CI_LEGEND;
+    the second the bottleneck queue, CE marks, drops and fairness. Partial rows
+    show the count of good repeats after the status ("partial 2/3"); unknown
+    values show as "-". Columns widen to their longest cell.
     """
     rows = aggregate(runs)
-    widest = max((len(str(r["scheme"])) for r in rows), default=0)
-    table = [(h, max(w, widest) if k == "scheme" else w, k, f, x) for h, w, k, f, x in _TABLE]
-    head = "  ".join(
-        f"{h:<{w}}" if fmt == "s" else f"{h:>{w}}" for h, w, _, fmt, _ in table
-    ).rstrip()
-    lines = [title, "=" * len(head)] if title else []
-    lines += [head, "-" * len(head)]
-    for row in rows:
-        cells = []
-        for _, w, k, fmt, scale in table:
-            v = row[k]
-            if k == "status" and v == "partial":
-                v = f"partial {row['ok_repeats']}/{row['repeats']}"
-            if isinstance(v, int | float) and not isinstance(v, bool) and scale != 1:
-                v = v * scale
-            if fmt == "d" and isinstance(v, int | float):
-                v = int(v)
-            text = _fmt(v, fmt) if fmt != "s" else ("-" if v is None else str(v))
-            cells.append(f"{text:<{w}}" if fmt == "s" else f"{text:>{w}}")
-        lines.append("  ".join(cells).rstrip())
+    main = []
+    for r in rows:
+        status = str(r["status"])
+        if status == "partial":
+            status = f"partial {r['ok_repeats']}/{r['repeats']}"
+        main.append(
+            [
+                str(r["scheme"]),
+                "-" if r["n"] is None else str(r["n"]),
+                _pm(r["goodput_mbps"], interval_of(r, "goodput_mbps"), 1),
+                _rto_cell(r["rto_round_ratio"], interval_of(r, "rto_round_ratio")),
+                _pm(r["fct_p99_ms"], interval_of(r, "fct_p99_ms")),
+                _pm(r["fct_mean_ms"], interval_of(r, "fct_mean_ms")),
+                _ci_basis(r),
+                status,
+            ]
+        )
+    switch = [
+        [
+            str(r["scheme"]),
+            main[i][1],
+            _count(r["qdepth_p95"]),
+            _count(r["qdepth_max"]),
+            _count(r["ce_marks"]),
+            _count(r["drops"]),
+            _fmt(r["jain"], ".3f"),
+        ]
+        for i, r in enumerate(rows)
+    ]
+    head = ("scheme", "N", "goodput Mbps", "RTO rounds %", "FCT p99 ms", "FCT mean ms")
+    table = _grid(head + ("CI on", "status"), main, left={0, 7})
+    lines = [title, "=" * len(table[0])] if title else []
+    lines += table + list(CI_LEGEND) + ["", "switch (bottleneck port) and fairness"]
+    lines += _grid(("scheme", "N", "q p95", "q max", "CE marks", "drops", "jain"), switch, {0})
     return "\n".join(lines) + "\n"
 
 

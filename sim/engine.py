@@ -93,7 +93,8 @@ def _decimate(ts: list[float], ds: list[int], limit: int) -> list[list[float]]:
 
 def _offsets(n: int, size: int, topo: Topology, rtt_s: float) -> list[float]:
     """Seed-003 request offsets (seconds) of servers 1..n."""
-    sched = batching.plan(n, size, topo.buffer_bytes, topo.link_gbps * 1e9, rtt_s)
+    buffer = int(topo.port_buffer_bytes)
+    sched = batching.plan(n, size, buffer, topo.link_gbps * 1e9, rtt_s)
     return list(sched.offsets)
 
 
@@ -173,6 +174,8 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     c.linkBps = topo.link_gbps * 1e9
     c.delayUs = topo.delay_us
     c.bufferBytes = topo.buffer_bytes
+    c.sharedBufferBytes = topo.shared_buffer_bytes
+    c.dtAlpha = topo.dt_alpha
     c.rtoMinMs = float(topo.rto_min_ms)
     c.ecnMode = EcnMode(sch.ecn).code
     c.k = sch.k
@@ -246,6 +249,7 @@ def _fill(sc: Any, out: RunResult) -> None:
         "hist": hist,
         "not_ect": int(q.notEct),
         "peak": int(q.peak),
+        "peak_bytes": int(q.peakBytes),
     }
     out.extra["depth_series"] = _decimate(list(q.seriesT), list(q.seriesD), SERIES_POINTS)
     out.base_rtt_ms = float(sc.baseRtt) * 1e3 if sc.baseRtt > 0 else None

@@ -52,6 +52,17 @@ class Topology:
     link_gbps: float = 1.0  # sim: link rate, Gbit/s
     delay_us: float = 25.0  # sim: one-way delay per link, µs
     buffer_bytes: int = 65536  # sim: per-port buffer, bytes
+    shared_buffer_bytes: int = 0  # sim: > 0 = one buffer per switch shared by its ports
+    dt_alpha: float = 1.0  # sim: dynamic-threshold alpha of the shared buffer
+
+    @property
+    def port_buffer_bytes(self) -> float:
+        """What one congested port can hold: buffer_bytes, or with a shared buffer
+        the dynamic threshold's fixed point when it is the only port queueing,
+        Q = alpha * (B - Q), i.e. Q = alpha / (1 + alpha) * B (Choudhury & Hahne 1998)."""
+        if self.shared_buffer_bytes:
+            return self.dt_alpha / (1 + self.dt_alpha) * self.shared_buffer_bytes
+        return float(self.buffer_bytes)
 
     def bottleneck_bps(self, engine: str) -> float:
         """Rate of the receiver's port in bit/s of full frames (for the framing limit)."""
@@ -138,6 +149,13 @@ def check_topology(topo: Topology) -> None:
         _at_least(f"topology.{key}", getattr(topo, key), 1e-3)
     if not (math.isfinite(topo.delay_us) and topo.delay_us >= 0):
         raise ModelError(f"topology.delay_us: {topo.delay_us} must be >= 0")
+    if not 0 < topo.dt_alpha <= 64:
+        raise ModelError(f"topology.dt_alpha: {topo.dt_alpha} must be in (0, 64]")
+    if topo.shared_buffer_bytes and topo.port_buffer_bytes < ETH_FRAME_BYTES:
+        raise ModelError(
+            f"topology.shared_buffer_bytes: {topo.shared_buffer_bytes} leaves one port less "
+            f"than one packet ({ETH_FRAME_BYTES} bytes) at dt_alpha={topo.dt_alpha}"
+        )
     if topo.buffer_bytes < ETH_FRAME_BYTES:
         raise ModelError(
             f"topology.buffer_bytes: {topo.buffer_bytes} is smaller than one packet "
@@ -186,10 +204,10 @@ def check_scheme(s: Scheme, topo: Topology) -> None:
             raise ModelError(f"{where}: k={s.k} given but ecn is off")
         return
     check_k(s.k, topo.queue_pkts, where)
-    if s.k * ETH_FRAME_BYTES > topo.buffer_bytes:
+    if s.k * ETH_FRAME_BYTES > topo.port_buffer_bytes:
         raise ModelError(
             f"{where}: k={s.k} packets ({s.k * ETH_FRAME_BYTES} B) is above the buffer "
-            f"(topology.buffer_bytes={topo.buffer_bytes})"
+            f"one port can hold ({topo.port_buffer_bytes:.0f} B)"
         )
 
 

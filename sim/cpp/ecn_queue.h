@@ -93,6 +93,17 @@ class EcnQueue : public Queue<Packet>
         return tid;
     }
 
+    // A switch's shared packet buffer with dynamic thresholds (Choudhury & Hahne,
+    // "Dynamic queue length thresholds for shared-memory packet switches",
+    // IEEE/ACM ToN 6(2), 1998): a port may hold at most alpha * (capacity - used)
+    // bytes, `used` counting every port of the switch.
+    struct SharedBuffer
+    {
+        uint64_t capacity = 0;
+        uint64_t used = 0;
+        double alpha = 1.0;
+    };
+
     EcnQueue()
         : hist(HIST_BUCKETS, 0)
     {
@@ -103,6 +114,7 @@ class EcnQueue : public Queue<Packet>
     int mode = ECN_OFF;
     uint32_t k = 0;            // packets
     uint64_t bufferBytes = 0;  // frame bytes; 0 = unlimited
+    SharedBuffer* shared = nullptr; // set: the switch's shared buffer replaces bufferBytes
     int32_t frameExtra = 24;   // frame bytes = queued size (PPP+IP) + frameExtra
     double seriesBinS = 0.0;   // > 0: keep the max depth per bin of this many seconds
     EgressHook* hook = nullptr; // host NIC only
@@ -111,6 +123,7 @@ class EcnQueue : public Queue<Packet>
     uint64_t marked = 0, ect = 0, ceIn = 0, notEct = 0, drops = 0, egress = 0, admitted = 0;
     uint64_t bytes = 0;  // frame bytes waiting now
     uint32_t peak = 0;   // most packets ever waiting
+    uint64_t peakBytes = 0; // most frame bytes ever waiting
     std::vector<uint64_t> hist;
     std::vector<double> seriesT;
     std::vector<uint32_t> seriesD;
@@ -119,6 +132,7 @@ class EcnQueue : public Queue<Packet>
     {
         marked = ect = ceIn = notEct = drops = egress = admitted = 0;
         peak = 0;
+        peakBytes = 0;
         std::fill(hist.begin(), hist.end(), 0);
         seriesT.clear();
         seriesD.clear();
@@ -133,7 +147,14 @@ class EcnQueue : public Queue<Packet>
         }
         uint32_t depth = GetNPackets();
         uint64_t fb = p->GetSize() + frameExtra;
-        if (bufferBytes && bytes + fb > bufferBytes)
+        bool full = bufferBytes && bytes + fb > bufferBytes;
+        if (shared)
+        {
+            double room = static_cast<double>(shared->capacity - shared->used);
+            full = shared->used + fb > shared->capacity ||
+                   static_cast<double>(bytes + fb) > shared->alpha * room;
+        }
+        if (full)
         {
             drops++;
             DropBeforeEnqueue(p);
@@ -164,6 +185,11 @@ class EcnQueue : public Queue<Packet>
         }
         admitted++;
         bytes += fb;
+        peakBytes = std::max(peakBytes, bytes);
+        if (shared)
+        {
+            shared->used += fb;
+        }
         hist[std::min<uint32_t>(depth, HIST_BUCKETS - 1)]++;
         uint32_t now = GetNPackets();
         peak = std::max(peak, now);
@@ -178,7 +204,7 @@ class EcnQueue : public Queue<Packet>
         {
             return p;
         }
-        bytes -= p->GetSize() + frameExtra;
+        Release(p);
         egress++;
         if (mode == MARK_FRONT && GetNPackets() >= k)
         {
@@ -198,7 +224,7 @@ class EcnQueue : public Queue<Packet>
         Ptr<Packet> p = DoRemove(GetContainer().begin());
         if (p)
         {
-            bytes -= p->GetSize() + frameExtra;
+            Release(p);
         }
         return p;
     }
@@ -220,6 +246,16 @@ class EcnQueue : public Queue<Packet>
     }
 
   private:
+    void Release(Ptr<const Packet> p)
+    {
+        uint64_t fb = p->GetSize() + frameExtra;
+        bytes -= fb;
+        if (shared)
+        {
+            shared->used -= fb;
+        }
+    }
+
     void Sample(uint32_t depth)
     {
         if (seriesBinS <= 0)

@@ -58,6 +58,8 @@ struct RunConfig
     double linkBps = 1e9;
     double delayUs = 25;
     uint64_t bufferBytes = 65536;
+    uint64_t sharedBufferBytes = 0; // > 0: one shared buffer per switch replaces bufferBytes
+    double dtAlpha = 1.0;           // its dynamic-threshold alpha
     double rtoMinMs = 10;
     int ecnMode = ECN_OFF;
     uint32_t k = 0;
@@ -192,10 +194,17 @@ class Scenario
     std::vector<std::map<uint32_t, Ptr<NetDevice>>> fib; // per switch
     std::vector<std::vector<Ptr<NetDevice>>> uplinks;    // per leaf, per spine
 
-    Ptr<EcnQueue> Attach(Ptr<PointToPointNetDevice> dev, bool isSwitch)
+    std::vector<EcnQueue::SharedBuffer> pools; // per switch, when cfg.sharedBufferBytes > 0
+
+    // The egress queue of `dev`; sw = the switch it belongs to, -1 for a host NIC.
+    Ptr<EcnQueue> Attach(Ptr<PointToPointNetDevice> dev, int sw)
     {
         Ptr<EcnQueue> q = CreateObject<EcnQueue>();
-        q->bufferBytes = isSwitch ? cfg.bufferBytes : 0;
+        q->bufferBytes = sw >= 0 ? cfg.bufferBytes : 0;
+        if (sw >= 0 && cfg.sharedBufferBytes)
+        {
+            q->shared = &pools.at(sw);
+        }
         dev->SetQueue(q);
         return q;
     }
@@ -259,6 +268,7 @@ class Scenario
         switches.Create(nLeaves + nSpines);
         m_firstSwitchId = switches.Get(0)->GetId();
         fib.assign(nLeaves + nSpines, {});
+        pools.assign(nLeaves + nSpines, {cfg.sharedBufferBytes, 0, cfg.dtAlpha});
         uplinks.assign(nLeaves, std::vector<Ptr<NetDevice>>(nSpines));
         InternetStackHelper stack;
         stack.Install(hosts);
@@ -276,8 +286,8 @@ class Scenario
             hostLeaf[h] = leaf;
             auto d = Link(hosts.Get(h), switches.Get(leaf));
             hostDev[h] = d.first;
-            hostQ[h] = Attach(d.first, false);
-            Ptr<EcnQueue> down = Attach(d.second, true);
+            hostQ[h] = Attach(d.first, -1);
+            Ptr<EcnQueue> down = Attach(d.second, leaf);
             fib[leaf][HostIp(h).Get()] = d.second;
             if (h == 0)
             {
@@ -294,8 +304,8 @@ class Scenario
             for (int l = 0; l < nLeaves; l++)
             {
                 auto d = Link(switches.Get(l), switches.Get(nLeaves + s));
-                Attach(d.first, true);
-                Ptr<EcnQueue> down = Attach(d.second, true);
+                Attach(d.first, l);
+                Ptr<EcnQueue> down = Attach(d.second, nLeaves + s);
                 uplinks[l][s] = d.first;
                 for (int h = 0; h < nHosts; h++)
                 {

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from p4incast.experiments import metrics
-from p4incast.experiments.metrics import SUMMARY_METRICS
+from p4incast.experiments.metrics import CI_FIELDS, SUMMARY_METRICS
 
 MakeRun = Callable[..., dict[str, Any]]
 
@@ -127,6 +127,7 @@ def test_summarize_every_field(make_run: MakeRun) -> None:
         # pooled FCTs sorted: 5 8 8 10 10 10 10 20 ms; p99 at rank 6.93
         "fct_p50_ms": 10.0,
         "fct_p99_ms": 10.0 + 0.93 * 10.0,
+        "fct_mean_ms": 81 / 8,
         "qdepth_p50": 0,
         "qdepth_p95": 10,
         "qdepth_max": 40,
@@ -134,7 +135,7 @@ def test_summarize_every_field(make_run: MakeRun) -> None:
         "drops": 5,  # 4 tail + 1 Not-ECT, bottleneck port only
         "jain": 0.95,  # rounds: 0.9, 0.9, 1, 1
     }
-    assert set(s) == set(expected)
+    assert set(s) == set(expected) | set(CI_FIELDS)  # intervals: test_exp_stats.py
     for key, want in expected.items():
         if isinstance(want, float):
             assert s[key] == pytest.approx(want), key
@@ -172,7 +173,7 @@ def test_summarize_malformed_never_raises(mutate: Any, reason: str, make_run: Ma
     s = metrics.summarize(run)
     assert s["status"] == "failed"
     assert s["error"].startswith(reason)
-    assert all(s[m] is None for m in SUMMARY_METRICS)
+    assert all(s[m] is None for m in SUMMARY_METRICS + CI_FIELDS)
 
 
 def test_summarize_not_a_dict() -> None:

@@ -67,14 +67,17 @@ def test_failed_points_are_omitted(make_run: MakeRun) -> None:
     xs, ys, errs = plots.series(rows, "droptail", "goodput_mbps")
     assert xs == [2, 8]
     assert ys == pytest.approx([150.0, 600.0])
-    assert errs is None  # one repeat: no error bars
+    assert errs is not None and len(errs[0]) == len(errs[1]) == 2  # one bar per point drawn
 
 
 def test_error_bars_with_repeats(make_run: MakeRun) -> None:
     rows = results.aggregate([make_run(repeat=0), make_run(repeat=1, slow=2.0)])
     xs, ys, errs = plots.series(rows, "mark-front", "goodput_mbps")
     assert xs == [2] and ys == pytest.approx([112.5])
-    assert errs == pytest.approx([53.033], rel=1e-4)
+    # repeats 150 and 75 Mbps: half-width t(0.975, 1) * s / sqrt(2) = 12.706205 * 37.5; lo
+    # clipped at 0, so the bar reaches down to 0 and up by the full half-width
+    assert errs is not None
+    assert errs[0] == pytest.approx([112.5]) and errs[1] == pytest.approx([12.706205 * 37.5])
 
 
 def test_depth_plots_skip_when_no_data(tmp_path: Path, make_run: MakeRun) -> None:

@@ -162,17 +162,23 @@ def test_summary_table(make_run: MakeRun) -> None:
     lines = text.splitlines()
     assert lines[0] == "experiment demo"
     header = lines[2]
-    for col in ("scheme", "N", "goodput Mbps", "RTO rnd %", "FCT p99 ms", "q p95", "q max",
-                "CE marks", "drops", "jain", "status"):  # fmt: skip
+    for col in ("scheme", "N", "goodput Mbps", "RTO rounds %", "FCT p99 ms", "FCT mean ms",
+                "CI on", "status"):  # fmt: skip
         assert col in header
-    body = lines[4:]
-    assert len(body) == 4
+    body = lines[4:8]
     mf2 = next(ln for ln in body if ln.startswith("mark-front") and ln.split()[1] == "2")
     cells = mf2.split()
-    assert cells[2] == "112.5"  # goodput Mbps
-    assert cells[3] == "25.0"  # RTO rounds %
-    assert cells[-1] == "ok"
-    assert "partial 1/2" in next(ln for ln in body if ln.startswith("droptail") and " 4 " in ln)
+    # repeats of 150 and 75 Mbps: 112.5 +- t(0.975, 1) * 53.03 / sqrt(2) = 12.706205 * 37.5
+    assert cells[2:4] == ["112.5", "±476.5"]
+    # both repeats 1 RTO round in 4: no spread, so Wilson over the 8 rounds pooled (2/8)
+    assert cells[4:6] == ["25", "[7,59]*"]
+    assert cells[-3:] == ["2", "rep", "ok"]
+    dt4 = next(ln for ln in body if ln.startswith("droptail") and ln.split()[1] == "4")
+    assert dt4.endswith("4 rnd  partial 1/2")  # one good repeat: intervals from its 4 rounds
+    switch_head = lines.index("switch (bottleneck port) and fairness") + 1
+    for col in ("q p95", "q max", "CE marks", "drops", "jain"):
+        assert col in lines[switch_head]
+    assert len(lines) == switch_head + 2 + 4
     # fixed width: the goodput column ends at the same place on every line
     end = header.index("goodput Mbps") + len("goodput Mbps")
     assert all(ln[end - 1] != " " and ln[end] == " " for ln in body)
@@ -180,9 +186,10 @@ def test_summary_table(make_run: MakeRun) -> None:
 
 def test_summary_table_failed_row_shows_dashes(make_run: MakeRun) -> None:
     text = results.summary_table([make_run("droptail", 64, 0, status="failed", rounds=[])])
-    row = text.splitlines()[-1].split()
-    assert row[0] == "droptail" and row[1] == "64" and row[-1] == "failed"
-    assert set(row[2:-1]) == {"-"}
+    rows = [ln.split() for ln in text.splitlines() if ln.startswith("droptail")]
+    assert rows[0][:2] == ["droptail", "64"] and rows[0][-1] == "failed"
+    assert set(rows[0][2:-1]) == {"-"}
+    assert rows[1][:2] == ["droptail", "64"] and set(rows[1][2:]) == {"-"}
 
 
 def test_load_errors(tmp_path: Path) -> None:
@@ -199,7 +206,7 @@ def test_load_errors(tmp_path: Path) -> None:
 def test_summary_table_long_scheme_name_keeps_columns(make_run: MakeRun) -> None:
     name = "front+rx-newdctcp-long"
     lines = results.summary_table([make_run(name, 2, 0), make_run("a", 2, 0)]).splitlines()
-    header, body = lines[0], lines[2:]
+    header, body = lines[0], lines[2:4]
     end = header.index("goodput Mbps") + len("goodput Mbps")
     assert body[0].startswith(name + " ")
     assert all(ln[end - 1] != " " and ln[end] == " " for ln in body)

@@ -77,3 +77,11 @@ def test_run_result_record_round_trip() -> None:
     rec = r.record()
     assert rec["sim_s"] == 2.0 and rec["scheme"] == "s" and "extra" not in rec
     assert RunResult.from_record(rec) == r
+
+
+def test_shared_buffer_port_share_is_the_dt_fixed_point() -> None:
+    """One port queueing under Choudhury-Hahne DT: Q = a (B - Q), so Q = a/(1+a) B."""
+    topo = Topology(shared_buffer_bytes=4_000_000, dt_alpha=1.0)
+    assert topo.port_buffer_bytes == 2_000_000
+    assert Topology(shared_buffer_bytes=3_000_000, dt_alpha=0.5).port_buffer_bytes == 1_000_000
+    assert Topology(buffer_bytes=65536).port_buffer_bytes == 65536

@@ -247,3 +247,25 @@ def test_event_scheduler_does_not_change_the_run(p4i: Any) -> None:
 
     for ecn, cc in ((0, "reno"), (2, "newdctcp")):  # drop-tail (RTOs), mark-front
         assert outcome("", ecn, cc) == outcome("ns3::HeapScheduler", ecn, cc)
+
+
+def test_shared_buffer_holds_a_port_at_the_dynamic_threshold(p4i: Any) -> None:
+    """Drop-tail incast into a 400 KB shared buffer, alpha = 1: the receiver's port
+    never holds more than alpha/(1+alpha) of it (plus one frame), and it does fill
+    to near that share (the threshold, not the capacity, is what drops)."""
+    shared = 400_000
+    run = run_point(
+        {
+            "scheme": DROPTAIL,
+            "n": 48,
+            "topology": {"shared_buffer_bytes": shared, "dt_alpha": 1.0},
+            "app": {"sru_bytes": 64 << 10, "rounds": 3},
+        }
+    )
+    assert run["status"] == "ok", run["error"]
+    port = run["switch"]["ports"]["1"]
+    # admitted while its bytes after the packet <= alpha * free space before it:
+    # the fixed point alpha/(1+alpha)·B, overshot by less than one frame
+    assert port["peak_bytes"] <= shared / 2 + 1514, port["peak_bytes"]
+    assert port["peak_bytes"] >= 0.9 * shared / 2, port["peak_bytes"]
+    assert port["queue_drops"] > 0
