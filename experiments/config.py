@@ -57,6 +57,7 @@ from typing import Any
 import yaml
 
 from p4incast.engines import REGISTRY
+from p4incast.experiments.claims import ClaimError, check_claim
 from p4incast.model import ModelError
 from p4incast.model.ecn import EcnMode
 from p4incast.model.scheme import (
@@ -82,6 +83,39 @@ class ExperimentError(ModelError):
 
 
 @dataclass(frozen=True)
+class Paper:
+    """Where a preset comes from and what it claims (experiments/claims.py)."""
+
+    cite: str
+    figure: str
+    claims: tuple[dict[str, Any], ...] = ()
+    reference: dict[str, Any] = field(default_factory=dict)
+
+
+def _paper(raw: Any) -> Paper | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ExperimentError("paper: expected a mapping with cite, figure, claims, reference")
+    _check_keys("paper", raw, Paper)
+    for key in ("cite", "figure"):
+        if not isinstance(raw.get(key), str):
+            raise ExperimentError(f"paper.{key}: expected text")
+    claims = raw.get("claims") or []
+    if not isinstance(claims, list | tuple):
+        raise ExperimentError("paper.claims: expected a list")
+    try:
+        for i, c in enumerate(claims):
+            check_claim(c, f"paper.claims[{i}]")
+    except ClaimError as err:
+        raise ExperimentError(str(err)) from None
+    reference = raw.get("reference") or {}
+    if not isinstance(reference, dict):
+        raise ExperimentError("paper.reference: expected a mapping of variant -> metric -> values")
+    return Paper(raw["cite"], raw["figure"], tuple(claims), reference)
+
+
+@dataclass(frozen=True)
 class Experiment:
     name: str
     schemes: tuple[Scheme, ...]
@@ -92,6 +126,7 @@ class Experiment:
     app: App = field(default_factory=App)
     transport: Transport = field(default_factory=Transport)
     cluster: str = "local"  # where points run: not part of what is compared
+    paper: Paper | None = None  # a preset's source and claims (experiments/claims.py)
 
     def points(self) -> list[Point]:
         """Every (scheme, N, repeat), N outermost so one N's schemes run side by side."""
@@ -249,6 +284,7 @@ def parse(raw: Any) -> Experiment:
         app=app,
         transport=transport,
         cluster=cluster,
+        paper=_paper(raw.get("paper")),
     )
 
 

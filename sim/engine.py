@@ -181,7 +181,9 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     c.k = sch.k
     c.cc = sch.cc
     c.agent = AGENT_CODES[sch.agent]
-    c.agentInitSegs = int(tun["init_segs"])
+    # ICTCP starts every flow at its own initial window, as the host agent does
+    init_segs = IctcpParams.init_segs if sch.agent == "ictcp" else int(tun["init_segs"])
+    c.agentInitSegs = init_segs
     c.agentMinSegs = point.transport.rx_min_segs
     c.agentMaxW = int(tun["max_w"])
     c.sizeBytes = size
@@ -189,7 +191,11 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     c.jitterUs = app.jitter_us
     c.seed = point.seed
     c.run = point.repeat + 1
-    c.maxSimS = max_sim_s
+    # a run may need ten minimum RTOs per round before it is called stuck
+    c.maxSimS = max(max_sim_s, app.rounds * 10 * topo.rto_min_ms / 1000)
+    if sch.agent == "rcc" and point.transport.ack_queue:
+        c.ackQueueBytes = int(tun["queue_maxsize"]) * MSS_BYTES
+        c.ackHoldMaxUs = point.transport.ack_hold_max_us
     c.initCwnd = point.transport.init_cwnd
     c.delAckCount = 2 if point.transport.delayed_ack else 1
     c.dctcpG = point.transport.dctcp_g
@@ -213,6 +219,7 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
                 if sc.Advance(t):
                     break
                 stepper.step(sc)
+            out.extra["policy"] = {"tick_s": tick, "steps": stepper.steps}
         sc.Collect()
         _fill(sc, out)
     finally:
@@ -258,6 +265,17 @@ def _fill(sc: Any, out: RunResult) -> None:
         "flows": len(list(sc.agent.Keys())),
         "clamped_acks": sum(int(sc.agent.flows[k].clamped) for k in sc.agent.Keys()),
     }
+    if sc.agent.ackQueueCap:
+        a = sc.agent
+        out.extra["agent"]["ack_queue"] = {
+            "cap_bytes": int(a.ackQueueCap),
+            "held": int(a.held),
+            "released": int(a.released),
+            "released_by_timer": int(a.releasedByTimer),
+            "still_held": int(a.QueueLength()),
+            "max_held": int(a.maxHeld),
+            "max_in_flight_bytes": int(a.maxInFlight),
+        }
     err = str(sc.error)
     out.status = "failed" if err else "ok"
     out.error = err or None

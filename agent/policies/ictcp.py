@@ -83,6 +83,9 @@ class Ictcp:
     bw_a: float = 0.0
     quota: float = 0.0  # bytes/s that increases may still claim this subslot
     second: bool = False  # in the second subslot
+    # Smallest RTT seen per flow: the "RTT < 2 ms" test is a datacenter-flow test,
+    # so queueing delay (incast itself) must not take a flow out of control.
+    min_rtt: dict[Hashable, float] = field(default_factory=dict)
 
     def subslot_len(self) -> float:
         """T: traffic-weighted mean RTT (weights = b_m), default RTT when idle."""
@@ -100,6 +103,9 @@ class Ictcp:
         for k in list(self.flows):
             if k not in samples:
                 del self.flows[k]
+        for k in list(self.min_rtt):
+            if k not in samples:
+                del self.min_rtt[k]
         # Subslot bookkeeping.
         if self.slot_start is None:
             self.slot_start, self.slot_bytes0 = now, iface_bytes
@@ -112,7 +118,9 @@ class Ictcp:
             self.slot_start, self.slot_bytes0 = now, iface_bytes
         out: dict[Hashable, int] = {}
         for k, s in samples.items():
-            if s.rtt_s > p.rtt_limit_s:
+            if s.rtt_s > 0:
+                self.min_rtt[k] = min(self.min_rtt.get(k, s.rtt_s), s.rtt_s)
+            if self.min_rtt.get(k, 0.0) > p.rtt_limit_s:
                 self.flows.pop(k, None)
                 continue
             f = self.flows.get(k)

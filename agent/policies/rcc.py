@@ -15,11 +15,17 @@ Remote congestion, once per RTT per flow, α_r = CE packets / packets:
 
     rwnd <- rwnd · (1 − α_r / 2)          (at least 1 packet)
 
-The paper also holds ACKs in an ACK queue while Σ in-flight windows exceed Q.
-This agent does not: a tc program can only pass or drop a packet, and a
-dropped ACK is lost, not delayed. Because every W_i caps that flow's in-flight
-data and Σ W_i <= Q whenever the flow count is <= Q, the assignment alone
-bounds the total in flight to Q packets; above Q flows each keeps 1 packet.
+The paper also holds ACKs in an ACK queue while the windows in flight add up
+to more than Q. The simulator models it (sim/cpp/rx_agent.h: an ACK that would
+overfill Q waits, in order per flow, until arriving data makes room or
+transport.ack_hold_max_us passes; none is ever dropped). This host agent does
+not, and cannot here: a tc program can only pass or drop a packet, and a
+dropped ACK is lost, not delayed; delaying it needs an earliest-departure-time
+qdisc (fq), which this kernel lacks, and even fq releases a packet at a time
+set when it is queued, while the ACK queue releases on an event (data
+arriving). Because every W_i caps that flow's in-flight data and Σ W_i <= Q
+whenever the flow count is <= Q, the assignment alone bounds the total in
+flight to Q packets; above Q flows each keeps 1 packet.
 """
 
 from __future__ import annotations
@@ -93,6 +99,7 @@ class _State:
 class Rcc:
     p: RccParams = field(default_factory=RccParams)
     state: dict[Hashable, _State] = field(default_factory=dict)
+    min_rtt: dict[Hashable, float] = field(default_factory=dict)  # per flow, as ICTCP
 
     def step(
         self,
@@ -102,7 +109,12 @@ class Rcc:
     ) -> dict[Hashable, int]:
         """counters: {flow: (packets, ce, rtt_s)} cumulative; returns {flow: W bytes}."""
         p = self.p
-        live = {k: v for k, v in counters.items() if v[2] <= p.rtt_limit_s}
+        for k, (_pkts, _ce, rtt) in counters.items():
+            if rtt > 0:
+                self.min_rtt[k] = min(self.min_rtt.get(k, rtt), rtt)
+        self.min_rtt = {k: v for k, v in self.min_rtt.items() if k in counters}
+        # a datacenter flow stays controlled when incast queueing raises its RTT
+        live = {k: v for k, v in counters.items() if self.min_rtt.get(k, 0.0) <= p.rtt_limit_s}
         for k in list(self.state):
             if k not in live:
                 del self.state[k]

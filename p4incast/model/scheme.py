@@ -92,6 +92,8 @@ class Transport:
     dctcp_g: float = DCTCP_G  # DCTCP's α gain g
     rx_min_segs: int = RX_MIN_SEGS  # window floor of the receiver policies, MSS
     policy_tick_us: float = 0.0  # sim: ICTCP/RCC step period, µs; 0 = one base RTT
+    ack_queue: bool = True  # sim: RCC holds ACKs while the flows' windows overfill the path
+    ack_hold_max_us: float = 1000.0  # sim: longest an ACK waits in RCC's ACK queue, µs
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,7 @@ def check_transport(t: Transport) -> None:
     if not 0 < t.dctcp_g <= 1:
         raise ModelError(f"transport.dctcp_g: {t.dctcp_g} must be in (0, 1]")
     _at_least("transport.policy_tick_us", t.policy_tick_us, 0)
+    _at_least("transport.ack_hold_max_us", t.ack_hold_max_us, 1)
 
 
 def check_scheme(s: Scheme, topo: Topology) -> None:

@@ -50,7 +50,9 @@ class EgressHook
 {
   public:
     virtual ~EgressHook() = default;
-    virtual void Egress(Ptr<Packet> p) = 0;
+    // Sees (and may rewrite) a packet before it is queued; false = the hook kept
+    // it (an ACK queue) and will send it later itself.
+    virtual bool Egress(Ptr<Packet> p) = 0;
 };
 
 // ECN codepoint of a PPP/IPv4 frame as queued by PointToPointNetDevice; -1 if not IPv4.
@@ -141,9 +143,13 @@ class EcnQueue : public Queue<Packet>
 
     bool Enqueue(Ptr<Packet> p) override
     {
-        if (hook)
+        if (hook && !hook->Egress(p))
         {
-            hook->Egress(p);
+            // Held by the hook (RCC's ACK queue), which sends it later itself. Not
+            // queued, so report false: PointToPointNetDevice::Send dequeues right
+            // after a true Enqueue. Nothing counts it as a drop (no drop counter
+            // here, and the model traces no MacTxDrop).
+            return false;
         }
         uint32_t depth = GetNPackets();
         uint64_t fb = p->GetSize() + frameExtra;

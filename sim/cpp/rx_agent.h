@@ -27,7 +27,9 @@
 
 #include "ecn_queue.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <vector>
 
@@ -61,6 +63,10 @@ struct RxFlow
     uint32_t winPkts = 0, winCe = 0;
     bool reValid = false;
     uint32_t lastRe = 0;
+    // ACK queue: the right edge the sender has actually been sent
+    bool relValid = false;
+    uint32_t relRe = 0;
+    uint32_t heldHere = 0; // ACKs of this flow in the ACK queue
     // cumulative counters (for ictcp / rcc and the report)
     uint64_t pkts = 0, ce = 0, bytes = 0;
     uint64_t userW = 0; // 0 = no clamp
@@ -106,6 +112,19 @@ class RxAgent : public EgressHook
     uint32_t mss = 1448;
     uint64_t ifaceBytes = 0; // IP bytes received by the NIC
     std::map<uint64_t, RxFlow> flows;
+
+    // -- RCC's ACK queue (Xu et al. 2017): an ACK that would let the flows'
+    // windows in flight add up to more than ackQueueCap bytes waits here, and
+    // goes out, in order per flow, as soon as arriving data makes room — or
+    // after ackHoldMaxS, so a flow that has stopped sending (whose unused window
+    // still counts) cannot hold the others forever. In flight per flow = the
+    // right edge last sent to it minus the highest byte received. 0 = off.
+    uint64_t ackQueueCap = 0;
+    double ackHoldMaxS = 1e-3;
+    Ptr<NetDevice> nic; // the receiver's NIC: held ACKs are sent through it
+    uint64_t held = 0, released = 0, releasedByTimer = 0; // ACKs
+    uint64_t maxInFlight = 0; // largest total in flight the agent allowed, bytes
+    uint32_t maxHeld = 0;     // most ACKs in the queue at once
 
     static uint64_t Key(Ipv4Address peer, uint16_t port)
     {
@@ -253,21 +272,132 @@ class RxAgent : public EgressHook
                    tcp.GetSequenceNumber().GetValue(),
                    payload,
                    ip.GetEcn() == Ipv4Header::ECN_CE);
+            if (!m_queue.empty())
+            {
+                Release(false); // data arrived: in flight went down
+            }
         }
     }
 
-    // Receiver NIC queue, before enqueue: clamp the window field of our ACKs.
-    void Egress(Ptr<Packet> p) override
+    // Bytes the sender of f may still have in flight: right edge sent - received.
+    static uint64_t InFlight(const RxFlow& f)
     {
-        if (policy == RX_OFF)
+        if (!f.relValid || !f.hiValid || S32(f.relRe - f.hiSeq) <= 0)
         {
-            return;
+            return 0;
+        }
+        return f.relRe - f.hiSeq;
+    }
+
+    uint64_t TotalInFlight() const
+    {
+        uint64_t t = 0;
+        for (const auto& kv : flows)
+        {
+            t += InFlight(kv.second);
+        }
+        return t;
+    }
+
+    // Total in flight if an ACK with right edge re went out to f.
+    uint64_t TotalAfter(const RxFlow& f, uint32_t re) const
+    {
+        RxFlow g = f;
+        if (!g.relValid || S32(re - g.relRe) > 0)
+        {
+            g.relRe = re;
+            g.relValid = true;
+        }
+        return TotalInFlight() - InFlight(f) + InFlight(g);
+    }
+
+    void Sent(RxFlow& f, uint32_t re)
+    {
+        if (!f.relValid || S32(re - f.relRe) > 0)
+        {
+            f.relRe = re;
+            f.relValid = true;
+        }
+        maxInFlight = std::max(maxInFlight, TotalInFlight());
+    }
+
+    // Send every held ACK that fits (per flow in order), and, when the timer
+    // asks, every ACK held longer than ackHoldMaxS.
+    void Release(bool timer)
+    {
+        std::vector<uint64_t> blocked; // flows with an earlier ACK still held
+        for (auto it = m_queue.begin(); it != m_queue.end();)
+        {
+            Held& h = *it;
+            if (std::find(blocked.begin(), blocked.end(), h.key) != blocked.end())
+            {
+                ++it;
+                continue;
+            }
+            auto fl = flows.find(h.key);
+            bool late = timer && Simulator::Now() - h.since >= Seconds(ackHoldMaxS);
+            bool fits = fl == flows.end() || TotalAfter(fl->second, h.re) <= ackQueueCap;
+            if (!fits && !late)
+            {
+                blocked.push_back(h.key);
+                ++it;
+                continue;
+            }
+            if (fl != flows.end())
+            {
+                Sent(fl->second, h.re);
+                fl->second.heldHere--;
+            }
+            released++;
+            releasedByTimer += late && !fits;
+            Ptr<Packet> p = h.packet;
+            it = m_queue.erase(it);
+            PppHeader ppp;
+            p->RemoveHeader(ppp);
+            m_resending = true;
+            nic->Send(p, nic->GetBroadcast(), 0x0800);
+            m_resending = false;
+        }
+    }
+
+    void ReleaseTimer()
+    {
+        m_timer = false;
+        Release(true);
+        if (!m_queue.empty())
+        {
+            ArmTimer();
+        }
+    }
+
+    void ArmTimer()
+    {
+        if (!m_timer)
+        {
+            m_timer = true;
+            Simulator::Schedule(Seconds(ackHoldMaxS), &RxAgent::ReleaseTimer, this);
+        }
+    }
+
+    size_t QueueLength() const
+    {
+        return m_queue.size();
+    }
+
+    // Receiver NIC queue, before enqueue: clamp the window field of our ACKs;
+    // with the ACK queue on, keep an ACK that would overfill the path (false).
+    bool Egress(Ptr<Packet> p) override
+    {
+        if (policy == RX_OFF || m_resending)
+        {
+            return true;
         }
         uint8_t b[12];
         if (p->CopyData(b, 12) < 12 || ((b[0] << 8) | b[1]) != PPP_IPV4 || b[11] != 6)
         {
-            return;
+            return true;
         }
+        bool keep = false;
         PppHeader ppp;
         Ipv4Header ip;
         TcpHeader tcp;
@@ -292,7 +422,10 @@ class RxAgent : public EgressHook
         {
             RxFlow& f = it->second;
             bool shook = f.peerSyn && f.localSyn;
-            uint64_t w = policy == RX_NEWDCTCP ? f.w : f.userW;
+            // ictcp / rcc: until the policy writes a window, init_segs·MSS, as the
+            // BPF data path does (agent/bpf/rxwin.bpf.c)
+            uint64_t unset = static_cast<uint64_t>(initSegs) * f.mss;
+            uint64_t w = policy == RX_NEWDCTCP ? f.w : (f.userW ? f.userW : unset);
             uint32_t kernel = tcp.GetWindowSize();
             uint32_t field = AckField(f, tcp.GetAckNumber().GetValue(), kernel, shook ? w : 0);
             if (field != kernel)
@@ -300,10 +433,34 @@ class RxAgent : public EgressHook
                 tcp.SetWindowSize(static_cast<uint16_t>(field));
                 f.clamped++;
             }
+            if (ackQueueCap && shook)
+            {
+                uint32_t re = tcp.GetAckNumber().GetValue() + (field << f.wscale);
+                keep = f.heldHere > 0 || TotalAfter(f, re) > ackQueueCap;
+                if (keep)
+                {
+                    f.heldHere++;
+                    m_pendingKey = key;
+                    m_pendingRe = re;
+                }
+                else
+                {
+                    Sent(f, re);
+                }
+            }
         }
         p->AddHeader(tcp);
         p->AddHeader(ip);
         p->AddHeader(ppp);
+        if (keep)
+        {
+            m_queue.push_back({m_pendingKey, m_pendingRe, p, Simulator::Now()});
+            held++;
+            maxHeld = std::max<uint32_t>(maxHeld, m_queue.size());
+            ArmTimer();
+            return false;
+        }
+        return true;
     }
 
     // -- for the Python policies (ictcp, rcc)
@@ -325,6 +482,21 @@ class RxAgent : public EgressHook
             it->second.userW = w;
         }
     }
+
+  private:
+    struct Held
+    {
+        uint64_t key;
+        uint32_t re;
+        Ptr<Packet> packet;
+        Time since;
+    };
+
+    std::deque<Held> m_queue;
+    bool m_resending = false;
+    bool m_timer = false;
+    uint64_t m_pendingKey = 0;
+    uint32_t m_pendingRe = 0;
 };
 
 // Drive the port directly (tests/sim/test_rx_port.py): one flow, handshake done,

@@ -68,6 +68,8 @@ struct RunConfig
     uint32_t agentInitSegs = 10; // newdctcp-rx, agent/config.py TUNABLES
     uint32_t agentMinSegs = 2;
     uint64_t agentMaxW = 4u << 20;
+    uint64_t ackQueueBytes = 0; // > 0: RCC's ACK queue, in-flight cap in bytes
+    double ackHoldMaxUs = 1000; // an ACK waits at most this long in it
     uint64_t sizeBytes = 65536; // per server per round
     int rounds = 10;
     std::vector<double> offsets; // seconds, per server (batching); empty = all at 0
@@ -352,6 +354,9 @@ class Scenario
         agent.initSegs = cfg.agentInitSegs;
         agent.minSegs = cfg.agentMinSegs;
         agent.maxW = cfg.agentMaxW;
+        agent.ackQueueCap = cfg.ackQueueBytes;
+        agent.ackHoldMaxS = cfg.ackHoldMaxUs * 1e-6;
+        agent.nic = hostDev[0];
         if (cfg.agent != RX_OFF)
         {
             hostQ[0]->hook = &agent;

@@ -229,3 +229,18 @@ def test_rcc_step_cuts_on_ce_and_recovers() -> None:
 def test_rcc_total_never_exceeds_queue(q: int) -> None:
     w = assign_windows({i: 1 + i % 3 for i in range(7)}, q)
     assert sum(w.values()) == max(q, 7)
+
+
+def test_ictcp_keeps_control_when_queueing_raises_the_rtt() -> None:
+    """The 2 ms limit is on a flow's smallest RTT: incast queueing (30 ms here) must
+    not release a datacenter flow, while a flow never below 2 ms stays uncontrolled."""
+    ic = Ictcp(IctcpParams(capacity_Bps=125e6))
+    assert "dc" in ic.step(0.0, 0, {"dc": FlowSample(0, 100e-6)})
+    out = ic.step(1e-3, 0, {"dc": FlowSample(0, 30e-3), "wan": FlowSample(0, 30e-3)})
+    assert set(out) == {"dc"}
+
+
+def test_rcc_keeps_control_when_queueing_raises_the_rtt() -> None:
+    rcc = Rcc()
+    assert set(rcc.step(0.0, {"dc": (1, 0, 100e-6)})) == {"dc"}
+    assert set(rcc.step(1e-3, {"dc": (5, 0, 30e-3), "wan": (5, 0, 30e-3)})) == {"dc"}

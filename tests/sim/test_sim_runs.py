@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from p4incast.model import batching
-from p4incast.model.scheme import App, Point, Scheme, Topology
+from p4incast.model.scheme import App, Point, Scheme, Topology, Transport
 from p4incast.sim import engine
 
 LINK_BPS = 1e9
@@ -36,6 +36,7 @@ def run_point(d: dict[str, Any]) -> dict[str, Any]:
         d.get("repeat", 0),
         Topology(**d.get("topology", {})),
         App(**d.get("app", {})),
+        Transport(**d.get("transport", {})),
         seed=d.get("seed", 1),
     )
     return engine.run_point(point).record()
@@ -269,3 +270,58 @@ def test_shared_buffer_holds_a_port_at_the_dynamic_threshold(p4i: Any) -> None:
     assert port["peak_bytes"] <= shared / 2 + 1514, port["peak_bytes"]
     assert port["peak_bytes"] >= 0.9 * shared / 2, port["peak_bytes"]
     assert port["queue_drops"] > 0
+
+
+def test_receiver_policies_run_every_base_rtt(p4i: Any) -> None:
+    """ICTCP and RCC are stepped on the simulator's clock once per base RTT (their
+    own timescale: ICTCP adjusts a flow every 2·RTT, RCC once per RTT), so a
+    policy acts within one RTT of what triggers it; policy_tick_us overrides."""
+    for agent in ("ictcp", "rcc"):
+        run = run_point(
+            {"scheme": scheme(agent, "tail", 20, "reno", agent=agent), "n": 8, "app": {"rounds": 3}}
+        )
+        assert run["status"] == "ok", run["error"]
+        rtt = engine.base_rtt_s(Topology())
+        assert run["policy"]["tick_s"] == rtt
+        assert run["policy"]["steps"] >= 0.99 * run["sim_s"] / rtt - 1
+    slow = run_point(
+        {
+            "scheme": scheme("ictcp", "off", 0, "reno", agent="ictcp"),
+            "n": 8,
+            "app": {"rounds": 3},
+            "transport": {"policy_tick_us": 5000},
+        }
+    )
+    assert slow["policy"]["tick_s"] == 5e-3
+
+
+def test_rcc_ack_queue_holds_acks_and_loses_none(p4i: Any) -> None:
+    """RCC's ACK queue: with 40 senders of 1-packet windows against queue_maxsize 40,
+    ACKs are held, and every ACK held is sent (or still waiting when the run
+    ends): none is lost. Off, nothing is held."""
+    sch = scheme("rcc", "tail", 40, "reno", agent="rcc")
+    topo = {"delay_us": 40, "buffer_bytes": 121120, "queue_pkts": 80}
+    on = run_point(
+        {
+            "scheme": sch,
+            "n": 40,
+            "topology": topo,
+            "app": {"sru_bytes": 32768, "rounds": 3},
+            "transport": {"init_cwnd": 1, "delayed_ack": False},
+        }
+    )
+    assert on["status"] == "ok", on["error"]
+    q = on["agent"]["ack_queue"]
+    assert q["held"] > 0 and q["max_held"] > 0
+    assert q["held"] == q["released"] + q["still_held"]
+    assert q["cap_bytes"] == 40 * 1448
+    off = run_point(
+        {
+            "scheme": sch,
+            "n": 40,
+            "topology": topo,
+            "app": {"sru_bytes": 32768, "rounds": 3},
+            "transport": {"init_cwnd": 1, "delayed_ack": False, "ack_queue": False},
+        }
+    )
+    assert off["status"] == "ok" and "ack_queue" not in off["agent"]

@@ -1,0 +1,219 @@
+"""A paper's claims, as a preset states them, checked against our summary rows.
+
+A preset (experiments/papers/*.yaml) carries a `paper:` section:
+
+    paper:
+      cite: "authors, title, venue, year"
+      figure: "Fig. 7a"
+      claims:
+        - {id: tcp-collapses-near-10, kind: collapse_n, scheme: tcp, lo: 5, hi: 15,
+           variant: sru64k, text: "TCP's goodput drops sharply from ~10 senders"}
+      reference:                       # numbers the paper states, drawn over our curves
+        sru64k: {peak_goodput_mbps: {tcp: 850}, collapse_n: {tcp: 10},
+                 goodput_mbps: {dctcp: [[20, 300]]}}
+
+`variant` names the variant (the suffix p4incast-run gives it, e.g. sru64k;
+"" or absent: the experiment has no variants). Every tolerance a verdict
+uses is written in the claim itself, next to the paper's wording, so a
+reader sees what "about 10 senders" was taken to mean.
+
+Kinds (`metric` defaults to goodput_mbps; N ranges default to every N run):
+
+    at_least / at_most   scheme's metric at every N in [n_min, n_max] vs value
+    near                 metric at N = n (or peak_goodput_mbps: the best N) within
+                         value · (1 ± tolerance)
+    ordering             schemes (first = best) ordered by their mean metric over
+                         N in [n_min, n_max]; higher is better unless lower: true
+    collapse_n           the first N whose goodput is below `fraction` (0.5) of the
+                         scheme's peak lies in [lo, hi]
+    no_collapse          no N <= n_max has goodput below `fraction` of the peak
+    below_bound          seed-003: goodput at every N <= the closed-form bound
+                         (model.batching.plan on the preset's topology and app)
+
+Verdicts: `holds`; `diverges` when our value is on the wrong side even at the
+edge of its 95 % interval (or has no interval); `inconclusive` when only the
+mean is on the wrong side. Pure: rows in, verdicts out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from p4incast.model import batching
+from p4incast.model.scheme import App, Topology
+
+KINDS = (
+    "at_least",
+    "at_most",
+    "near",
+    "ordering",
+    "collapse_n",
+    "no_collapse",
+    "below_bound",
+)
+COLLAPSE_FRACTION = 0.5  # "drops sharply": goodput below half the scheme's own peak
+HOLDS, DIVERGES, INCONCLUSIVE, NO_DATA = "holds", "diverges", "inconclusive", "no data"
+
+Rows = Sequence[Mapping[str, Any]]
+
+
+class ClaimError(ValueError):
+    """A claim a preset states in a form this module cannot check."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    claim: Mapping[str, Any]
+    verdict: str
+    ours: str  # our value(s), with intervals, as the report prints them
+
+
+def check_claim(claim: Any, where: str) -> None:
+    """Refuse a malformed claim before anything runs (one message naming it)."""
+    if not isinstance(claim, dict) or "id" not in claim or "text" not in claim:
+        raise ClaimError(f"{where}: a claim needs at least an id and a text")
+    where = f"{where} ({claim['id']})"
+    kind = claim.get("kind")
+    if kind not in KINDS:
+        raise ClaimError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
+    need = {
+        "at_least": ("scheme", "value"),
+        "at_most": ("scheme", "value"),
+        "near": ("scheme", "value", "tolerance"),
+        "ordering": ("schemes",),
+        "collapse_n": ("scheme", "lo", "hi"),
+        "no_collapse": ("scheme", "n_max"),
+        "below_bound": ("scheme",),
+    }[kind]
+    missing = [k for k in need if k not in claim]
+    if missing:
+        raise ClaimError(f"{where}: kind {kind} needs {', '.join(missing)}")
+
+
+def _series(rows: Rows, scheme: str, metric: str) -> list[tuple[int, float, Any, Any]]:
+    """(N, mean, ci_lo, ci_hi) of one scheme, N ascending, rows without the metric left out."""
+    out = []
+    for r in rows:
+        if r.get("scheme") == scheme and r.get(metric) is not None:
+            out.append(
+                (r["n"], float(r[metric]), r.get(f"{metric}_ci_lo"), r.get(f"{metric}_ci_hi"))
+            )
+    return sorted(out, key=lambda x: x[0])
+
+
+def _in_range(n: int, claim: Mapping[str, Any]) -> bool:
+    return claim.get("n_min", 0) <= n <= claim.get("n_max", 10**9)
+
+
+def _fmt(mean: float, lo: Any, hi: Any) -> str:
+    if lo is None or hi is None:
+        return f"{mean:.3g}"
+    return f"{mean:.3g} [{float(lo):.3g}, {float(hi):.3g}]"
+
+
+def _side(ok_mean: bool, ok_edge: bool) -> str:
+    return HOLDS if ok_mean else INCONCLUSIVE if ok_edge else DIVERGES
+
+
+def _bound(claim: Mapping[str, Any], rows: Rows, claim_ctx: Mapping[str, Any]) -> Verdict:
+    """Goodput at or below the seed-003 closed form at every N."""
+    topo: Topology = claim_ctx["topology"]
+    app: App = claim_ctx["app"]
+    rtt_s: Callable[[Topology], float] = claim_ctx["base_rtt_s"]
+    worst, parts = HOLDS, []
+    for n, mean, lo, hi in _series(rows, claim["scheme"], "goodput_mbps"):
+        if not _in_range(n, claim):
+            continue
+        plan = batching.plan(
+            n,
+            app.bytes_per_server(n),
+            int(topo.port_buffer_bytes),
+            topo.link_gbps * 1e9,
+            rtt_s(topo),
+        )
+        bound = plan.goodput_bound_bps / 1e6
+        v = _side(mean <= bound, lo is not None and float(lo) <= bound)
+        worst = v if v != HOLDS and worst != DIVERGES else worst
+        parts.append(f"N={n}: {_fmt(mean, lo, hi)} vs bound {bound:.0f}")
+    if not parts:
+        return Verdict(claim, NO_DATA, "no runs")
+    return Verdict(claim, worst, "; ".join(parts))
+
+
+def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Verdict:
+    """One claim against the summary rows of the variant it is about.
+
+    ctx: topology, app (the variant's), base_rtt_s (a function of a Topology),
+    needed by below_bound only."""
+    kind, metric = claim["kind"], claim.get("metric", "goodput_mbps")
+    if kind == "below_bound":
+        return _bound(claim, rows, ctx)
+    if kind == "ordering":
+        means = []
+        for s in claim["schemes"]:
+            vals = [m for n, m, _lo, _hi in _series(rows, s, metric) if _in_range(n, claim)]
+            if not vals:
+                return Verdict(claim, NO_DATA, f"no {metric} for {s}")
+            means.append((s, sum(vals) / len(vals)))
+        ordered = [m for _s, m in means]
+        want = sorted(ordered, reverse=not claim.get("lower", False))
+        ours = (
+            " > ".join(f"{s} {m:.3g}" for s, m in means)
+            if not claim.get("lower")
+            else (" < ".join(f"{s} {m:.3g}" for s, m in means))
+        )
+        return Verdict(claim, HOLDS if ordered == want else DIVERGES, f"mean over N: {ours}")
+    series = _series(
+        rows, claim["scheme"], "goodput_mbps" if metric == "peak_goodput_mbps" else metric
+    )
+    if not series:
+        return Verdict(claim, NO_DATA, "no runs")
+    if kind in ("collapse_n", "no_collapse"):
+        peak = max(m for _n, m, _lo, _hi in series)
+        frac = claim.get("fraction", COLLAPSE_FRACTION)
+        first = next((n for n, m, _lo, _hi in series if m < frac * peak), None)
+        ours = (
+            f"peak {peak:.0f} Mbit/s; below {frac:.0%} of it from N={first}"
+            if first
+            else (f"peak {peak:.0f} Mbit/s; never below {frac:.0%} of it")
+        )
+        if kind == "no_collapse":
+            ok = first is None or first > claim["n_max"]
+        else:
+            ok = first is not None and claim["lo"] <= first <= claim["hi"]
+        return Verdict(claim, HOLDS if ok else DIVERGES, ours)
+    if kind == "near":
+        if metric == "peak_goodput_mbps":
+            n, mean, lo, hi = max(series, key=lambda x: x[1])
+        else:
+            at = [x for x in series if x[0] == claim.get("n")]
+            if not at:
+                return Verdict(claim, NO_DATA, f"no run at N={claim.get('n')}")
+            n, mean, lo, hi = at[0]
+        band = (
+            claim["value"] * (1 - claim["tolerance"]),
+            claim["value"] * (1 + claim["tolerance"]),
+        )
+        inside = band[0] <= mean <= band[1]
+        reach = lo is not None and hi is not None and float(lo) <= band[1] and float(hi) >= band[0]
+        return Verdict(claim, _side(inside, reach), f"N={n}: {_fmt(mean, lo, hi)}")
+    # at_least / at_most over the N range: the worst N decides
+    value, worst, parts = claim["value"], HOLDS, []
+    for n, mean, lo, hi in series:
+        if not _in_range(n, claim):
+            continue
+        if kind == "at_least":
+            v = _side(mean >= value, hi is not None and float(hi) >= value)
+        else:
+            v = _side(mean <= value, lo is not None and float(lo) <= value)
+        if v == DIVERGES or (v == INCONCLUSIVE and worst == HOLDS):
+            worst = v
+        if v != HOLDS:
+            parts.append(f"N={n}: {_fmt(mean, lo, hi)}")
+    if not parts and worst == HOLDS:
+        return Verdict(
+            claim, HOLDS, f"every N in range {'>=' if kind == 'at_least' else '<='} {value}"
+        )
+    return Verdict(claim, worst, "; ".join(parts))
