@@ -99,6 +99,11 @@ class Bmv2Engine:
 
     def check(self, point: Point) -> list[str]:
         problems = point.problems()
+        if point.transport.restart_each_round:
+            problems.append(
+                "transport.restart_each_round: the testbed's Linux senders keep their "
+                "windows across rounds; the restart is a simulator ablation"
+            )
         if point.topology.shared_buffer_bytes:
             problems.append(
                 "topology.shared_buffer_bytes: BMv2's egress queues are per port "

@@ -199,6 +199,7 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     c.initCwnd = point.transport.init_cwnd
     c.delAckCount = 2 if point.transport.delayed_ack else 1
     c.dctcpG = point.transport.dctcp_g
+    c.restartEachRound = point.transport.restart_each_round
     c.segSize = MSS_BYTES
     c.gapBytes = GAP_BYTES
     if sch.batching:

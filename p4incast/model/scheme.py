@@ -92,6 +92,7 @@ class Transport:
     dctcp_g: float = DCTCP_G  # DCTCP's α gain g
     rx_min_segs: int = RX_MIN_SEGS  # window floor of the receiver policies, MSS
     policy_tick_us: float = 0.0  # sim: ICTCP/RCC step period, µs; 0 = one base RTT
+    restart_each_round: bool = False  # sim: cwnd back to init_cwnd at each round's start
     ack_queue: bool = True  # sim: RCC holds ACKs while the flows' windows overfill the path
     ack_hold_max_us: float = 1000.0  # sim: longest an ACK waits in RCC's ACK queue, µs
 

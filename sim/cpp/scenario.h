@@ -85,6 +85,7 @@ struct RunConfig
     uint32_t rcvBufBytes = 256u << 10;
     uint32_t delAckCount = 2; // 1 = no delayed ACK
     double dctcpG = 1.0 / 16; // DCTCP's gain g (ns3::TcpDctcp::DctcpShiftG)
+    bool restartEachRound = false; // reno/dctcp/newdctcp: cwnd back to IW at each round
     double delAckTimeoutMs = 1;
     double seriesBinUs = 100; // 0 = no depth series
     double maxSimS = 60;      // give up after this much simulated time
@@ -155,7 +156,7 @@ class Scenario
         {
             return TcpBbr::GetTypeId();
         }
-        return TcpLinuxReno::GetTypeId();
+        return TcpRenoP4i::GetTypeId();
     }
 
     void Defaults()
@@ -164,6 +165,7 @@ class Scenario
         Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(cfg.initCwnd));
         Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(cfg.delAckCount));
         Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(cfg.dctcpG));
+        g_restartEachRound = cfg.restartEachRound;
         Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
                            TimeValue(MicroSeconds(cfg.delAckTimeoutMs * 1000)));
         Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8u << 20));

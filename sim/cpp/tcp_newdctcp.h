@@ -39,6 +39,65 @@
 namespace ns3
 {
 
+// Ablation switch (transport.restart_each_round): on every first transmit with
+// nothing in flight — a round's first flight over a persistent connection —
+// cwnd restarts from the initial window and ssthresh keeps 3/4 of the old
+// cwnd (RFC 5681 §4.1's restart window, applied whatever the idle time), as
+// if each round opened a new connection. Off (the default) cwnd carries over,
+// as Linux does for idle periods shorter than the RTO.
+inline bool g_restartEachRound = false;
+
+inline void
+RestartOnTxStart(Ptr<TcpSocketState> tcb, TcpSocketState::TcpCAEvent_t event)
+{
+    if (g_restartEachRound && event == TcpSocketState::CA_EVENT_TX_START)
+    {
+        uint32_t iw = tcb->m_initialCWnd * tcb->m_segmentSize;
+        if (tcb->m_cWnd > iw)
+        {
+            tcb->m_ssThresh = std::max<uint32_t>(tcb->m_ssThresh, 3 * (tcb->m_cWnd / 4));
+            tcb->m_cWnd = iw;
+        }
+    }
+}
+
+// ns-3's TcpLinuxReno with the restart switch above (identical when it is off).
+class TcpRenoP4i : public TcpLinuxReno
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpRenoP4i")
+                                .SetParent<TcpLinuxReno>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpRenoP4i>();
+        return tid;
+    }
+
+    TcpRenoP4i() = default;
+
+    TcpRenoP4i(const TcpRenoP4i& o)
+        : TcpLinuxReno(o)
+    {
+    }
+
+    std::string GetName() const override
+    {
+        return "TcpRenoP4i";
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpRenoP4i>(this);
+    }
+
+    void CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t event) override
+    {
+        TcpLinuxReno::CwndEvent(tcb, event);
+        RestartOnTxStart(tcb, event);
+    }
+};
+
 class TcpNewDctcp : public TcpDctcp
 {
   public:
@@ -132,6 +191,12 @@ class TcpNewDctcp : public TcpDctcp
         }
     }
 
+    void CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t event) override
+    {
+        TcpDctcp::CwndEvent(tcb, event);
+        RestartOnTxStart(tcb, event);
+    }
+
     uint64_t cuts = 0; // windows that ended marked
 
   private:
@@ -202,6 +267,12 @@ class TcpDctcpLinux : public TcpDctcp
     uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override
     {
         return std::max(2 * tcb->m_segmentSize, TcpDctcp::GetSsThresh(tcb, bytesInFlight));
+    }
+
+    void CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t event) override
+    {
+        TcpDctcp::CwndEvent(tcb, event);
+        RestartOnTxStart(tcb, event);
     }
 };
 

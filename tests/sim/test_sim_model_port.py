@@ -7,7 +7,7 @@ from typing import Any
 
 from p4incast.agent.config import TUNABLES
 from p4incast.model.ecn import EcnMode
-from p4incast.model.scheme import App, Topology
+from p4incast.model.scheme import App, Topology, Transport
 from p4incast.model.wire import MSS_BYTES
 from p4incast.sim import engine
 
@@ -28,3 +28,7 @@ def test_run_config_defaults_are_the_models(p4i: Any) -> None:
     assert c.agentInitSegs == TUNABLES["init_segs"][0]
     assert c.agentMinSegs == TUNABLES["min_segs"][0]
     assert c.agentMaxW == TUNABLES["max_w"][0]
+    t = Transport()
+    assert (c.initCwnd, c.delAckCount == 2, c.dctcpG) == (t.init_cwnd, t.delayed_ack, t.dctcp_g)
+    assert c.restartEachRound == t.restart_each_round
+    assert (c.sharedBufferBytes, c.dtAlpha) == (topo.shared_buffer_bytes, topo.dt_alpha)

@@ -325,3 +325,15 @@ def test_rcc_ack_queue_holds_acks_and_loses_none(p4i: Any) -> None:
         }
     )
     assert off["status"] == "ok" and "ack_queue" not in off["agent"]
+
+
+def test_restart_each_round_starts_rounds_from_the_initial_window(p4i: Any) -> None:
+    """Rounds over persistent connections start with the windows the last round
+    ended with; restart_each_round puts every sender back to init_cwnd (2 here),
+    so 10 NewDCTCP senders' first flights (20 packets) fit the 43-frame buffer."""
+    base = {"scheme": scheme("newdctcp", "front", 20, "newdctcp"), "n": 10, "app": {"rounds": 8}}
+    carried = run_point({**base, "transport": {"init_cwnd": 2}})
+    fresh = run_point({**base, "transport": {"init_cwnd": 2, "restart_each_round": True}})
+    assert carried["switch"]["ports"]["1"]["queue_drops"] > 0
+    assert fresh["switch"]["ports"]["1"]["queue_drops"] == 0
+    assert not any(r["rto"] for r in fresh["rounds"])
