@@ -2,7 +2,7 @@
 PY      := .venv/bin/python
 PYTEST  := .venv/bin/pytest
 
-.PHONY: setup build build-tna test ptf bench run sweep sim lint clean
+.PHONY: setup build build-tna test ptf bench run sweep sim reproduce lint clean
 
 setup:            ## Debian packages + .venv + Python deps; reports p4c/BMv2/PI
 	scripts/setup.sh
@@ -30,6 +30,9 @@ sweep: build     ## the larger sweep (experiments/sweep.yaml): leaf-spine, backg
 
 sim:              ## the paper-scale comparison on the ns-3 model (experiments/sim.yaml), whatever is installed
 	$(PY) -m p4incast.experiments experiments/sim.yaml --engine sim
+
+reproduce:        ## every paper preset + ablation on the simulator -> results/reproduce-*/REPORT.md
+	$(PY) -m p4incast.experiments.reproduce
 
 lint:             ## ruff lint + format check
 	.venv/bin/ruff check . && .venv/bin/ruff format --check .

@@ -48,8 +48,9 @@ PY=${PYTHON:-/usr/bin/python3}
 # --system-site-packages: Mininet comes from Debian, not PyPI
 [ -x .venv/bin/python ] || "$PY" -m venv --system-site-packages .venv
 .venv/bin/pip install -q --upgrade pip
-# ns-3 (the simulator engine) is ~500 MB and takes a few minutes the first time.
-.venv/bin/pip install -q -e '.[dev,sim]'
+# ns-3 (the simulator engine) is ~500 MB and takes a few minutes the first time;
+# Ray (sweeps on a cluster: p4incast-run --cluster) another ~300 MB.
+.venv/bin/pip install -q -e '.[dev,sim,cluster]'
 
 echo "setup: external P4 tools (not in any registry):"
 .venv/bin/python -m p4incast.tools

@@ -1,0 +1,249 @@
+"""`make reproduce`: every paper preset on the simulator, and a report that puts
+each paper's claims beside what we measured.
+
+    python -m p4incast.experiments.reproduce [--only NAME ...] [--rounds R] [--out DIR]
+    p4incast-run reproduce [...]                 (the same)
+
+Runs experiments/papers/*.yaml (every variant) through the runner, then writes
+results/reproduce-<UTC time>/REPORT.md: per preset its citation, its settings,
+the settings the paper does not state (the preset's header comment, quoted),
+and one row per claim — the paper's words, our value with its 95 % interval,
+and the verdict of experiments/claims.py — plus one figure per preset variant
+with the paper's stated numbers drawn over our curves (reference.png).
+`--rounds` cuts every preset's rounds (the report says so, and the intervals
+widen accordingly); `--only` picks presets by file stem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after the Agg backend is chosen)
+
+from p4incast.engines.base import resolve  # noqa: E402
+from p4incast.sim.engine import base_rtt_s  # noqa: E402
+
+from . import results  # noqa: E402
+from .claims import Verdict, evaluate  # noqa: E402
+from .config import Experiment, ExperimentError, load_all  # noqa: E402
+from .runner import run_experiments  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+PAPERS = REPO / "experiments" / "papers"
+ABLATIONS = PAPERS / "ablations"
+METRIC_LABEL = {
+    "goodput_mbps": "goodput (Mbit/s)",
+    "rto_round_ratio": "rounds with an RTO",
+    "fct_p99_ms": "FCT p99 (ms)",
+    "drops": "drops",
+}
+
+
+def presets(only: list[str] | None = None) -> list[Path]:
+    """The paper presets, then the ablations (each changes one setting of a preset)."""
+    paths = sorted(PAPERS.glob("*.yaml")) + sorted(ABLATIONS.glob("*.yaml"))
+    if only:
+        unknown = sorted(set(only) - {p.stem for p in paths})
+        if unknown:
+            raise ExperimentError(
+                f"--only: no preset {', '.join(unknown)} (have {', '.join(p.stem for p in paths)})"
+            )
+        paths = [p for p in paths if p.stem in only]
+    return paths
+
+
+def variant_of(exp: Experiment, base_name: str) -> str:
+    """The variant label p4incast-run appended to the preset's name ("" without variants)."""
+    return exp.name[len(base_name) + 1 :] if exp.name != base_name else ""
+
+
+def header_comment(path: Path) -> str:
+    """The preset's leading comment: what the paper states and what we chose."""
+    lines = []
+    for line in path.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line[2:] if line.startswith("# ") else line[1:])
+    return "\n".join(lines)
+
+
+def reference_plot(
+    rows: list[dict[str, Any]], reference: dict[str, Any], title: str, out: Path
+) -> Path | None:
+    """Our goodput (and any other referenced metric) per scheme with 95 % error bars,
+    and the paper's stated numbers over them: points as black markers, peaks as
+    dashed horizontal lines, "collapses near N" as dotted vertical lines."""
+    metrics = [m for m in reference if m in METRIC_LABEL] or ["goodput_mbps"]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(6.5 * len(metrics), 4.2), squeeze=False)
+    schemes = list(dict.fromkeys(r["scheme"] for r in rows))
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        for i, s in enumerate(schemes):
+            pts = [r for r in rows if r["scheme"] == s and r.get(metric) is not None]
+            if not pts:
+                continue
+            xs = [r["n"] for r in pts]
+            ys = [float(r[metric]) for r in pts]
+            lo = [r.get(f"{metric}_ci_lo") for r in pts]
+            hi = [r.get(f"{metric}_ci_hi") for r in pts]
+            err = None
+            if all(v is not None for v in lo + hi):
+                err = [
+                    [y - float(a) for y, a in zip(ys, lo, strict=True)],
+                    [float(b) - y for y, b in zip(ys, hi, strict=True)],
+                ]
+            ax.errorbar(xs, ys, yerr=err, marker="o", ms=3, capsize=2, label=s, color=f"C{i}")
+            for n, v in reference.get(metric, {}).get(s, []):
+                ax.plot([n], [v], "k*", ms=12)
+                ax.annotate(f"paper {s}", (n, v), textcoords="offset points", xytext=(4, 4))
+            if metric == "goodput_mbps":
+                peak = reference.get("peak_goodput_mbps", {}).get(s)
+                if peak is not None:
+                    ax.axhline(peak, color=f"C{i}", ls="--", lw=1)
+                n_c = reference.get("collapse_n", {}).get(s)
+                if n_c is not None:
+                    ax.axvline(n_c, color=f"C{i}", ls=":", lw=1)
+        ax.set_xlabel("senders N")
+        ax.set_ylabel(METRIC_LABEL[metric])
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"{title}\nours: lines with 95 % CI; paper: ★ points, -- peaks, : collapse N")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def verdict_rows(exps: list[Experiment], sets: list[results.ResultSet], base: str) -> list[Verdict]:
+    by_variant = {variant_of(e, base): (e, rs) for e, rs in zip(exps, sets, strict=True)}
+    paper = exps[0].paper
+    out = []
+    for claim in paper.claims if paper else ():
+        # a claim that names no variant is checked on every variant (ablations)
+        variants = [str(claim["variant"])] if "variant" in claim else list(by_variant)
+        for variant in variants:
+            if variant not in by_variant:
+                raise ExperimentError(
+                    f"{base}: claim {claim['id']} names variant {variant!r}; "
+                    f"the preset has {', '.join(repr(v) for v in by_variant)}"
+                )
+            exp, rs = by_variant[variant]
+            ctx = {"topology": exp.topology, "app": exp.app, "base_rtt_s": base_rtt_s}
+            one = {**claim, "variant": variant} if variant else claim
+            out.append(evaluate(one, rs.aggregate(), ctx))
+    return out
+
+
+def report_section(
+    path: Path, exps: list[Experiment], sets: list[results.ResultSet], root: Path
+) -> str:
+    base = path.stem if exps[0].name.startswith(path.stem) else exps[0].name
+    paper = exps[0].paper
+    lines = [f"## {path.stem}", ""]
+    if paper:
+        lines += [f"**{paper.figure}** — {paper.cite}", ""]
+    lines += ["```", header_comment(path), "```", ""]
+    verdicts = verdict_rows(exps, sets, base)
+    if verdicts:
+        lines += ["| claim | paper | ours (95 % CI) | verdict |", "|---|---|---|---|"]
+        for v in verdicts:
+            c = v.claim
+            where = f" ({c['variant']})" if c.get("variant") else ""
+            lines.append(f"| {c['id']}{where} | {c['text']} | {v.ours} | **{v.verdict}** |")
+        lines.append("")
+    else:
+        lines += ["The paper states no number for this figure in its text; results only.", ""]
+    for exp, rs in zip(exps, sets, strict=True):
+        variant = variant_of(exp, base)
+        ref = (paper.reference.get(variant) if paper else None) or {}
+        fig = reference_plot(rs.aggregate(), ref, exp.name, rs.out_dir / "reference.png")
+        rel = fig.relative_to(root) if fig else None
+        lines += [f"### {exp.name}", "", f"![{exp.name}]({rel})", "", "```"]
+        lines += [rs.summary_table(), "```", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="p4incast-run reproduce", description=__doc__.split("\n")[0])
+    ap.add_argument("--only", nargs="+", metavar="PRESET", help="preset file stems to run")
+    ap.add_argument("--rounds", type=int, help="cut every preset's rounds (intervals widen)")
+    ap.add_argument("--out", type=Path, help="results folder (default results/reproduce-<time>)")
+    ap.add_argument("--jobs", type=int, default=0, help="simulator workers (default: all CPUs)")
+    ap.add_argument(
+        "--report-only",
+        action="store_true",
+        help="run nothing: write REPORT.md from the results already in --out (e.g. after Ctrl-C)",
+    )
+    args = ap.parse_args(argv)
+    if args.report_only and not args.out:
+        print("reproduce: --report-only needs --out RESULTS_DIR", file=sys.stderr)
+        return 2
+    try:
+        paths = presets(args.only)
+        loaded = [(p, [e.with_overrides(rounds=args.rounds) for e in load_all(p)]) for p in paths]
+        engine, note = resolve("sim")
+    except (ExperimentError, RuntimeError) as err:
+        print(f"reproduce: {err}", file=sys.stderr)
+        return 2
+    root = args.out or REPO / "results" / f"reproduce-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
+    total = sum(len(e.points()) for _p, exps in loaded for e in exps)
+    print(f"{note}; {len(paths)} presets, {total} runs; results in {root}", flush=True)
+    t0 = time.monotonic()
+    # One sweep over every preset's experiments: one worker pool, prepared once.
+    exps = [e for _path, pexps in loaded for e in pexps]
+    dirs = [
+        root / path.relative_to(PAPERS).with_suffix("") / e.name
+        for path, pexps in loaded
+        for e in pexps
+    ]
+    for d in dirs:
+        d.mkdir(parents=True, exist_ok=True)
+    if args.report_only:  # what an interrupted run finished; unrun points are missing
+        sets = [
+            results.load(d)
+            if (d / "results.json").is_file()
+            else results.ResultSet(d, e.name, e.as_dict())
+            for d, e in zip(dirs, exps, strict=True)
+        ]
+    else:
+        sets = run_experiments(exps, engine, dirs, args.jobs or os.cpu_count() or 1)
+    sections: list[str] = []
+    at = 0
+    for path, pexps in loaded:
+        if path.parent == ABLATIONS and "# Ablations" not in sections:
+            sections += ["# Ablations", "", "Each changes one setting of a preset above.", ""]
+        mine = sets[at : at + len(pexps)]
+        at += len(pexps)
+        sections.append(report_section(path, pexps, mine, root))
+    minutes = (time.monotonic() - t0) / 60
+    cut = f" Rounds cut to {args.rounds} per run (--rounds)." if args.rounds else ""
+    done = sum(len(rs.runs) for rs in sets)
+    ran = (
+        f"Rebuilt from the {done} of {total} runs finished in {root} (--report-only)."
+        if args.report_only
+        else f"{total} runs in {minutes:.1f} min on {note.removeprefix('engine: ')}."
+    )
+    head = [
+        "# p4-incast: the papers' headline results on the simulator",
+        "",
+        f"{ran}{cut}",
+        "Verdicts (experiments/claims.py): holds; diverges (wrong side even at the edge of our",
+        "95 % interval); inconclusive (only the mean is on the wrong side).",
+        "",
+    ]
+    report = root / "REPORT.md"
+    report.write_text("\n".join(head + sections))
+    print(f"\n{ran}\nreport: {report}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

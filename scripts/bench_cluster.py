@@ -1,0 +1,168 @@
+"""Benchmark: what the Ray executor costs — simulator points per minute with the
+local process pool vs a 1-node and a 2-node Ray cluster on this machine, in one
+run, with the same number of workers each (one per CPU), so the ratio is the
+executor's overhead (target: Ray within 10 % of the pool, ratio >= 0.90).
+
+The sweep is experiments/sim.yaml's first variant (SRU 64 KB, buffer 64 KB:
+7 schemes x N = 1..100 = 56 points of 10 rounds; --full: all four variants,
+224 points). Each executor runs every point once, from cold workers to the last
+record: the wall time includes each worker's ns-3 load and model compile
+(15-30 s here), as a user's sweep does, so on a short sweep that start-up's
+jitter dominates the ratio (--full, --repeat). The Ray clusters are started
+(`ray start`) before the clock and stopped after; the times their workers
+became ready are printed, and whether every record of every run is identical
+(wall_s aside: experiments/executors.py).
+
+The Ray nodes' workers run at nice 0 here (Ray's default is 15), so that on a
+shared machine they compete for CPU as the pool's workers do; the machine's
+load average is printed before each run — other people's work skews a run.
+
+    .venv/bin/python scripts/bench_cluster.py [--full] [--repeat 3] [--senders 1,8] [--rounds 10]
+
+Needs ns-3 and Ray (pip install -e '.[cluster]'); prints why when it cannot run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from p4incast.engines.sim import ENGINE
+from p4incast.experiments import config
+from p4incast.experiments.executors import ClusterError, Executor, Job, LocalPool, without_timing
+from p4incast.experiments.ray_local import LocalRayCluster
+from p4incast.experiments.ray_pool import RayPool
+
+REPO = Path(__file__).resolve().parent.parent
+TARGET = 0.90  # Ray's points per minute over the local pool's
+
+
+def sweep(full: bool, senders: list[int] | None, rounds: int) -> list[Job]:
+    """The benchmark's points, in the runner's order."""
+    exps = config.load_all(REPO / "experiments" / "sim.yaml")
+    exps = [e.with_overrides(senders=senders, rounds=rounds) for e in exps[: None if full else 1]]
+    log = Path(tempfile.gettempdir()) / "p4i-bench-cluster-logs"
+    return [Job(i, p, log) for i, e in enumerate(exps) for p in e.points()]
+
+
+def timed(executor: Executor, jobs: list[Job]) -> tuple[float, float, dict[Any, dict[str, Any]]]:
+    """(wall s to the last record, wall s to the first, records by job) of one sweep."""
+    records: dict[Any, dict[str, Any]] = {}
+    first: list[float] = []
+    t0 = time.monotonic()
+
+    def done(job: Job, record: dict[str, Any]) -> None:
+        if not first:
+            first.append(time.monotonic() - t0)
+        records[(job.index, job.point.scheme.name, job.point.n, job.point.repeat)] = record
+
+    executor.run(jobs, done)
+    return time.monotonic() - t0, first[0], records
+
+
+def on_ray(nodes: list[int], jobs: list[Job], workers: int) -> tuple[float, float, dict[Any, Any]]:
+    """The sweep on a fresh local Ray cluster of nodes with these CPU counts."""
+    tmp = Path(tempfile.mkdtemp(prefix="p4i-bench-ray-", dir="/tmp"))  # short: unix sockets
+    cluster = LocalRayCluster(tmp, niceness=0)
+    try:
+        t = time.monotonic()
+        cluster.start_head(cpus=nodes[0])
+        for cpus in nodes[1:]:
+            cluster.add_node(cpus=cpus)
+        print(f"cluster: {len(nodes)}-node Ray cluster started in {time.monotonic() - t:.1f} s")
+        notes: list[str] = []
+        # The driver on the head node, as `p4incast-run --cluster auto` there (Ray Client,
+        # ray://, adds a proxy hop per call; the tests run sweeps through it).
+        pool = RayPool(ENGINE, cluster.gcs_address, max_workers=workers, log=notes.append)
+        with pool:
+            cpu0 = cluster.daemon_cpu_s() + time.process_time()
+            out = timed(pool, jobs)
+            cpu = cluster.daemon_cpu_s() + time.process_time() - cpu0
+        ready = [re.search(r"after (\d+) s", n) for n in notes]
+        print(
+            f"cluster: workers ready after {', '.join(f'{m[1]} s' for m in ready if m)}; "
+            f"Ray's daemons and this driver used {cpu:.1f} CPU-s during the sweep "
+            f"({100 * cpu / (out[0] * (os.cpu_count() or 1)):.1f} % of the machine)"
+        )
+        if pool.lost:
+            print(f"cluster: {pool.lost} point(s) lost with their worker and run again")
+        return out
+    finally:
+        cluster.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="all four variants of sim.yaml (224)")
+    ap.add_argument("--senders", help="override N values, e.g. 1,8,64")
+    ap.add_argument("--rounds", type=int, default=10, help="rounds per point (default 10)")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="run the three in turn this many times (median)"
+    )
+    args = ap.parse_args()
+    why = ENGINE.unavailable()
+    if why is None and importlib.util.find_spec("ray") is None:
+        why = "Ray is not installed (pip install -e '.[cluster]'; make setup installs it)"
+    if why:
+        print(f"bench_cluster: skipped — {why}")
+        return 0
+    senders = [int(x) for x in args.senders.split(",")] if args.senders else None
+    jobs = sweep(args.full, senders, args.rounds)
+    cpus = os.cpu_count() or 1
+    print(
+        f"cluster: {len(jobs)} simulator points of {args.rounds} rounds "
+        f"(experiments/sim.yaml{'' if args.full else ', first variant'}), {cpus} workers each"
+    )
+    runs: dict[str, Callable[[], tuple[float, float, dict[Any, Any]]]] = {
+        "local pool": lambda: timed(LocalPool(ENGINE, cpus), jobs),
+        "ray, 1 node": lambda: on_ray([cpus], jobs, cpus),
+        f"ray, {cpus} nodes": lambda: on_ray([1] * cpus, jobs, cpus),
+    }
+    rates: dict[str, list[float]] = {name: [] for name in runs}
+    ref: dict[Any, Any] | None = None
+    same = True
+    for _ in range(max(1, args.repeat)):
+        for name, run in runs.items():
+            load = os.getloadavg()[0]
+            try:
+                wall, first, records = run()
+            except ClusterError as err:
+                print(f"bench_cluster: {name}: {err}")
+                return 1
+            rates[name].append(len(jobs) / wall * 60)
+            failed = sum(1 for r in records.values() if r.get("status") != "ok")
+            print(
+                f"cluster: {name:12s}: {len(jobs)} points in {wall:6.1f} s -> "
+                f"{rates[name][-1]:6.1f} points/min (first record at {first:.1f} s); "
+                f"{failed} failed; load average before {load:.1f}",
+                flush=True,
+            )
+            plain = {k: without_timing(v) for k, v in records.items()}
+            ref = plain if ref is None else ref
+            same = same and plain == ref
+    print(f"cluster: records identical in every run (wall_s aside): {'yes' if same else 'NO'}")
+    local = statistics.median(rates["local pool"])
+    for name in list(runs)[1:]:
+        ratio = statistics.median(rates[name]) / local
+        verdict = "met" if ratio >= TARGET else "NOT met"
+        print(
+            f"cluster: {name} / local pool = {ratio:.3f} (median points per minute "
+            f"{statistics.median(rates[name]):.1f} / {local:.1f}; overhead "
+            f"{100 * (1 - ratio):+.1f} %; target ratio >= {TARGET}: {verdict})"
+        )
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

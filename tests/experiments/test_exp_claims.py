@@ -1,0 +1,126 @@
+"""experiments/claims.py on constructed summary rows: each kind of claim gives the
+verdict its definition says (holds / diverges / inconclusive), and every shipped
+preset's claims are well formed and name variants the preset has."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from p4incast.experiments.claims import (
+    DIVERGES,
+    HOLDS,
+    INCONCLUSIVE,
+    ClaimError,
+    check_claim,
+    evaluate,
+)
+from p4incast.experiments.config import load_all
+from p4incast.experiments.reproduce import presets, variant_of
+from p4incast.model.scheme import App, Topology
+from p4incast.sim.engine import base_rtt_s
+
+CTX = {"topology": Topology(), "app": App(), "base_rtt_s": base_rtt_s}
+
+
+def row(
+    scheme: str,
+    n: int,
+    goodput: float,
+    lo: float | None = None,
+    hi: float | None = None,
+    **more: Any,
+) -> dict[str, Any]:
+    return {
+        "scheme": scheme,
+        "n": n,
+        "goodput_mbps": goodput,
+        "goodput_mbps_ci_lo": lo,
+        "goodput_mbps_ci_hi": hi,
+        **more,
+    }
+
+
+CURVE = [row("tcp", 1, 900), row("tcp", 5, 800), row("tcp", 10, 400), row("tcp", 20, 300)]
+
+
+def claim(**kw: Any) -> dict[str, Any]:
+    return {"id": "c", "text": "t", **kw}
+
+
+def test_collapse_n_within_the_stated_range() -> None:
+    assert (
+        evaluate(claim(kind="collapse_n", scheme="tcp", lo=8, hi=12), CURVE, CTX).verdict == HOLDS
+    )
+    v = evaluate(claim(kind="collapse_n", scheme="tcp", lo=20, hi=30), CURVE, CTX)
+    assert v.verdict == DIVERGES and "N=10" in v.ours
+
+
+def test_no_collapse() -> None:
+    assert evaluate(claim(kind="no_collapse", scheme="tcp", n_max=5), CURVE, CTX).verdict == HOLDS
+    assert (
+        evaluate(claim(kind="no_collapse", scheme="tcp", n_max=20), CURVE, CTX).verdict == DIVERGES
+    )
+
+
+def test_at_least_uses_the_interval_for_inconclusive() -> None:
+    rows = [row("a", 10, 95, 85, 105), row("a", 20, 70, 60, 80)]
+    c = claim(kind="at_least", scheme="a", value=100, n_max=10)
+    assert evaluate(c, rows, CTX).verdict == INCONCLUSIVE  # mean below, interval reaches 100
+    assert evaluate({**c, "n_max": 20}, rows, CTX).verdict == DIVERGES  # N=20: even 80 < 100
+    assert evaluate({**c, "value": 90}, rows, CTX).verdict == HOLDS
+
+
+def test_at_most_on_drops() -> None:
+    rows = [{"scheme": "rcc", "n": 10, "drops": 0}, {"scheme": "rcc", "n": 100, "drops": 7}]
+    c = claim(kind="at_most", scheme="rcc", metric="drops", value=0)
+    v = evaluate(c, rows, CTX)
+    assert v.verdict == DIVERGES and "N=100" in v.ours
+    assert evaluate({**c, "n_max": 10}, rows, CTX).verdict == HOLDS
+
+
+def test_near_at_n_and_at_the_peak() -> None:
+    c = claim(kind="near", scheme="tcp", n=10, value=420, tolerance=0.1)
+    assert evaluate(c, CURVE, CTX).verdict == HOLDS
+    assert evaluate({**c, "value": 600}, CURVE, CTX).verdict == DIVERGES
+    peak = claim(kind="near", scheme="tcp", metric="peak_goodput_mbps", value=850, tolerance=0.1)
+    assert evaluate(peak, CURVE, CTX).verdict == HOLDS  # 900 within 850 ± 85
+
+
+def test_ordering_higher_and_lower() -> None:
+    rows = [row("a", 10, 900), row("b", 10, 500), row("a", 20, 800), row("b", 20, 600)]
+    assert evaluate(claim(kind="ordering", schemes=["a", "b"]), rows, CTX).verdict == HOLDS
+    assert evaluate(claim(kind="ordering", schemes=["b", "a"]), rows, CTX).verdict == DIVERGES
+    low = claim(kind="ordering", schemes=["b", "a"], lower=True)
+    assert evaluate(low, rows, CTX).verdict == HOLDS
+
+
+def test_matches_bound_uses_the_closed_form_where_it_batches() -> None:
+    # 64 KB buffer, 1 Gbit/s, SRU 64 KB: N = 8 runs in k >= 2 batches, g ~ 106 Mbit/s;
+    # N = 1 is one batch (skipped: no prediction)
+    c = claim(kind="matches_bound", scheme="batched", tolerance=0.25)
+    v = evaluate(c, [row("batched", 1, 900.0), row("batched", 8, 110.0)], CTX)
+    assert v.verdict == HOLDS and "N=1 " not in v.ours and "N=8 (k=" in v.ours
+    assert evaluate(c, [row("batched", 8, 990.0)], CTX).verdict == DIVERGES
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"id": "x"}, claim(kind="sideways"), claim(kind="collapse_n", scheme="tcp", lo=1)],
+)
+def test_malformed_claims_refused(bad: dict[str, Any]) -> None:
+    with pytest.raises(ClaimError):
+        check_claim(bad, "paper.claims[0]")
+
+
+@pytest.mark.parametrize("path", presets(), ids=lambda p: p.stem)
+def test_shipped_presets_claims_name_their_variants(path: Path) -> None:
+    exps = load_all(path)
+    assert exps[0].paper is not None and exps[0].paper.claims
+    names = {variant_of(e, path.stem) for e in exps}
+    for c in exps[0].paper.claims:
+        assert c.get("variant", next(iter(names))) in names, c["id"]
+    for key in exps[0].paper.reference:
+        assert key in names, key
