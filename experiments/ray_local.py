@@ -123,19 +123,15 @@ class LocalRayCluster:
         title = "ray::PointWorker.run" if running else "ray::PointWorker"
         return [pid for pid in self.pids(session) if _cmdline(pid).startswith(title)]
 
-    def daemon_cpu_s(self) -> float:
-        """CPU seconds Ray's own live processes (everything but point workers) have used."""
-        total = 0.0
-        for pid in [p for s in self.sessions for p in self.pids(s)]:
-            if _cmdline(pid).startswith("ray::PointWorker"):
-                continue
-            try:
-                stat = Path(f"/proc/{pid}/stat").read_text()
-            except OSError:  # gone meanwhile
-                continue
-            fields = stat[stat.rindex(")") + 2 :].split()  # ... utime stime (fields 14, 15)
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        return total
+    def cpu_s(self, *, daemons: bool = False) -> dict[int, float]:
+        """CPU seconds used so far by each live process of the cluster; `daemons`:
+        only Ray's own (GCS, raylets, agents, the client server), not its Python
+        workers (`ray::` titles: a prestarted idle worker may become a point
+        worker). Subtract two readings pid by pid (`cpu_used`)."""
+        pids = [p for s in self.sessions for p in self.pids(s)]
+        if daemons:
+            pids = [p for p in pids if not _is_worker(_cmdline(p))]
+        return cpu_s(pids)
 
     def stop(self) -> None:
         """SIGTERM every process of the cluster's sessions, SIGKILL what is left after 5 s."""
@@ -155,6 +151,32 @@ class LocalRayCluster:
         self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+_RAY_AGENTS = ("ray::DashboardAgent", "ray::RuntimeEnvAgent")  # daemons with a ray:: title
+
+
+def _is_worker(title: str) -> bool:
+    return title.startswith("ray::") and not title.startswith(_RAY_AGENTS)
+
+
+def cpu_s(pids: list[int]) -> dict[int, float]:
+    """CPU seconds (user + system) each of these live processes has used so far."""
+    out = {}
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()  # ... utime stime (fields 14, 15)
+        out[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+def cpu_used(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds between two readings: processes born since count in full, processes
+    gone since (their last seconds unread) not at all."""
+    return sum(t - before.get(pid, 0.0) for pid, t in after.items())
 
 
 def _json(resources: Mapping[str, float]) -> str:

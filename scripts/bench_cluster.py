@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import multiprocessing
 import os
 import re
 import shutil
@@ -34,13 +35,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from p4incast.engines.sim import ENGINE
 from p4incast.experiments import config
 from p4incast.experiments.executors import ClusterError, Executor, Job, LocalPool, without_timing
-from p4incast.experiments.ray_local import LocalRayCluster
+from p4incast.experiments.ray_local import LocalRayCluster, cpu_s, cpu_used
 from p4incast.experiments.ray_pool import RayPool
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,22 +57,41 @@ def sweep(full: bool, senders: list[int] | None, rounds: int) -> list[Job]:
     return [Job(i, p, log) for i, e in enumerate(exps) for p in e.points()]
 
 
-def timed(executor: Executor, jobs: list[Job]) -> tuple[float, float, dict[Any, dict[str, Any]]]:
-    """(wall s to the last record, wall s to the first, records by job) of one sweep."""
+@dataclass
+class Run:
+    """One sweep by one executor."""
+
+    wall: float  # s, start to the last record
+    first: float  # s, start to the first record
+    cpu: float  # CPU-s of every process it used (workers, Ray's daemons, this driver)
+    records: dict[Any, dict[str, Any]]
+
+
+def timed(executor: Executor, jobs: list[Job], cpu_now: Callable[[], dict[int, float]]) -> Run:
+    """Run the sweep; `cpu_now` reads the CPU seconds of the executor's processes (read
+    again at the last record, before the executor stops its workers)."""
     records: dict[Any, dict[str, Any]] = {}
     first: list[float] = []
-    t0 = time.monotonic()
+    cpu: list[float] = []
+    before, t0 = cpu_now(), time.monotonic()
 
     def done(job: Job, record: dict[str, Any]) -> None:
         if not first:
             first.append(time.monotonic() - t0)
         records[(job.index, job.point.scheme.name, job.point.n, job.point.repeat)] = record
+        if len(records) == len(jobs):
+            cpu.append(cpu_used(before, cpu_now()))
 
     executor.run(jobs, done)
-    return time.monotonic() - t0, first[0], records
+    return Run(time.monotonic() - t0, first[0], cpu[0], records)
 
 
-def on_ray(nodes: list[int], jobs: list[Job], workers: int) -> tuple[float, float, dict[Any, Any]]:
+def me_and_children() -> dict[int, float]:
+    """CPU seconds of this process and its (pool worker) children."""
+    return cpu_s([os.getpid(), *(p.pid for p in multiprocessing.active_children())])
+
+
+def on_ray(nodes: list[int], jobs: list[Job], workers: int) -> Run:
     """The sweep on a fresh local Ray cluster of nodes with these CPU counts."""
     tmp = Path(tempfile.mkdtemp(prefix="p4i-bench-ray-", dir="/tmp"))  # short: unix sockets
     cluster = LocalRayCluster(tmp, niceness=0)
@@ -85,18 +106,18 @@ def on_ray(nodes: list[int], jobs: list[Job], workers: int) -> tuple[float, floa
         # ray://, adds a proxy hop per call; the tests run sweeps through it).
         pool = RayPool(ENGINE, cluster.gcs_address, max_workers=workers, log=notes.append)
         with pool:
-            cpu0 = cluster.daemon_cpu_s() + time.process_time()
-            out = timed(pool, jobs)
-            cpu = cluster.daemon_cpu_s() + time.process_time() - cpu0
+            d0 = cluster.cpu_s(daemons=True)
+            run = timed(pool, jobs, lambda: {**cluster.cpu_s(), **cpu_s([os.getpid()])})
+            daemons = cpu_used(d0, cluster.cpu_s(daemons=True))
         ready = [re.search(r"after (\d+) s", n) for n in notes]
         print(
             f"cluster: workers ready after {', '.join(f'{m[1]} s' for m in ready if m)}; "
-            f"Ray's daemons and this driver used {cpu:.1f} CPU-s during the sweep "
-            f"({100 * cpu / (out[0] * (os.cpu_count() or 1)):.1f} % of the machine)"
+            f"Ray's daemons used {daemons:.1f} CPU-s during the sweep "
+            f"({100 * daemons / (run.wall * (os.cpu_count() or 1)):.1f} % of the machine)"
         )
         if pool.lost:
             print(f"cluster: {pool.lost} point(s) lost with their worker and run again")
-        return out
+        return run
     finally:
         cluster.stop()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -124,42 +145,48 @@ def main() -> int:
         f"cluster: {len(jobs)} simulator points of {args.rounds} rounds "
         f"(experiments/sim.yaml{'' if args.full else ', first variant'}), {cpus} workers each"
     )
-    runs: dict[str, Callable[[], tuple[float, float, dict[Any, Any]]]] = {
-        "local pool": lambda: timed(LocalPool(ENGINE, cpus), jobs),
+    runs: dict[str, Callable[[], Run]] = {
+        "local pool": lambda: timed(LocalPool(ENGINE, cpus), jobs, me_and_children),
         "ray, 1 node": lambda: on_ray([cpus], jobs, cpus),
         f"ray, {cpus} nodes": lambda: on_ray([1] * cpus, jobs, cpus),
     }
     rates: dict[str, list[float]] = {name: [] for name in runs}
+    cpus_per_point: dict[str, list[float]] = {name: [] for name in runs}
     ref: dict[Any, Any] | None = None
     same = True
     for _ in range(max(1, args.repeat)):
-        for name, run in runs.items():
+        for name, sweep_with in runs.items():
             load = os.getloadavg()[0]
             try:
-                wall, first, records = run()
+                run = sweep_with()
             except ClusterError as err:
                 print(f"bench_cluster: {name}: {err}")
                 return 1
-            rates[name].append(len(jobs) / wall * 60)
-            failed = sum(1 for r in records.values() if r.get("status") != "ok")
+            rates[name].append(len(jobs) / run.wall * 60)
+            cpus_per_point[name].append(run.cpu / len(jobs))
+            failed = sum(1 for r in run.records.values() if r.get("status") != "ok")
             print(
-                f"cluster: {name:12s}: {len(jobs)} points in {wall:6.1f} s -> "
-                f"{rates[name][-1]:6.1f} points/min (first record at {first:.1f} s); "
-                f"{failed} failed; load average before {load:.1f}",
+                f"cluster: {name:12s}: {len(jobs)} points in {run.wall:6.1f} s -> "
+                f"{rates[name][-1]:6.1f} points/min (first record at {run.first:.1f} s), "
+                f"{run.cpu / len(jobs):.3f} CPU-s per point; {failed} failed; "
+                f"load average before {load:.1f}",
                 flush=True,
             )
-            plain = {k: without_timing(v) for k, v in records.items()}
+            plain = {k: without_timing(v) for k, v in run.records.items()}
             ref = plain if ref is None else ref
             same = same and plain == ref
     print(f"cluster: records identical in every run (wall_s aside): {'yes' if same else 'NO'}")
     local = statistics.median(rates["local pool"])
+    local_cpu = statistics.median(cpus_per_point["local pool"])
     for name in list(runs)[1:]:
         ratio = statistics.median(rates[name]) / local
+        cpu_ratio = local_cpu / statistics.median(cpus_per_point[name])
         verdict = "met" if ratio >= TARGET else "NOT met"
         print(
             f"cluster: {name} / local pool = {ratio:.3f} (median points per minute "
             f"{statistics.median(rates[name]):.1f} / {local:.1f}; overhead "
-            f"{100 * (1 - ratio):+.1f} %; target ratio >= {TARGET}: {verdict})"
+            f"{100 * (1 - ratio):+.1f} %; target ratio >= {TARGET}: {verdict}); "
+            f"per CPU-second {cpu_ratio:.3f} (overhead {100 * (1 - cpu_ratio):+.1f} %)"
         )
     return 0 if same else 1
 

@@ -2,9 +2,11 @@
 
 One cluster serves the module: a head (1 CPU) and a second node (1 CPU,
 custom resource `node2`), started with `ray start` in sessions of their own
-and stopped by those sessions' processes. Every sweep is the simulator's;
-each sweep on the cluster pays ns-3's load once per actor (~20 s here).
-Skipped with the reason when Ray or ns-3 is missing or Ray cannot start.
+and stopped by those sessions' processes. The sweeps are the simulator's
+(each pays ns-3's load once per actor, ~20 s here), except the last test's:
+BMv2 points on a third node, added for it, that advertises `bmv2` (skipped
+without root and BMv2). Skipped with the reason when Ray or ns-3 is missing
+or Ray cannot start.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 import pytest
 import yaml
 
+from p4incast.engines.bmv2 import ENGINE as BMV2
 from p4incast.engines.sim import ENGINE as SIM
 from p4incast.experiments.executors import ClusterError, without_timing
 from p4incast.experiments.ray_local import LocalRayCluster
@@ -63,6 +66,15 @@ LONG = {
     "name": "long",
     "app": {"sru_bytes": 65536, "rounds": 100},
     "senders": [32, 48, 64, 100],
+}
+# The testbed's smoke point (tests/testbed) at N = 2 and 4: two short BMv2 runs.
+BMV2_SMOKE = {
+    "name": "bmv2smoke",
+    "engine": "bmv2",
+    "topology": {"queue_pkts": 64, "bottleneck_pps": 2000, "host_mbps": 100},
+    "app": {"sru_bytes": 32768, "rounds": 3},
+    "senders": [2, 4],
+    "schemes": [{"name": "mark-front", "ecn": "front", "k": 12, "cc": "reno"}],
 }
 PROGRESS = re.compile(r"\] \d+/\d+ eta \S+  (\S+) N=(\d+) rep (\d+): ")
 
@@ -271,3 +283,38 @@ def test_bmv2_points_need_a_bmv2_node(cluster: Cluster, tmp_path: Path) -> None:
     assert "0 advertising 'bmv2': nowhere to run bmv2 points" in line
     assert "--resources '{\"bmv2\": 1}'" in line
     assert not out.exists()
+
+
+BMV2_WHY = BMV2.unavailable()
+
+
+@pytest.mark.bmv2
+@pytest.mark.root
+@pytest.mark.skipif(BMV2_WHY is not None, reason=f"bmv2: {BMV2_WHY}")
+def test_bmv2_points_run_on_the_bmv2_node(cluster: Cluster, tmp_path: Path) -> None:
+    """A node advertising `bmv2` (and no CPU, so no simulator actor lands there) gets
+    the one BMv2 actor; both points run on it, one after the other, and succeed."""
+    bmv2_node = cluster.ray.add_node(cpus=0, resources={"bmv2": 1})
+    try:
+        exp = write(tmp_path, BMV2_SMOKE)
+        out = tmp_path / "out"
+        proc = start_cli(
+            str(exp), "--out", str(out), "--cluster", cluster.ray.client_address, out=tmp_path
+        )
+        seen: set[int] = set()
+        while proc.poll() is None:
+            seen.update(cluster.ray.workers(bmv2_node))
+            time.sleep(0.1)
+        stderr = (tmp_path / "stderr").read_text()
+        assert proc.returncode == 0, stderr[-3000:]
+        assert "1 advertising 'bmv2'" in (tmp_path / "stdout").read_text()
+        ready = re.findall(r"ray: worker ready on \S+ pid (\d+)", stderr)
+        assert len(ready) == 1 and int(ready[0]) in seen, (ready, seen)
+        got = by_key(out)
+        assert set(got) == {("mark-front", 2, 0), ("mark-front", 4, 0)}
+        for run in got.values():
+            assert run["status"] == "ok" and run["engine"] == "bmv2", run.get("error")
+            assert all(r["goodput_bps"] > 0 for r in run["rounds"])
+    finally:
+        for pid in cluster.ray.pids(bmv2_node):
+            os.kill(pid, signal.SIGKILL)
