@@ -2,7 +2,7 @@
 each paper's claims beside what we measured.
 
     python -m p4incast.experiments.reproduce [--only NAME ...] [--rounds R] [--out DIR]
-    p4incast-run reproduce [...]                 (the same)
+    make reproduce                               (all of them)
 
 Runs experiments/papers/*.yaml (every variant) through the runner, then writes
 results/reproduce-<UTC time>/REPORT.md: per preset its citation, its settings,
@@ -172,7 +172,7 @@ def report_section(
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="p4incast-run reproduce", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="reproduce", description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="+", metavar="PRESET", help="preset file stems to run")
     ap.add_argument("--rounds", type=int, help="cut every preset's rounds (intervals widen)")
     ap.add_argument("--out", type=Path, help="results folder (default results/reproduce-<time>)")
