@@ -11,7 +11,10 @@ record: the wall time includes each worker's ns-3 load and model compile
 jitter dominates the ratio (--full, --repeat). The Ray clusters are started
 (`ray start`) before the clock and stopped after; the times their workers
 became ready are printed, and whether every record of every run is identical
-(wall_s aside: experiments/executors.py).
+(wall_s aside: experiments/executors.py). Also printed: the CPU seconds per
+point of every process an executor used (its workers, Ray's daemons, this
+driver) and their ratio, which other people's work on the machine skews far
+less than wall time.
 
 The Ray nodes' workers run at nice 0 here (Ray's default is 15), so that on a
 shared machine they compete for CPU as the pool's workers do; the machine's
@@ -108,7 +111,8 @@ def on_ray(nodes: list[int], jobs: list[Job], workers: int) -> Run:
         with pool:
             d0 = cluster.cpu_s(daemons=True)
             run = timed(pool, jobs, lambda: {**cluster.cpu_s(), **cpu_s([os.getpid()])})
-            daemons = cpu_used(d0, cluster.cpu_s(daemons=True))
+            end = cluster.cpu_s()  # the same daemons (a stopped worker may change its title)
+            daemons = sum(end[pid] - t for pid, t in d0.items() if pid in end)
         ready = [re.search(r"after (\d+) s", n) for n in notes]
         print(
             f"cluster: workers ready after {', '.join(f'{m[1]} s' for m in ready if m)}; "
