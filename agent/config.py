@@ -38,6 +38,12 @@ TUNABLES: dict[str, tuple[float, float, float, str]] = {
     "interval_ms": (5.0, 0.2, 1000, "userspace tick for ictcp/rcc and housekeeping, ms"),
     "capacity_mbps": (0, 0, 400_000, "ICTCP interface capacity C, Mbit/s (0: from sysfs)"),
     "queue_maxsize": (40, 1, 100_000, "RCC queue_maxsize, packets"),
+    "budget_bytes": (
+        0,
+        0,
+        1 << 31,
+        "newdctcp-budget: sum of all flows' windows, bytes (queue + bandwidth-delay product)",
+    ),
 }
 
 
@@ -56,6 +62,7 @@ class AgentConfig:
     interval_ms: float = 5.0
     capacity_mbps: float = 0
     queue_maxsize: int = 40
+    budget_bytes: int = 0
 
     def validated(self) -> AgentConfig:
         if self.policy not in POLICY_NAMES:
@@ -66,6 +73,11 @@ class AgentConfig:
             v = getattr(self, name)
             if not lo <= v <= hi:
                 raise ConfigError(f"{name}={v} out of range [{lo}, {hi}] ({desc})")
+        if self.policy == "newdctcp-budget" and not self.budget_bytes:
+            raise ConfigError(
+                "policy newdctcp-budget needs budget_bytes (--budget-bytes): what the "
+                "bottleneck holds, queue + bandwidth-delay product, in bytes"
+            )
         return self
 
     @classmethod

@@ -34,7 +34,14 @@ __all__ = [
 ]
 
 # rxwin.h RX_POLICY_*; ictcp and rcc run as "user": the agent writes W.
-POLICIES: dict[str, int] = {"off": 0, "observe": 1, "newdctcp-rx": 2, "ictcp": 3, "rcc": 3}
+POLICIES: dict[str, int] = {
+    "off": 0,
+    "observe": 1,
+    "newdctcp-rx": 2,
+    "ictcp": 3,
+    "rcc": 3,
+    "newdctcp-budget": 4,
+}
 ST_NAMES = (
     "rx_pkts",
     "tx_acks",
@@ -46,7 +53,7 @@ ST_NAMES = (
     "idle_reset",
 )
 FL_PEER_SYN, FL_LOCAL_SYN = 1 << 0, 1 << 1
-FL_MARKED, FL_SLOW = 1 << 6, 1 << 10
+FL_MARKED, FL_COUNTED, FL_SLOW = 1 << 6, 1 << 7, 1 << 10
 FL_HS = FL_PEER_SYN | FL_LOCAL_SYN
 
 
@@ -67,6 +74,8 @@ class RxConfig(ctypes.Structure):
         ("ifindex", ctypes.c_uint32),
         ("min_segs", ctypes.c_uint32),
         ("idle_ns", ctypes.c_uint64),
+        ("budget_bytes", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
     ]
 
 
@@ -173,6 +182,7 @@ class RxWin:
         self.flows_fd = c.bpf_map__fd(m["p4i_flows"])
         self.wset_fd = c.bpf_map__fd(m["p4i_wset"])
         self.stats_fd = c.bpf_map__fd(self.lib.map(self.obj, "p4i_stats"))
+        self.budget_fd = c.bpf_map__fd(self.lib.map(self.obj, "p4i_budget"))
         self.ingress_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_ingress"))
         self.egress_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_egress"))
         self.attachment: Attachment | None = None
@@ -189,6 +199,7 @@ class RxWin:
         idle_s: float = 1.0,
         ifindex: int = 0,
         min_segs: int = 2,
+        budget_bytes: int = 0,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}; one of {', '.join(POLICIES)}")
@@ -200,6 +211,7 @@ class RxWin:
         c.ifindex = ifindex
         c.min_segs = min_segs
         c.idle_ns = int(idle_s * 1e9)
+        c.budget_bytes = budget_bytes
         self.lib.update(self.config_fd, ctypes.c_uint32(0), c)
         self.cfg = c
 
@@ -221,6 +233,21 @@ class RxWin:
     def delete_flow(self, key: FlowKey) -> None:
         self.lib.delete(self.flows_fd, key)
         self.lib.delete(self.wset_fd, key)
+
+    def budget_flows(self) -> int:
+        """newdctcp-budget: how many flows share the budget now (p4i_budget)."""
+        n = ctypes.c_uint64()
+        self.lib.lookup(self.budget_fd, ctypes.c_uint32(0), n)
+        return ctypes.c_int64(n.value).value
+
+    def recount_budget(self) -> int:
+        """Set p4i_budget to the counted entries in the table, after userspace
+        deleted idle ones (the programs count FIN/RST themselves) or the LRU
+        evicted some. A handshake completing between the dump and the write is
+        missed until the next recount (the agent recounts every second)."""
+        n = sum(1 for _, f in self.dump() if f.flags & FL_COUNTED)
+        self.lib.update(self.budget_fd, ctypes.c_uint32(0), ctypes.c_uint64(n))
+        return n
 
     def set_w(self, key: FlowKey, w: int) -> None:
         self.lib.update(self.wset_fd, key, ctypes.c_uint32(max(0, min(w, 0xFFFFFFFF))))

@@ -115,6 +115,7 @@ def run(cfg: AgentConfig, *, ready: Path | None = None, log=print) -> int:  # no
                 rtt_limit_us=cfg.rtt_limit_us,
                 idle_s=cfg.idle_reset_s,
                 ifindex=ifindex,
+                budget_bytes=cfg.budget_bytes,
             )
             att = rx.attach(cfg.iface, cfg.attach)
             STATE_DIR.mkdir(parents=True, exist_ok=True)
@@ -192,7 +193,8 @@ def _loop(rx: RxWin, cfg: AgentConfig, capacity_Bps: float) -> None:
                         rx.set_w(keys[b], w)  # type: ignore[index]
                         written[b] = w  # type: ignore[index]
             if now >= next_sweep:
-                _sweep(rx, cfg)
+                if _sweep(rx, cfg) and cfg.policy == "newdctcp-budget":
+                    rx.recount_budget()
                 next_sweep = now + 1.0
     finally:
         rx_bytes.close()

@@ -45,13 +45,15 @@ from p4incast.model.scheme import (
     RunResult,
     Scheme,
     Topology,
+    rx_budget_bytes,
 )
 from p4incast.model.wire import ACK_WIRE_BYTES, MSS_BYTES, WIRE_FRAME_BYTES
 from p4incast.sim import native
 
 # How the C++ receiver (sim/cpp/rx_agent.h) runs each agent policy: 0 off,
-# 1 observe, 2 newdctcp-rx per packet in C++, 3 a window written from Python.
-AGENT_CODES = {"off": 0, "observe": 1, "newdctcp-rx": 2, "ictcp": 3, "rcc": 3}
+# 1 observe, 2 newdctcp-rx per packet in C++, 3 a window written from Python,
+# 4 newdctcp-rx capped by the budget's share, per packet in C++.
+AGENT_CODES = {"off": 0, "observe": 1, "newdctcp-rx": 2, "ictcp": 3, "rcc": 3, "newdctcp-budget": 4}
 assert set(AGENT_CODES) == set(AGENT_POLICIES), "every agent policy needs a C++ mode"
 BOTTLENECK_PORT = "1"  # the receiver's port on its ToR/leaf (attached first, as on BMv2)
 # The model queues a full segment as PPP (2) + IP (20) + TCP (20) + MSS bytes and
@@ -104,6 +106,15 @@ def base_rtt_s(topo: Topology) -> float:
     hops = 4 if topo.kind == "incast_star" else 8
     frames = (hops // 2) * 8 * (WIRE_FRAME_BYTES + ACK_WIRE_BYTES) / rate
     return hops * topo.delay_us * 1e-6 + frames
+
+
+def budget_bytes(point: Point) -> int:
+    """newdctcp-budget's B on the model: the bottleneck port's buffer in full
+    packets as the model queues them, plus the base bandwidth-delay product."""
+    topo = point.topology
+    queue = topo.port_buffer_bytes / QUEUED_FULL_PACKET_BYTES
+    bdp = topo.link_gbps * 1e9 * base_rtt_s(topo) / (8 * WIRE_FRAME_BYTES)
+    return rx_budget_bytes(point.transport, queue, bdp)
 
 
 class _PolicyStepper:
@@ -186,6 +197,8 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     c.agentInitSegs = init_segs
     c.agentMinSegs = point.transport.rx_min_segs
     c.agentMaxW = int(tun["max_w"])
+    if sch.agent == "newdctcp-budget":
+        c.agentBudgetBytes = budget_bytes(point)
     c.sizeBytes = size
     c.rounds = app.rounds
     c.jitterUs = app.jitter_us

@@ -37,7 +37,17 @@
  *
  * Policy comes from p4i_config: off (return at once), observe (measure and
  * compute W, rewrite nothing), newdctcp-rx (the rule above), user (W written
- * by the Python agent into p4i_wset: ICTCP, RCC; init_segs MSS until then).
+ * by the Python agent into p4i_wset: ICTCP, RCC; init_segs MSS until then),
+ * newdctcp-budget (the rule above, W capped by a receiver-wide budget B:
+ *
+ *   share = max(B / F, min_segs * MSS),  F = flows whose handshake we saw
+ *
+ * so the windows of all F flows, idle ones included, add up to at most B
+ * while the shares are above the floor; a flow starts at the floor (W of
+ * earlier ACKs cannot be taken back when more flows arrive) and W is capped
+ * at every window end and on every ACK. p4i_budget counts F: +1 when a
+ * handshake completes, -1 when that entry is deleted — here on FIN/RST, or
+ * by userspace's idle sweep. Reference: agent/policies/newdctcp_rx.py).
  * FIN/RST delete the entry; the LRU map bounds memory; userspace deletes idle
  * entries.
  *
@@ -95,6 +105,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } p4i_stats SEC(".maps");
+
+/* newdctcp-budget: the number of flows sharing the budget (FL_COUNTED entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} p4i_budget SEC(".maps");
 
 struct tcp_hdr_raw {
 	__be16 source;
@@ -268,10 +286,66 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 	return 0;
 }
 
+static __always_inline void budget_add(__s64 d)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&p4i_budget, &zero);
+
+	if (n)
+		__sync_fetch_and_add(n, d);
+}
+
+/* newdctcp-budget: this flow's share of the budget, bytes. */
+static __always_inline __u64 budget_share(struct rx_config *cfg, __u32 mss)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&p4i_budget, &zero);
+	__u64 cnt = n && (__s64)*n > 0 ? *n : 1;
+	__u64 share = cfg->budget_bytes / cnt;
+	__u64 floor = (__u64)cfg->min_segs * mss;
+
+	return share < floor ? floor : share;
+}
+
+static __always_inline __u64 budget_cap(struct rx_config *cfg, __u64 w, __u32 mss)
+{
+	__u64 share;
+
+	if (cfg->policy != RX_POLICY_BUDGET)
+		return w;
+	share = budget_share(cfg, mss);
+	return w < share ? w : share;
+}
+
+/* W of a new flow, MSS: newdctcp-budget starts at the floor and earns its share
+ * (a window already advertised cannot be taken back when more flows arrive). */
+static __always_inline __u32 start_segs(struct rx_config *cfg)
+{
+	return cfg->policy == RX_POLICY_BUDGET ? cfg->min_segs : cfg->init_segs;
+}
+
+/* Delete the entry (FIN/RST); a counted flow stops sharing the budget. */
+static __always_inline void end_flow(struct flow_key *key)
+{
+	struct flow *old = bpf_map_lookup_elem(&p4i_flows, key);
+	__u32 flags = old ? old->flags : 0;
+
+	if (bpf_map_delete_elem(&p4i_flows, key) == 0) {
+		stat_inc(ST_FLOWS_END);
+		if (flags & FL_COUNTED)
+			budget_add(-1);
+	}
+	bpf_map_delete_elem(&p4i_wset, key);
+}
+
 static __always_inline struct flow *new_flow(struct flow_key *key, __u64 now,
 					    struct rx_config *cfg)
 {
 	struct flow f = {};
+	struct flow *old = bpf_map_lookup_elem(&p4i_flows, key);
+
+	if (old && (old->flags & FL_COUNTED))
+		budget_add(-1); /* a new SYN on a counted key replaces that flow */
 
 	f.first_ns = now;
 	f.last_ns = now;
@@ -303,7 +377,11 @@ static __always_inline void finish_handshake(struct flow *f, struct rx_config *c
 	if ((f->flags & FL_PEER_TS) && (f->flags & FL_LOCAL_TS))
 		mss -= 12;
 	f->mss = mss;
-	f->w = cfg->init_segs * mss;
+	if (!(f->flags & FL_COUNTED)) {
+		f->flags |= FL_COUNTED;
+		budget_add(1);
+	}
+	f->w = (__u64)start_segs(cfg) * mss;
 	f->flags &= ~FL_MARKED;
 	f->win_bytes = 0;
 	f->win_pkts = 0;
@@ -334,7 +412,7 @@ static __always_inline void window_end(struct flow *f, struct rx_config *cfg)
 	}
 	if (w > cfg->max_w)
 		w = cfg->max_w;
-	f->w = w;
+	f->w = budget_cap(cfg, w, f->mss);
 	f->win_bytes = 0;
 	f->win_pkts = 0;
 	f->win_ce = 0;
@@ -367,9 +445,7 @@ int rx_ingress(struct __sk_buff *skb)
 	key.lport_be = p.dport;
 
 	if (p.flags & (TH_RST | TH_FIN)) {
-		if (bpf_map_delete_elem(&p4i_flows, &key) == 0)
-			stat_inc(ST_FLOWS_END);
-		bpf_map_delete_elem(&p4i_wset, &key);
+		end_flow(&key);
 		return TC_ACT_UNSPEC_;
 	}
 	now = bpf_ktime_get_ns();
@@ -403,7 +479,7 @@ int rx_ingress(struct __sk_buff *skb)
 	}
 	if (now - f->last_ns > cfg->idle_ns) {
 		/* Idle: restart the window like TCP restarts after idle. */
-		f->w = cfg->init_segs * f->mss;
+		f->w = (__u64)start_segs(cfg) * f->mss;
 		f->flags &= ~FL_MARKED;
 		f->win_bytes = 0;
 		f->win_pkts = 0;
@@ -476,9 +552,7 @@ int rx_egress(struct __sk_buff *skb)
 	key.lport_be = p.sport;
 
 	if (p.flags & (TH_RST | TH_FIN)) {
-		if (bpf_map_delete_elem(&p4i_flows, &key) == 0)
-			stat_inc(ST_FLOWS_END);
-		bpf_map_delete_elem(&p4i_wset, &key);
+		end_flow(&key);
 		return TC_ACT_UNSPEC_;
 	}
 	now = bpf_ktime_get_ns();
@@ -524,6 +598,9 @@ int rx_egress(struct __sk_buff *skb)
 
 		if (cfg->policy == RX_POLICY_NEWDCTCP) {
 			w = f->w;
+		} else if (cfg->policy == RX_POLICY_BUDGET) {
+			/* The share may have shrunk since W was set: a flow arrived. */
+			w = budget_cap(cfg, f->w, f->mss);
 		} else {
 			__u32 *u = bpf_map_lookup_elem(&p4i_wset, &key);
 

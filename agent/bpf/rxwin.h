@@ -10,6 +10,7 @@
 #define RX_POLICY_OBSERVE 1    /* measure, compute W, rewrite nothing */
 #define RX_POLICY_NEWDCTCP 2   /* W from the in-kernel NewDCTCP-rx rule */
 #define RX_POLICY_USER 3       /* W written by userspace into p4i_wset (ICTCP, RCC) */
+#define RX_POLICY_BUDGET 4     /* NewDCTCP-rx's W, capped by an even share of config.budget_bytes */
 
 /* Flow flags (flow.flags). */
 #define FL_PEER_SYN (1U << 0)   /* peer's SYN or SYN-ACK seen (ingress) */
@@ -19,7 +20,8 @@
 #define FL_PEER_TS (1U << 4)
 #define FL_LOCAL_TS (1U << 5)
 #define FL_MARKED (1U << 6)     /* first CE seen: slow start is over */
-/* bits 7, 8: unused (re_valid, ts_echoed are separate fields: one writer each) */
+#define FL_COUNTED (1U << 7)   /* handshake complete: counted in p4i_budget (budget's flows) */
+/* bit 8: unused (re_valid, ts_echoed are separate fields: one writer each) */
 #define FL_SEQ_VALID (1U << 9)  /* hi_seq initialised */
 #define FL_SLOW (1U << 10)      /* min RTT above the limit: never rewritten */
 #define FL_HS (FL_PEER_SYN | FL_LOCAL_SYN)
@@ -46,6 +48,8 @@ struct rx_config {
 	__u32 ifindex;      /* interface the agent attached to (for `status`) */
 	__u32 min_segs;     /* W floor, in MSS (2: one segment alone waits for a delayed ACK) */
 	__u64 idle_ns;      /* idle longer than this: W restarts from init_segs */
+	__u32 budget_bytes; /* newdctcp-budget: the sum of all flows' W stays within this */
+	__u32 pad;
 };
 
 struct flow_key {

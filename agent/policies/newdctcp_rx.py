@@ -34,6 +34,21 @@ none, at least 88), minus 12 when both SYNs carried timestamps. Flows whose
 handshake was not seen are measured but never rewritten. FIN or RST ends the
 flow. The BPF program additionally skips flows with min RTT above 2 ms and
 restarts W after idle; both need a clock and are not part of this reference.
+
+newdctcp-budget (ours, not in a paper): the same W, capped by an even share of
+a receiver-wide budget B (bytes; what the bottleneck can hold, queue plus
+bandwidth-delay product):
+
+    share = max(B // F, min_segs·MSS),   F = flows whose handshake was seen
+    W starts at min_segs·MSS, not init_segs (a window already advertised
+      cannot be taken back when more flows arrive; W earns its share)
+    W <- min(W, share)   at every window end
+    enforced with min(W, share) on each ACK (the share shrinks when a flow arrives)
+
+Idle flows keep their share: the window a flow's last ACK advertised is what
+its next burst may send at once, so the windows of all F flows, idle or not,
+add up to at most B while B // F is above the floor (RCC's window assignment,
+Xu et al. 2017, here with NewDCTCP-rx's reaction to CE inside each share).
 """
 
 from __future__ import annotations
@@ -42,12 +57,14 @@ import struct
 from dataclasses import dataclass, field
 
 __all__ = [
+    "BUDGET_POLICY",
     "DEFAULT_MSS",
     "MAX_WSCALE",
     "Frame",
     "RxFlow",
     "RxReference",
     "TcpOptions",
+    "budget_share",
     "next_window",
     "parse_frame",
     "parse_options",
@@ -57,6 +74,7 @@ DEFAULT_MSS = 536
 MAX_WSCALE = 14
 MIN_MSS = 88
 FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
+BUDGET_POLICY = "newdctcp-budget"
 
 
 @dataclass
@@ -183,6 +201,11 @@ def next_window(
     return min(w, max_w), marked
 
 
+def budget_share(budget: int, flows: int, mss: int, min_segs: int) -> int:
+    """newdctcp-budget: one flow's share of the receiver-wide budget, bytes."""
+    return max(budget // max(flows, 1), min_segs * mss)
+
+
 def _u32(x: int) -> int:
     return x & 0xFFFFFFFF
 
@@ -218,6 +241,7 @@ class RxFlow:
     pkts: int = 0
     ce: int = 0
     last_re: int | None = None
+    counted: bool = False  # handshake complete: shares the budget
     windows: list[int] = field(default_factory=list)  # W after each window end
 
     def __post_init__(self) -> None:
@@ -227,9 +251,12 @@ class RxFlow:
     def handshake(self) -> bool:
         return self.peer_syn and self.local_syn
 
-    def finish_handshake(self) -> None:
+    def finish_handshake(self, budget: bool = False) -> None:
+        """Both SYNs seen: scale, MSS, W = init_segs·MSS (min_segs·MSS under a
+        budget, which counts this flow from now on)."""
         if not self.handshake:
             return
+        self.counted = True
         both_ws = self.peer_ws is not None and self.local_ws is not None
         self.wscale = self.local_ws if both_ws else 0  # type: ignore[assignment]
         cands = [m for m in (self.local_mss, self.peer_mss) if m]
@@ -238,11 +265,12 @@ class RxFlow:
         if self.peer_ts and self.local_ts:
             mss -= 12
         self.mss = mss
-        self.w = self.init_segs * mss
+        self.w = (self.min_segs if budget else self.init_segs) * mss
         self.marked = False
         self.win_bytes = self.win_pkts = self.win_ce = 0
 
-    def on_data(self, seq: int, payload: int, ce: bool) -> None:
+    def on_data(self, seq: int, payload: int, ce: bool, cap: int | None = None) -> None:
+        """One data packet; `cap` = the budget's share, which caps W at a window end."""
         end = _u32(seq + payload)
         self.pkts += 1
         self.ce += ce
@@ -265,6 +293,8 @@ class RxFlow:
                 self.max_w,
                 self.min_segs,
             )
+            if cap is not None:
+                self.w = min(self.w, cap)
             self.win_bytes = self.win_pkts = self.win_ce = 0
             self.windows.append(self.w)
 
@@ -292,13 +322,20 @@ class RxReference:
         init_segs: int = 10,
         max_w: int = 4 << 20,
         min_segs: int = 2,
+        budget: int = 0,
     ) -> None:
         self.policy = policy
+        self.budget = budget
         self.init_segs = init_segs
         self.max_w = max_w
         self.min_segs = min_segs
         self.flows: dict[tuple[str, int, str, int], RxFlow] = {}
         self.user_w: dict[tuple[str, int, str, int], int] = {}
+
+    def share(self, mss: int) -> int:
+        """newdctcp-budget: a flow's share of the budget now."""
+        flows = sum(1 for f in self.flows.values() if f.counted)
+        return budget_share(self.budget, flows, mss, self.min_segs)
 
     def _new(self, key: tuple[str, int, str, int]) -> RxFlow:
         f = RxFlow(self.init_segs, self.max_w, self.min_segs)
@@ -327,14 +364,15 @@ class RxReference:
             if p.opts.ts is not None:
                 f.peer_ts = True
             f.hi_seq = _u32(p.seq + 1)
-            f.finish_handshake()
+            f.finish_handshake(self.policy == BUDGET_POLICY)
             return
         if f is None:
             if p.payload == 0:
                 return
             f = self._new(key)
         if p.payload:
-            f.on_data(p.seq, p.payload, p.ecn == 3)
+            cap = self.share(f.mss) if self.policy == BUDGET_POLICY else None
+            f.on_data(p.seq, p.payload, p.ecn == 3, cap)
 
     def egress(self, b: bytes) -> int | None:
         """Window field the data path would send (None: frame not an ACK of a flow)."""
@@ -357,7 +395,7 @@ class RxReference:
                 f.local_mss = p.opts.mss
             if p.opts.ts is not None:
                 f.local_ts = True
-            f.finish_handshake()
+            f.finish_handshake(self.policy == BUDGET_POLICY)
             return None
         if f is None or not p.flags & ACK:
             return None
@@ -365,6 +403,8 @@ class RxReference:
         if f.handshake and self.policy not in ("observe",):
             if self.policy == "newdctcp-rx":
                 w = f.w
+            elif self.policy == BUDGET_POLICY:
+                w = min(f.w, self.share(f.mss))
             else:  # ictcp / rcc: userspace's W, the initial window until it writes one
                 w = self.user_w.get(key, self.init_segs * f.mss)
         return f.ack_field(p.ack, p.window, w)

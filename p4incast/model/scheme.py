@@ -27,11 +27,11 @@ from typing import Any
 
 from .ecn import EcnMode
 from .errors import ModelError
-from .wire import ETH_FRAME_BYTES, WIRE_FRAME_BYTES
+from .wire import ETH_FRAME_BYTES, MSS_BYTES, WIRE_FRAME_BYTES
 
 TOPOLOGIES = ("incast_star", "leaf_spine")
 CCS = ("reno", "cubic", "bbr", "dctcp", "newdctcp")
-AGENT_POLICIES = ("off", "observe", "newdctcp-rx", "ictcp", "rcc")
+AGENT_POLICIES = ("off", "observe", "newdctcp-rx", "ictcp", "rcc", "newdctcp-budget")
 APP_MODES = ("per-server", "total")
 # The simulator's servers wait a uniform [0, jitter] before answering, as real
 # servers' scheduling would (no paper states it; 10 µs = a tenth of the base RTT).
@@ -91,6 +91,7 @@ class Transport:
     delayed_ack: bool = True  # receiver ACKs every 2nd segment (1 ms timer); false: every one
     dctcp_g: float = DCTCP_G  # DCTCP's α gain g
     rx_min_segs: int = RX_MIN_SEGS  # window floor of the receiver policies, MSS
+    rx_budget_pkts: float = 0.0  # newdctcp-budget's B, MSS; 0 = the bottleneck's queue + BDP
     policy_tick_us: float = 0.0  # sim: ICTCP/RCC step period, µs; 0 = one base RTT
     restart_each_round: bool = False  # sim: cwnd back to init_cwnd at each round's start
     ack_queue: bool = True  # sim: RCC holds ACKs while the flows' windows overfill the path
@@ -179,9 +180,18 @@ def check_app(app: App) -> None:
     _at_least("app.jitter_us", app.jitter_us, 0)
 
 
+def rx_budget_bytes(t: Transport, queue_pkts: float, bdp_pkts: float) -> int:
+    """newdctcp-budget's B in bytes: transport.rx_budget_pkts MSS if set, else what
+    the bottleneck holds — its queue plus the bandwidth-delay product, in full
+    segments (so the windows of all flows together cannot overflow it)."""
+    pkts = t.rx_budget_pkts or queue_pkts + bdp_pkts
+    return max(1, int(pkts)) * MSS_BYTES
+
+
 def check_transport(t: Transport) -> None:
     _at_least("transport.init_cwnd", t.init_cwnd)
     _at_least("transport.rx_min_segs", t.rx_min_segs)
+    _at_least("transport.rx_budget_pkts", t.rx_budget_pkts, 0)
     if not 0 < t.dctcp_g <= 1:
         raise ModelError(f"transport.dctcp_g: {t.dctcp_g} must be in (0, 1]")
     _at_least("transport.policy_tick_us", t.policy_tick_us, 0)

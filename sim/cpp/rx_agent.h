@@ -18,6 +18,10 @@
 //    m > 0: W = max(W/2, (n-m)·MSS, MSS), slow start over; else 2W in slow
 //    start, W + MSS after; W <= max_w. Sender rule: NewDCTCP, Sreekumari et
 //    al., Springer 2015.
+//  - newdctcp-budget: the same W, capped by an even share of a receiver-wide
+//    budget B: share = max(B / F, minSegs·MSS), F = flows whose handshake was
+//    seen; W starts at minSegs·MSS; W <- min(W, share) at each window end, and
+//    min(W, share) on each ACK (newdctcp_rx.RxReference, budget_share).
 //  - ictcp / rcc: W comes from the shared Python policies
 //    (agent/policies/ictcp.py, rcc.py), stepped every agent tick by
 //    p4incast.sim.engine with the counters kept here (SetUserWindow).
@@ -42,7 +46,8 @@ enum RxPolicy
     RX_OFF = 0,
     RX_OBSERVE = 1,  // count, never clamp
     RX_NEWDCTCP = 2, // per-packet window rule here
-    RX_USER = 3      // window set from Python (ictcp, rcc)
+    RX_USER = 3,     // window set from Python (ictcp, rcc)
+    RX_BUDGET = 4    // newdctcp-rx capped by a share of budgetBytes
 };
 
 constexpr uint32_t MAX_WSCALE = 14;
@@ -70,6 +75,7 @@ struct RxFlow
     // cumulative counters (for ictcp / rcc and the report)
     uint64_t pkts = 0, ce = 0, bytes = 0;
     uint64_t userW = 0; // 0 = no clamp
+    bool counted = false; // handshake seen: shares the budget
     uint64_t windows = 0;
     uint64_t clamped = 0; // ACKs whose field was lowered
 };
@@ -112,6 +118,30 @@ class RxAgent : public EgressHook
     uint32_t mss = 1448;
     uint64_t ifaceBytes = 0; // IP bytes received by the NIC
     std::map<uint64_t, RxFlow> flows;
+    uint64_t budgetBytes = 0; // newdctcp-budget: B
+    uint32_t counted = 0;     // flows sharing it
+
+    // newdctcp_rx.budget_share
+    uint64_t Share(uint32_t fmss) const
+    {
+        uint64_t floor = static_cast<uint64_t>(minSegs) * fmss;
+        return std::max<uint64_t>(budgetBytes / std::max<uint32_t>(counted, 1), floor);
+    }
+
+    uint64_t Cap(uint64_t w, uint32_t fmss) const
+    {
+        return policy == RX_BUDGET ? std::min(w, Share(fmss)) : w;
+    }
+
+    void Erase(uint64_t key)
+    {
+        auto it = flows.find(key);
+        if (it != flows.end())
+        {
+            counted -= it->second.counted;
+            flows.erase(it);
+        }
+    }
 
     // -- RCC's ACK queue (Xu et al. 2017): an ACK that would let the flows'
     // windows in flight add up to more than ackQueueCap bytes waits here, and
@@ -133,6 +163,7 @@ class RxAgent : public EgressHook
 
     RxFlow& New(uint64_t key)
     {
+        Erase(key); // a new SYN on a key replaces that flow
         RxFlow& f = flows[key];
         f = RxFlow();
         f.mss = mss;
@@ -147,7 +178,13 @@ class RxAgent : public EgressHook
             return;
         }
         f.wscale = (f.peerWs >= 0 && f.localWs >= 0) ? f.localWs : 0;
-        f.w = static_cast<uint64_t>(initSegs) * f.mss;
+        if (!f.counted)
+        {
+            f.counted = true;
+            counted++;
+        }
+        // newdctcp-budget starts at the floor and earns its share
+        f.w = static_cast<uint64_t>(policy == RX_BUDGET ? minSegs : initSegs) * f.mss;
         f.marked = false;
         f.winBytes = f.winPkts = f.winCe = 0;
     }
@@ -187,6 +224,7 @@ class RxAgent : public EgressHook
         if (f.winBytes >= f.w)
         {
             NextWindow(f, f.winPkts, f.winCe, maxW, minSegs);
+            f.w = Cap(f.w, f.mss);
             f.winBytes = f.winPkts = f.winCe = 0;
             f.windows++;
         }
@@ -243,7 +281,7 @@ class RxAgent : public EgressHook
         uint8_t flags = tcp.GetFlags();
         if (flags & (TcpHeader::RST | TcpHeader::FIN))
         {
-            flows.erase(key);
+            Erase(key);
             return;
         }
         auto it = flows.find(key);
@@ -409,7 +447,7 @@ class RxAgent : public EgressHook
         auto it = flows.find(key);
         if (flags & (TcpHeader::RST | TcpHeader::FIN))
         {
-            flows.erase(key);
+            Erase(key);
         }
         else if (flags & TcpHeader::SYN)
         {
@@ -425,7 +463,9 @@ class RxAgent : public EgressHook
             // ictcp / rcc: until the policy writes a window, init_segs·MSS, as the
             // BPF data path does (agent/bpf/rxwin.bpf.c)
             uint64_t unset = static_cast<uint64_t>(initSegs) * f.mss;
-            uint64_t w = policy == RX_NEWDCTCP ? f.w : (f.userW ? f.userW : unset);
+            uint64_t w = policy == RX_NEWDCTCP ? f.w
+                         : policy == RX_BUDGET ? Cap(f.w, f.mss)
+                                               : (f.userW ? f.userW : unset);
             uint32_t kernel = tcp.GetWindowSize();
             uint32_t field = AckField(f, tcp.GetAckNumber().GetValue(), kernel, shook ? w : 0);
             if (field != kernel)
@@ -532,6 +572,54 @@ class RxPortProbe
     uint32_t Ack(uint32_t ack, uint32_t kernelField)
     {
         return RxAgent::AckField(*f, ack, kernelField, f->w);
+    }
+};
+
+// Drive newdctcp-budget directly (tests/sim/test_rx_port.py): flows by key,
+// each opened with its handshake done, data and ACKs per flow, flows closed.
+class RxBudgetProbe
+{
+  public:
+    RxAgent agent;
+
+    RxBudgetProbe(uint32_t initSegs, uint32_t minSegs, uint64_t maxW, uint32_t mss,
+                  uint64_t budget)
+    {
+        agent.policy = RX_BUDGET;
+        agent.initSegs = initSegs;
+        agent.minSegs = minSegs;
+        agent.maxW = maxW;
+        agent.mss = mss;
+        agent.budgetBytes = budget;
+    }
+
+    uint64_t Open(uint64_t key, uint32_t ws, uint32_t isn)
+    {
+        RxFlow& f = agent.New(key);
+        f.peerSyn = f.localSyn = true;
+        f.peerWs = f.localWs = static_cast<int>(ws);
+        f.hiSeq = isn + 1;
+        f.hiValid = true;
+        agent.FinishHandshake(f);
+        return f.w;
+    }
+
+    uint64_t Data(uint64_t key, uint32_t seq, uint32_t payload, bool ce)
+    {
+        RxFlow& f = agent.flows.at(key);
+        agent.OnData(f, seq, payload, ce);
+        return f.w;
+    }
+
+    uint32_t Ack(uint64_t key, uint32_t ack, uint32_t kernelField)
+    {
+        RxFlow& f = agent.flows.at(key);
+        return RxAgent::AckField(f, ack, kernelField, agent.Cap(f.w, f.mss));
+    }
+
+    void Close(uint64_t key)
+    {
+        agent.Erase(key);
     }
 };
 

@@ -68,6 +68,7 @@ struct RunConfig
     uint32_t agentInitSegs = 10; // newdctcp-rx, agent/config.py TUNABLES
     uint32_t agentMinSegs = 2;
     uint64_t agentMaxW = 4u << 20;
+    uint64_t agentBudgetBytes = 0; // newdctcp-budget: B
     uint64_t ackQueueBytes = 0; // > 0: RCC's ACK queue, in-flight cap in bytes
     double ackHoldMaxUs = 1000; // an ACK waits at most this long in it
     uint64_t sizeBytes = 65536; // per server per round
@@ -356,6 +357,7 @@ class Scenario
         agent.initSegs = cfg.agentInitSegs;
         agent.minSegs = cfg.agentMinSegs;
         agent.maxW = cfg.agentMaxW;
+        agent.budgetBytes = cfg.agentBudgetBytes;
         agent.ackQueueCap = cfg.ackQueueBytes;
         agent.ackHoldMaxS = cfg.ackHoldMaxUs * 1e-6;
         agent.nic = hostDev[0];

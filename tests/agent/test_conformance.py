@@ -214,3 +214,54 @@ def test_userspace_sweep_deletes_idle_entries(rxwin: RxWin) -> None:
     time.sleep(0.05)
     assert _sweep(rxwin, AgentConfig(idle_timeout_s=0.02)) == 1
     assert rxwin.flows() == {}
+
+
+def budget_trace() -> tuple[list[Item], list[FlowTrace]]:
+    """Three flows share a 12-MSS budget: two arrive, grow and are marked; a third
+    arrives (the shares shrink), the first ends (they grow again)."""
+    a, b, c = (FlowTrace(lport=40000 + i, l_isn=1000 * (i + 1)) for i in range(3))
+    items = a.handshake() + b.handshake()
+    items += bulk(a, 30) + bulk(b, 30)  # slow start up to the share (6 MSS each)
+    items += bulk(a, 20, ce_every=3) + bulk(b, 20)
+    items += c.handshake()  # three flows: 4 MSS each
+    items += bulk(a, 20) + bulk(b, 20) + bulk(c, 20)
+    items.append(a.fin())  # two flows again: 6 MSS each
+    items += bulk(b, 40) + bulk(c, 40)
+    return items, [a, b, c]
+
+
+def test_budget_windows_match_reference_and_add_up_to_the_budget(rxwin: RxWin) -> None:
+    budget = 12 * 1448
+    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1)
+    ref = RxReference("newdctcp-budget", budget=budget, min_segs=1)
+    items, flows = budget_trace()
+    got, want = drive(rxwin, ref, items)
+    assert got == want and len(got) > 100
+    # The flows alive hold windows that add up to at most the budget.
+    assert rxwin.budget_flows() == 2
+    assert sum(ref.flows[(R, 5001, L, f.lport)].w for f in flows[1:]) <= budget
+    b, c = (rxwin.flow(FlowKey.make(R, 5001, L, f.lport)) for f in flows[1:])
+    assert b is not None and c is not None
+    assert b.w <= budget // 2 and c.w <= budget // 2
+    assert b.w == ref.flows[(R, 5001, L, 40001)].w and c.w == ref.flows[(R, 5001, L, 40002)].w
+
+
+def test_budget_share_shrinks_when_a_flow_arrives(rxwin: RxWin) -> None:
+    """The share is enforced on the ACK even before the flow's next window end."""
+    budget = 20 * 1448
+    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1)
+    flows = [FlowTrace(lport=41000 + i, l_isn=5000 * (i + 1)) for i in range(4)]
+    first = flows[0]
+    for e, fr in first.handshake() + bulk(first, 40):
+        rxwin.run(e, fr)
+    alone = rxwin.flow(FlowKey.make(R, 5001, L, 41000))
+    assert alone is not None and alone.w == budget  # grew to the whole budget, no more
+    for ft in flows[1:]:
+        for e, fr in ft.handshake():
+            rxwin.run(e, fr)
+    assert rxwin.budget_flows() == 4
+    # 4 flows: 5 MSS each; the next ACKs of the first flow step down to it (the
+    # right edge never moves left, so by at most what each ACK acknowledges).
+    fields = [Ether(rxwin.run(e, fr)[1])[TCP].window for e, fr in bulk(first, 40) if e]
+    assert fields[-1] == -(-5 * 1448 // 128)
+    assert rxwin.recount_budget() == 4

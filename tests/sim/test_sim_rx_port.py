@@ -73,3 +73,48 @@ def test_port_matches_reference(p4i: Any, ws: int, min_segs: int) -> None:
     windows = len(flow.windows)
     assert windows > 20 and int(port.f.windows) == windows
     assert flow.marked and bool(port.f.marked)
+
+
+def test_budget_port_matches_reference(p4i: Any) -> None:
+    """newdctcp-budget over flows that arrive, send, are marked and leave: W after
+    every event, every window field and the share match the reference."""
+    rng = random.Random(7)
+    budget, init_segs, max_w, min_segs, ws = 30 * MSS, 10, 4 << 20, 1, 7
+    rx = ref.RxReference(ref.BUDGET_POLICY, init_segs, max_w, min_segs, budget=budget)
+    port = p4i.RxBudgetProbe(init_segs, min_segs, max_w, MSS, budget)
+    nxt: dict[int, int] = {}
+    shares: set[int] = set()
+    for step in range(6000):
+        r = rng.random()
+        if (r < 0.01 or not nxt) and len(nxt) < 40:  # a flow arrives
+            key = rng.randrange(1 << 20)
+            isn = rng.randrange(1 << 32)
+            f = ref.RxFlow(init_segs=init_segs, max_w=max_w, min_segs=min_segs)
+            rx.flows.pop(key, None)  # type: ignore[call-overload]
+            rx.flows[key] = f  # type: ignore[index]
+            f.peer_syn = f.local_syn = True
+            f.peer_ws = f.local_ws = ws
+            f.peer_mss = f.local_mss = MSS
+            f.finish_handshake(budget=True)
+            f.hi_seq = (isn + 1) & 0xFFFFFFFF
+            nxt[key] = f.hi_seq
+            assert int(port.Open(key, ws, isn)) == f.w, f"event {step}: open"
+            continue
+        key = rng.choice(sorted(nxt))
+        f = rx.flows[key]  # type: ignore[index]
+        if r < 0.015:  # the flow ends
+            del rx.flows[key]  # type: ignore[arg-type]
+            del nxt[key]
+            port.Close(key)
+        elif r < 0.6:
+            ce = rng.random() < 0.2
+            f.on_data(nxt[key], MSS, ce, rx.share(f.mss))
+            assert int(port.Data(key, nxt[key], MSS, ce)) == f.w, f"event {step}: W"
+            nxt[key] = (nxt[key] + MSS) & 0xFFFFFFFF
+        else:
+            share = rx.share(f.mss)
+            shares.add(share)
+            want = f.ack_field(nxt[key], 65535, min(f.w, share))
+            assert int(port.Ack(key, nxt[key], 65535)) == want, f"event {step}: field"
+    assert len(shares) > 5  # the share moved with the flow count
+    assert min(shares) == MSS  # and reached the floor
