@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from p4incast.model.scheme import AGENT_POLICIES, RX_MIN_SEGS
+from p4incast.model.scheme import AGENT_POLICIES, BUDGET_AGENT, RX_MIN_SEGS
 
 __all__ = ["AgentConfig", "ConfigError", "TUNABLES"]
 
@@ -73,9 +73,9 @@ class AgentConfig:
             v = getattr(self, name)
             if not lo <= v <= hi:
                 raise ConfigError(f"{name}={v} out of range [{lo}, {hi}] ({desc})")
-        if self.policy == "newdctcp-budget" and not self.budget_bytes:
+        if self.policy == BUDGET_AGENT and not self.budget_bytes:
             raise ConfigError(
-                "policy newdctcp-budget needs budget_bytes (--budget-bytes): what the "
+                f"policy {BUDGET_AGENT} needs budget_bytes (--budget-bytes): what the "
                 "bottleneck holds, queue + bandwidth-delay product, in bytes"
             )
         return self

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from p4incast.agent.libbpf import BpfError, Lib, TcOpts, lib
+from p4incast.model.scheme import BUDGET_AGENT
 
 __all__ = [
     "POLICIES",
@@ -40,7 +41,7 @@ POLICIES: dict[str, int] = {
     "newdctcp-rx": 2,
     "ictcp": 3,
     "rcc": 3,
-    "newdctcp-budget": 4,
+    BUDGET_AGENT: 4,
 }
 ST_NAMES = (
     "rx_pkts",

@@ -40,6 +40,7 @@ from p4incast.agent.datapath import (
 from p4incast.agent.libbpf import BpfError, MapInfo, lib
 from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
 from p4incast.agent.policies.rcc import Rcc, RccParams
+from p4incast.model.scheme import BUDGET_AGENT, BUDGET_INIT_SEGS
 
 __all__ = ["STATE_DIR", "run", "status"]
 
@@ -109,7 +110,7 @@ def run(cfg: AgentConfig, *, ready: Path | None = None, log=print) -> int:  # no
             rx.configure(
                 cfg.policy,
                 # ICTCP starts every flow at its own initial window (2 MSS).
-                init_segs=IctcpParams.init_segs if cfg.policy == "ictcp" else cfg.init_segs,
+                init_segs=_init_segs(cfg),
                 max_w=cfg.max_w,
                 min_segs=cfg.min_segs,
                 rtt_limit_us=cfg.rtt_limit_us,
@@ -149,6 +150,13 @@ def run(cfg: AgentConfig, *, ready: Path | None = None, log=print) -> int:  # no
             with contextlib.suppress(OSError):
                 state.unlink()
     return 0
+
+
+def _init_segs(cfg: AgentConfig) -> int:
+    """W of a new flow, MSS: ICTCP's and newdctcp-budget's own, else the tunable."""
+    if cfg.policy == "ictcp":
+        return IctcpParams.init_segs
+    return BUDGET_INIT_SEGS if cfg.policy == BUDGET_AGENT else cfg.init_segs
 
 
 def _loop(rx: RxWin, cfg: AgentConfig, capacity_Bps: float) -> None:
@@ -193,7 +201,7 @@ def _loop(rx: RxWin, cfg: AgentConfig, capacity_Bps: float) -> None:
                         rx.set_w(keys[b], w)  # type: ignore[index]
                         written[b] = w  # type: ignore[index]
             if now >= next_sweep:
-                if _sweep(rx, cfg) and cfg.policy == "newdctcp-budget":
+                if _sweep(rx, cfg) and cfg.policy == BUDGET_AGENT:
                     rx.recount_budget()
                 next_sweep = now + 1.0
     finally:

@@ -1,9 +1,17 @@
-"""The incast application: one aggregator (client) and N servers over persistent
-TCP connections, in barrier-synchronised rounds (docs/algorithms.md "The problem").
+"""The incast application: one aggregator (client) and N servers over TCP, in
+barrier-synchronised rounds (docs/algorithms.md "The problem").
 
     python -m p4incast.apps.incast server [--port 5001] [--cc reno]
     python -m p4incast.apps.incast client --servers IP,IP,... --sru BYTES
-        [--rounds R] [--mode per-server|total] [--batch N --stagger-us T] --out FILE
+        [--rounds R] [--mode per-server|total] [--batch N --stagger-us T]
+        [--connections persistent|per-round] --out FILE
+
+--connections persistent (the default): one connection per server for the
+whole run, so a round starts with the windows the last one ended with.
+per-round: at each round's start (at its batch offset) the client connects to
+every server, sends the request, reads the response and closes, so every round
+pays a handshake and starts from the initial window; a flow's FCT counts from
+the connect.
 
 Each round the client asks every server at once (or, with application-level
 batch scheduling — seed 003, docs/algorithms.md §4 — server i at T̃·((i-1) mod k))
@@ -22,7 +30,9 @@ One JSON record per round goes to --out (JSON lines).
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
 import selectors
 import socket
 import socketserver
@@ -31,6 +41,8 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from p4incast.model.scheme import APP_CONNECTIONS
 
 REQ = struct.Struct("!IQ")
 RESP = struct.Struct("!QQ")
@@ -74,16 +86,22 @@ class _Handler(socketserver.BaseRequestHandler):
             if req is None:
                 return
             _round, size = REQ.unpack(req)
+            # Corked: the 16-byte header goes out inside the first full segment,
+            # not as a packet of its own (which took one more queue slot per flow
+            # and round, and overflowed a budget of one segment per flow).
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
             sock.sendall(RESP.pack(*netstat_counters()))
             while size > 0:
                 n = min(size, len(CHUNK))
                 sock.sendall(CHUNK[:n])
                 size -= n
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 0)
 
 
 class _Server(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
     daemon_threads = True
+    request_queue_size = 1024  # per-round connections: every client connect at once
     cc: str | None = None
 
 
@@ -109,7 +127,7 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
 @dataclass
 class Flow:
     server: str
-    sock: socket.socket
+    sock: socket.socket | None  # None between rounds with per-round connections
     size: int = 0
     got: int = 0
     header: bytearray = field(default_factory=bytearray)
@@ -150,10 +168,50 @@ def connect_all(servers: list[str], port: int, timeout: float = 10.0) -> list[Fl
     return flows
 
 
+def _request(f: Flow, rnd: int, sel: selectors.BaseSelector, registered: bool) -> None:
+    """Send f's request and wait for its response (EVENT_READ)."""
+    assert f.sock is not None
+    f.sock.setblocking(True)
+    f.sock.sendall(REQ.pack(rnd, f.size))
+    f.sock.setblocking(False)
+    if registered:
+        sel.modify(f.sock, selectors.EVENT_READ, f)
+    else:
+        sel.register(f.sock, selectors.EVENT_READ, f)
+
+
+def _open(f: Flow, port: int, sel: selectors.BaseSelector) -> None:
+    """Per-round connections: start a non-blocking connect to f's server; the
+    request goes out when it completes (EVENT_WRITE)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    s.setblocking(False)
+    err = s.connect_ex((f.server, port))
+    if err not in (0, errno.EINPROGRESS):
+        s.close()
+        raise SystemExit(f"incast: cannot connect to server {f.server}:{port}: {os.strerror(err)}")
+    f.sock = s
+    sel.register(s, selectors.EVENT_WRITE, f)
+
+
+def wait_for_servers(servers: list[str], port: int, timeout: float) -> None:
+    """Per-round connections: check once, before round 0, that every server answers."""
+    for f in connect_all(servers, port, timeout):
+        assert f.sock is not None
+        f.sock.close()
+
+
 def run_round(
-    flows: list[Flow], rnd: int, sizes: list[int], offsets: list[float], timeout: float
+    flows: list[Flow],
+    rnd: int,
+    sizes: list[int],
+    offsets: list[float],
+    timeout: float,
+    port: int | None = None,
 ) -> tuple[float, float]:
-    """One barrier round; returns (start, end) monotonic times."""
+    """One barrier round; returns (start, end) monotonic times. With `port`, each
+    flow first connects to its server on that port (per-round connections) and
+    closes the connection when its response is complete."""
     sel = selectors.DefaultSelector()
     start = time.monotonic()
     pending = sorted(range(len(flows)), key=lambda i: offsets[i])
@@ -167,16 +225,27 @@ def run_round(
             i = pending.pop(0)
             f = flows[i]
             f.size, f.sent_at = sizes[i], time.monotonic()
-            f.sock.setblocking(True)
-            f.sock.sendall(REQ.pack(rnd, f.size))
-            f.sock.setblocking(False)
-            sel.register(f.sock, selectors.EVENT_READ, f)
+            if port is None:
+                _request(f, rnd, sel, registered=False)
+            else:
+                _open(f, port, sel)
             active += 1
         wait = (start + offsets[pending[0]] - now) if pending else 1.0
         if now - start > timeout:
             raise SystemExit(f"incast: round {rnd} did not finish in {timeout} s")
-        for key, _ in sel.select(timeout=max(0.0, min(wait, 1.0)) if active else max(0.0, wait)):
+        for key, events in sel.select(
+            timeout=max(0.0, min(wait, 1.0)) if active else max(0.0, wait)
+        ):
             f = key.data
+            assert f.sock is not None
+            if events & selectors.EVENT_WRITE:  # a per-round connect finished
+                err = f.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                if err:
+                    raise SystemExit(
+                        f"incast: cannot connect to server {f.server}:{port}: {os.strerror(err)}"
+                    )
+                _request(f, rnd, sel, registered=True)
+                continue
             try:
                 data = f.sock.recv(1 << 20)
             except BlockingIOError:
@@ -193,6 +262,9 @@ def run_round(
             if f.counters is not None and f.got >= f.size:
                 f.done_at = time.monotonic()
                 sel.unregister(f.sock)
+                if port is not None:  # per-round: this round's connection ends
+                    f.sock.close()
+                    f.sock = None
                 active -= 1
                 remaining -= 1
     sel.close()
@@ -210,7 +282,12 @@ def client(args: argparse.Namespace) -> int:
         offsets = [args.stagger_us * 1e-6 * (i % k) for i in range(n)]
     else:
         offsets = [0.0] * n
-    flows = connect_all(servers, args.port, args.connect_timeout)
+    per_round = args.connections == APP_CONNECTIONS[1]
+    if per_round:
+        flows = [Flow(srv, None) for srv in servers]
+        wait_for_servers(servers, args.port, args.connect_timeout)
+    else:
+        flows = connect_all(servers, args.port, args.connect_timeout)
     records: list[RoundRecord] = []
     prev: list[tuple[int, int]] | None = None
     out = open(args.out, "w") if args.out != "-" else sys.stdout  # noqa: SIM115
@@ -223,6 +300,7 @@ def client(args: argparse.Namespace) -> int:
                 [0] * n if last else sizes,
                 [0.0] * n if last else offsets,
                 args.round_timeout,
+                args.port if per_round else None,
             )
             counters = [f.counters or (0, 0) for f in flows]
             if prev is not None:
@@ -253,7 +331,8 @@ def client(args: argparse.Namespace) -> int:
         if out is not sys.stdout:
             out.close()
         for f in flows:
-            f.sock.close()
+            if f.sock is not None:
+                f.sock.close()
     return 0
 
 
@@ -271,6 +350,12 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--mode", choices=["per-server", "total"], default="per-server")
     c.add_argument("--batch", type=int, default=0, help="seed-003 batch size n (0: all at once)")
     c.add_argument("--stagger-us", type=float, default=0.0, help="seed-003 T~ in microseconds")
+    c.add_argument(
+        "--connections",
+        choices=APP_CONNECTIONS,
+        default=APP_CONNECTIONS[0],
+        help="one connection per server for the run, or a new one each round",
+    )
     c.add_argument("--round-timeout", type=float, default=60.0)
     c.add_argument("--connect-timeout", type=float, default=10.0)
     c.add_argument("--out", default="-", help="JSON-lines file for per-round records")

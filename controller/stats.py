@@ -66,6 +66,18 @@ async def _counter(sw: fy.Switch, name: str) -> dict[int, fy.P4CounterData]:
     return out
 
 
+async def depth_hist(sw: fy.Switch, port: int) -> list[int]:
+    """The depth histogram of one egress port (HIST_BUCKETS counts): one read of
+    its HIST_BUCKETS counter cells, not the whole array."""
+    base = port * HIST_BUCKETS
+    hist = [0] * HIST_BUCKETS
+    cells = [fy.P4CounterEntry(p4names.QUEUE_DEPTH, index=base + b) for b in range(HIST_BUCKETS)]
+    async for entry in sw.read(cells):
+        if entry.data is not None and entry.index is not None:
+            hist[entry.index - base] = entry.data.packet_count
+    return hist
+
+
 async def read(sw: fy.Switch, ports: list[int] | None = None) -> Snapshot:
     """Read every counter; keep `ports` (or every port with traffic)."""
     by_port: dict[int, PortStats] = {}

@@ -16,7 +16,8 @@ from typing import ClassVar
 from p4incast import bmv2, tools
 from p4incast.agent import cc as agent_cc
 from p4incast.controller.config import EcnPolicy, Pipeline
-from p4incast.model.scheme import DCTCP_G, Point, RunResult, Scheme
+from p4incast.model.dilation import Dilation
+from p4incast.model.scheme import DCTCP_G, SIM_DELACK_MS, Point, RunResult, Scheme
 
 from .base import register
 
@@ -65,6 +66,21 @@ class Bmv2Engine:
 
     def __init__(self) -> None:
         self._bpf_tried = False
+        self._dilation: dict[int, Dilation] = {}  # by bottleneck_pps, measured once
+
+    def dilation(self, point: Point, log_dir: Path) -> Dilation | None:
+        """The time dilation for the point's bottleneck (None: topology.dilate off);
+        measured on the first point that needs it, printed once."""
+        t = point.topology
+        if not t.dilate:
+            return None
+        if t.bottleneck_pps not in self._dilation:
+            from . import testbed  # imports Mininet, which only this engine needs
+
+            d = testbed.calibrate(point, log_dir / "calibration")
+            self._dilation[t.bottleneck_pps] = d
+            print(d.describe(t.rto_min_ms), flush=True)
+        return self._dilation[t.bottleneck_pps]
 
     def describe(self) -> str:
         return f"bmv2 (Mininet + {tools.fastest_simple_switch_grpc()[1]})"
@@ -114,6 +130,11 @@ class Bmv2Engine:
                 f"scheme {point.scheme.name}: transport.dctcp_g is fixed at {DCTCP_G} on the "
                 "testbed (the kernel's dctcp_shift_g and p4i_dctcp's are compile-time)"
             )
+        if point.transport.delack_ms != SIM_DELACK_MS:
+            problems.append(
+                "transport.delack_ms: the testbed's Linux hosts delay ACKs by their own "
+                "40 ms minimum (about 1 ms at the testbed's time dilation)"
+            )
         if point.n > MAX_SENDERS:
             problems.append(f"senders: {point.n} above {MAX_SENDERS}, the BMv2 testbed's limit")
         self._load_bpf_cc(point.scheme.cc)
@@ -132,7 +153,9 @@ class Bmv2Engine:
         try:
             from . import testbed  # imports Mininet, which only this engine needs
 
-            res = testbed.run(point, kernel_cc(point.scheme.cc), ecn_policy(point.scheme), log_dir)
+            dil = self.dilation(point, log_dir)
+            cc = kernel_cc(point.scheme.cc)
+            res = testbed.run(point, cc, ecn_policy(point.scheme), log_dir, dil)
         except Exception as err:  # noqa: BLE001 — one failed run must not stop the sweep
             log_dir.mkdir(parents=True, exist_ok=True)
             (log_dir / "error.txt").write_text(traceback.format_exc())
@@ -148,7 +171,12 @@ class Bmv2Engine:
             base_rtt_ms=res.base_rtt_ms,
             rounds=res.rounds,
             switch=res.switch,
-            extra={"batch": res.batch},
+            extra={
+                "batch": res.batch,
+                "dilation": dil.as_dict() if dil else None,
+                "depth_series": res.depth_series,
+                "depth_series_kind": "mean depth per 100 ms poll of the depth histogram",
+            },
         )
 
 

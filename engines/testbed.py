@@ -14,6 +14,7 @@ import asyncio
 import json
 import shlex
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,8 +31,9 @@ from p4incast.controller import app, stats
 from p4incast.controller.config import EcnPolicy
 from p4incast.controller.connection import connect, quiet_finsy
 from p4incast.model import batching
-from p4incast.model.scheme import Point, Transport
-from p4incast.model.wire import ETH_FRAME_BYTES, WIRE_FRAME_BYTES
+from p4incast.model.dilation import Dilation
+from p4incast.model.scheme import BUDGET_AGENT, Point, Transport, rx_budget_bytes
+from p4incast.model.wire import ETH_FRAME_BYTES, MSS_BYTES, WIRE_FRAME_BYTES
 from p4incast.topologies.bmv2_switch import Bmv2GrpcSwitch
 from p4incast.topologies.incast import (
     BACKGROUND,
@@ -43,6 +45,41 @@ from p4incast.topologies.incast import (
 )
 
 SERVER_PORT = 5001
+DEPTH_POLL_S = 0.1  # the queue-depth series: one histogram read per 100 ms
+
+
+class DepthPoller(threading.Thread):
+    """Queue depth over time at one switch port while a run goes on: every
+    DEPTH_POLL_S the port's depth histogram is read over P4Runtime, and the
+    packets that left the queue since the last read give the interval's mean
+    depth (BMv2 has no depth register the controller could read directly)."""
+
+    def __init__(self, cfg: Any, port: int, interval_s: float = DEPTH_POLL_S) -> None:
+        super().__init__(daemon=True)
+        self.cfg, self.port, self.interval_s = cfg, port, interval_s
+        self.series: list[tuple[float, float]] = []
+        self.stop = threading.Event()
+        self.error: str | None = None
+
+    def run(self) -> None:
+        try:
+            asyncio.run(self._poll())
+        except Exception as err:  # noqa: BLE001 — the series is extra; the run goes on
+            self.error = f"{type(err).__name__}: {err}"
+
+    async def _poll(self) -> None:
+        async with connect(self.cfg.switch, self.cfg.pipeline) as sw:
+            prev = await stats.depth_hist(sw, self.port)
+            t0 = time.monotonic()
+            while not self.stop.is_set():
+                await asyncio.sleep(self.interval_s)
+                hist = await stats.depth_hist(sw, self.port)
+                delta = [a - b for a, b in zip(hist, prev, strict=True)]
+                prev = hist
+                n = sum(delta)
+                if n:
+                    mean = sum(d * c for d, c in enumerate(delta)) / n
+                    self.series.append((time.monotonic() - t0, mean))
 
 
 @dataclass
@@ -52,6 +89,7 @@ class TestbedResult:
     base_rtt_ms: float | None
     log_dir: Path
     batch: dict[str, Any] | None = None  # the seed-003 plan used, if batching
+    depth_series: list[tuple[float, float]] | None = None  # (s, mean depth) per poll
 
 
 def link_shape(point: Point) -> LinkShape:
@@ -76,34 +114,74 @@ def plan_batches(point: Point, shape: LinkShape, rtt_s: float) -> tuple[int, flo
 
 
 def _agent_cmd(
-    intf: str, policy: str, shape: LinkShape, ready: Path, transport: Transport
+    intf: str, point: Point, shape: LinkShape, ready: Path, rtt_ms: float | None
 ) -> list[str]:
     """The host agent on the receiver. BMv2 RTTs are ~1 ms idle and tens of ms
     queued, above the agent's 2 ms datacenter limit, so the limit is lifted;
-    ICTCP's capacity C is what the receiver can get: the bottleneck rate."""
+    ICTCP's capacity C is what the receiver can get: the bottleneck rate;
+    newdctcp-budget's budget is what the bottleneck holds: its queue plus the
+    bandwidth-delay product at the measured base RTT."""
+    policy, transport = point.scheme.agent, point.transport
     cmd = [sys.executable, "-m", "p4incast.agent", "run", "--iface", intf, "--policy", policy]
     cmd += ["--rtt-limit-us", "1000000", "--ready-file", str(ready)]
-    cmd += ["--min-segs", str(transport.rx_min_segs)]
+    cmd += ["--min-segs", str(point.rx_min_segs)]
     if transport.policy_tick_us:
         cmd += ["--interval-ms", str(transport.policy_tick_us / 1000)]
     if shape.queue_rate_pps:
         mbps = shape.queue_rate_pps * WIRE_FRAME_BYTES * 8 / 1e6
         cmd += ["--capacity-mbps", str(max(1, round(mbps)))]
+    if policy == BUDGET_AGENT:
+        bdp = (shape.queue_rate_pps or 0) * (rtt_ms or 0) / 1e3
+        cmd += ["--budget-bytes", str(rx_budget_bytes(transport, shape.queue_pkts, bdp))]
     return cmd
 
 
-def host_setup(host: Any, rto_min_ms: int, transport: Transport | None = None) -> None:
+def host_setup(
+    host: Any, rto_min_ms: int, transport: Transport | None = None, delayed_ack: bool = True
+) -> None:
     """Offloads off, ECN on, and the route's TCP settings: min RTO, initial window,
-    and quickack (no delayed ACK) when transport.delayed_ack is false."""
+    and quickack (no delayed ACK) unless both transport.delayed_ack and
+    `delayed_ack` (the point's receiver_delayed_ack, on the receiver) hold."""
     t = transport or Transport()
     intf = host.defaultIntf().name
     host.cmd(f"ethtool -K {intf} tx off rx off tso off gso off gro off >/dev/null 2>&1")
     host.cmd(f"sysctl -qw net.ipv6.conf.{intf}.disable_ipv6=1")
     host.cmd("sysctl -qw net.ipv4.tcp_ecn=1")
-    quickack = "" if t.delayed_ack else " quickack 1"
+    quickack = "" if t.delayed_ack and delayed_ack else " quickack 1"
     host.cmd(
         f"ip route replace 10.0.0.0/8 dev {intf} rto_min {rto_min_ms}ms "
         f"initcwnd {t.init_cwnd}{quickack}"
+    )
+
+
+CALIBRATE_S = 3  # seconds of bulk TCP through the bottleneck
+
+
+def calibrate(point: Point, log_dir: Path) -> Dilation:
+    """Measure what the point's bottleneck drains: one sender, the point's queue
+    and rate, one bulk TCP flow for CALIBRATE_S seconds (the first omitted),
+    data packets per second at the receiver; and the idle base RTT."""
+    t = point.topology
+    shape = link_shape(point)
+    with network(
+        "incast_star", 1, spines=1, host_mbps=t.host_mbps, background=False, log_dir=log_dir
+    ) as net:
+        for h in net.hosts:
+            host_setup(h, t.rto_min_ms)
+        program(net, EcnPolicy(), shape)
+        r, h1 = net.get(RECEIVER), net.get("h1")
+        rtt = ping_rtt_ms(h1, r.IP())
+        r.cmd("iperf3 -s -D -1 -p 5210")
+        time.sleep(0.3)
+        out = h1.cmd(f"iperf3 -c {r.IP()} -p 5210 -t {CALIBRATE_S + 1} -O 1 -J")
+    try:
+        bps = json.loads(out)["end"]["sum_received"]["bits_per_second"]
+    except (ValueError, KeyError) as err:
+        raise RuntimeError(f"calibration: iperf3 gave no result ({err}): {out[-300:]}") from None
+    return Dilation(
+        measured_pps=bps / (8 * MSS_BYTES),
+        configured_pps=float(t.bottleneck_pps),
+        base_rtt_ms=rtt,
     )
 
 
@@ -158,10 +236,12 @@ def run(
     cc: str,
     ecn: EcnPolicy,
     log_dir: Path,
+    dilation: Dilation | None = None,
     progress: Callable[[str], None] = lambda s: None,
 ) -> TestbedResult:
     """Run one point with sender congestion control `cc` (a kernel name) and the
-    switch policy `ecn` on a fresh Mininet network; always tears it down."""
+    switch policy `ecn` on a fresh Mininet network; always tears it down. With
+    `dilation`, the min RTO is stretched to the testbed's clock."""
     t = point.topology
     shape = link_shape(point)
     procs: list[Any] = []
@@ -174,7 +254,7 @@ def run(
         log_dir=log_dir,
     ) as net:
         try:
-            return _run(net, point, cc, ecn, shape, log_dir, procs, progress)
+            return _run(net, point, cc, ecn, shape, log_dir, procs, dilation, progress)
         finally:
             for p in procs:
                 if p.poll() is None:
@@ -194,21 +274,24 @@ def _run(
     shape: LinkShape,
     log_dir: Path,
     procs: list[Any],
+    dilation: Dilation | None,
     progress: Callable[[str], None],
 ) -> TestbedResult:
     t, a, sch = point.topology, point.app, point.scheme
+    rto = dilation.rto_min_ms(t.rto_min_ms) if dilation else t.rto_min_ms
+    receiver = net.get(RECEIVER)
     for host in net.hosts:
-        host_setup(host, t.rto_min_ms, point.transport)
+        dack = point.receiver_delayed_ack if host is receiver else True
+        host_setup(host, rto, point.transport, delayed_ack=dack)
     configs = program(net, ecn, shape)
     progress("switches programmed")
-    receiver = net.get(RECEIVER)
     senders = [net.get(f"h{i}") for i in range(1, point.n + 1)]
     rtt = ping_rtt_ms(senders[0], receiver.IP())
     if sch.agent != "off":
         agent_log = (log_dir / "agent.log").open("w")
         ready = log_dir / "agent.ready"
         agent = receiver.popen(
-            _agent_cmd(receiver.defaultIntf().name, sch.agent, shape, ready, point.transport),
+            _agent_cmd(receiver.defaultIntf().name, point, shape, ready, rtt),
             stdout=agent_log,
             stderr=agent_log,
         )
@@ -261,6 +344,8 @@ def _run(
         str(a.rounds),
         "--mode",
         a.mode,
+        "--connections",
+        a.connections,
         "--out",
         str(out),
     ]
@@ -269,20 +354,33 @@ def _run(
         n_batch, stagger_us, batch_info = plan_batches(point, shape, (rtt or 1.0) / 1e3)
         cmd += ["--batch", str(n_batch), "--stagger-us", f"{stagger_us:.0f}"]
     client_log = log_dir / "client.log"
+    tor = configs[receiver_switch(net).name]
+    poller = DepthPoller(tor, bottleneck_port(net))
+    poller.start()
     with client_log.open("w") as log:
         client = receiver.popen(cmd, stdout=log, stderr=log)
-        rc = client.wait(timeout=60 + a.rounds * 30)
+        try:
+            rc = client.wait(timeout=60 + a.rounds * 30)
+        finally:
+            poller.stop.set()
+            poller.join(timeout=10)
     if rc != 0:
         tail = client_log.read_text().strip().splitlines()[-5:]
         raise RuntimeError(
             f"incast client failed (exit {rc}): {shlex.join(cmd)}\n" + "\n".join(tail)
         )
     rounds = [json.loads(line) for line in out.read_text().splitlines()]
-    tor = configs[receiver_switch(net).name]
+    if poller.error:
+        progress(f"queue-depth series lost: {poller.error}")
     snap = asyncio.run(read_stats(tor))
     snap["bottleneck_port"] = str(bottleneck_port(net))
     return TestbedResult(
-        rounds=rounds, switch=snap, base_rtt_ms=rtt, log_dir=log_dir, batch=batch_info
+        rounds=rounds,
+        switch=snap,
+        base_rtt_ms=rtt,
+        log_dir=log_dir,
+        batch=batch_info,
+        depth_series=poller.series,
     )
 
 

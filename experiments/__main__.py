@@ -6,6 +6,12 @@ plots, print a summary table.
     p4incast-run experiments/default.yaml --engine sim --senders 1,8,32 --rounds 5
     p4incast-run experiments/sim.yaml --cluster ray://head:10001   # every point on Ray
     p4incast-run experiments/sim.yaml --resume results/sim-20261122T101500Z
+    p4incast-run reproduce [--only PRESET ...] [--rounds R] [--out DIR] [--report-only]
+
+`p4incast-run reproduce` is `make reproduce` (experiments/reproduce.py): every
+paper preset and ablation on the simulator, then REPORT.md. The word
+`reproduce` always means that subcommand; an experiment file named just
+`reproduce` runs as `p4incast-run ./reproduce`.
 
 A failed run is recorded as failed and the sweep goes on. Results land in
 results/<name>-<UTC time>/ (results.json, rounds.csv, summary.csv, *.png),
@@ -43,8 +49,27 @@ def _ints(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"{text!r}: expected comma-separated integers") from None
 
 
+SUBCOMMAND = "reproduce"
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="p4incast-run", description=__doc__.split("\n")[0])
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [SUBCOMMAND]:
+        if Path(SUBCOMMAND).is_file():
+            print(
+                f"p4incast-run: running the {SUBCOMMAND} subcommand; the experiment file "
+                f"./{SUBCOMMAND} here runs with `p4incast-run ./{SUBCOMMAND}`",
+                file=sys.stderr,
+            )
+        from . import reproduce  # matplotlib and the report code: only when asked for
+
+        return reproduce.main(argv[1:], prog=f"p4incast-run {SUBCOMMAND}")
+    ap = argparse.ArgumentParser(
+        prog="p4incast-run",
+        description=__doc__.split("\n")[0],
+        epilog=f"p4incast-run {SUBCOMMAND} --help: the paper presets and their report "
+        "(make reproduce)",
+    )
     ap.add_argument(
         "experiment",
         nargs="?",

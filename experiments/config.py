@@ -9,11 +9,13 @@ each engine reads the topology keys that apply to it.
       kind: incast_star           # incast_star | leaf_spine
       spines: 1                   # leaf_spine: 1 or 2
       background: false           # one long flow to the receiver during rounds
-      rto_min_ms: 10              # per-route minimum RTO (papers: 10 ms)
+      rto_min_ms: 10              # per-route minimum RTO (papers: 10 ms), datacenter time
       # bmv2 engine
       queue_pkts: 64              # BMv2 egress queue toward the receiver, packets
       bottleneck_pps: 2000        # its drain rate, packets/s
       host_mbps: 100              # htb rate of every host link, Mbit/s
+      dilate: true                # stretch the min RTO by the measured time dilation
+                                  # (1 Gbit/s / measured bottleneck; p4incast/model/dilation.py)
       # sim engine
       link_gbps: 1.0              # every link
       delay_us: 25                # per link, one way
@@ -23,11 +25,14 @@ each engine reads the topology keys that apply to it.
       mode: per-server            # per-server | total (total: sru_bytes split over N)
       rounds: 10
       jitter_us: 10               # sim: server think time, uniform [0, jitter_us]
+      connections: persistent     # persistent | per-round (connect, request, SRU, close
+                                  # each round: a handshake and the initial window per round)
     transport:                    # the hosts' TCP (defaults: Linux-like)
       init_cwnd: 10               # senders' initial window, segments
       delayed_ack: true           # false: the receiver ACKs every segment
       dctcp_g: 0.0625             # DCTCP's gain g
-      rx_min_segs: 2              # receiver policies' window floor, MSS
+      rx_min_segs: 2              # receiver policies' window floor, MSS (newdctcp-budget: 1)
+      rx_budget_pkts: 0           # newdctcp-budget's budget, MSS; 0 = bottleneck queue + BDP
       policy_tick_us: 0           # sim: ICTCP/RCC step period; 0 = one base RTT
     senders: [1, 2, 4, 8, 16, 32, 48, 64]
     repeats: 1
@@ -317,7 +322,7 @@ def expand(raw: Any) -> list[Experiment]:
         for key, value in combo:
             section, name = key.split(".")
             one[section][name] = value
-            short = {"sru_bytes": "sru", "buffer_bytes": "buf"}.get(name, name)
+            short = {"sru_bytes": "sru", "buffer_bytes": "buf", "connections": ""}.get(name, name)
             is_kib = isinstance(value, int) and name.endswith("_bytes") and value % 1024 == 0
             label.append(f"{short}{value // 1024}k" if is_kib else f"{short}{value}")
         one["name"] = f"{base.get('name', 'experiment')}-{'-'.join(label)}"

@@ -212,20 +212,37 @@ def _pad(xs: list[int], length: int) -> list[int]:
 
 
 def plot_depth_series(runs: Sequence[Mapping[str, Any]], path: Path, name: str) -> Path | None:
-    """Queue depth vs time at the largest N (first repeat with a series per scheme)."""
+    """Queue depth vs time at the largest N, one panel per scheme (shared axes;
+    the first repeat with a series). The simulator records every change of the
+    depth; the BMv2 testbed the mean depth per poll of the switch's histogram
+    (run key depth_series_kind says which)."""
     n = _largest_n(runs)
-    fig, ax = _figure()
-    seen: set[str] = set()
+    picked: dict[str, Mapping[str, Any]] = {}
     for r in runs:
         scheme = str(r.get("scheme"))
-        series = r.get("depth_series")
-        if scheme in seen or r.get("n") != n or r.get("status") != "ok" or not series:
-            continue
-        seen.add(scheme)
-        ax.plot([p[0] * 1e3 for p in series], [p[1] for p in series], lw=0.8, label=scheme)
-    if not seen:
+        ok = r.get("n") == n and r.get("status") == "ok" and r.get("depth_series")
+        if ok and scheme not in picked:
+            picked[scheme] = r
+    if not picked:
         return None
-    _finish(ax, f"{name}: queue depth over time, N = {n}", "time (ms)", "queue depth (packets)")
+    cols = min(2, len(picked))
+    rows = math.ceil(len(picked) / cols)
+    fig = Figure(figsize=(SIZE[0] * cols * 0.8, 1.9 * rows + 0.6), dpi=DPI)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False).ravel()
+    for ax, (scheme, r) in zip(axes, picked.items(), strict=False):
+        series = r["depth_series"]
+        ax.plot([p[0] * 1e3 for p in series], [p[1] for p in series], lw=0.7)
+        ax.set_title(scheme, fontsize=9)
+        ax.grid(alpha=0.3)
+    for ax in axes[len(picked) :]:
+        ax.set_visible(False)
+    for ax in axes[(rows - 1) * cols :]:
+        ax.set_xlabel("time (ms)")
+    for ax in axes[::cols]:
+        ax.set_ylabel("depth (pkts)")
+    kind = next(iter(picked.values())).get("depth_series_kind")
+    fig.suptitle(f"{name}: queue depth over time, N = {n}" + (f"\n({kind})" if kind else ""))
     return _save(fig, path)
 
 

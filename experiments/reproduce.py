@@ -2,6 +2,7 @@
 each paper's claims beside what we measured.
 
     python -m p4incast.experiments.reproduce [--only NAME ...] [--rounds R] [--out DIR]
+    p4incast-run reproduce [--only NAME ...] [--rounds R] [--out DIR]   (the same)
     make reproduce                               (all of them)
 
 Runs experiments/papers/*.yaml (every variant) through the runner, then writes
@@ -28,6 +29,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the Agg backend is chosen)
+import yaml  # noqa: E402
 
 from p4incast.engines.base import resolve  # noqa: E402
 from p4incast.sim.engine import base_rtt_s  # noqa: E402
@@ -48,8 +50,35 @@ METRIC_LABEL = {
 }
 
 
+# A preset with a top-level `scenario:` other than this is not an incast
+# experiment (e.g. scenario: at-scale, run by `python -m p4incast.sim.atscale`).
+INCAST_SCENARIO = "incast"
+SCENARIO_RUNNERS = {"at-scale": "python -m p4incast.sim.atscale"}
+
+
+def scenario_of(path: Path) -> str:
+    """The preset's top-level `scenario:` (incast when absent)."""
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError):
+        return INCAST_SCENARIO  # load_all reports the problem
+    if isinstance(raw, dict) and raw.get("scenario") is not None:
+        return str(raw["scenario"])
+    return INCAST_SCENARIO
+
+
+def skip_note(path: Path) -> str | None:
+    """Why make reproduce does not run this preset (None: it does)."""
+    scenario = scenario_of(path)
+    if scenario == INCAST_SCENARIO:
+        return None
+    runner = SCENARIO_RUNNERS.get(scenario, "its own runner")
+    return f"{path.stem}: scenario {scenario}, not an incast experiment: run by {runner}"
+
+
 def presets(only: list[str] | None = None) -> list[Path]:
-    """The paper presets, then the ablations (each changes one setting of a preset)."""
+    """The paper presets, then the ablations (each changes one setting of a preset);
+    files of another scenario (skip_note) are left out."""
     paths = sorted(PAPERS.glob("*.yaml")) + sorted(ABLATIONS.glob("*.yaml"))
     if only:
         unknown = sorted(set(only) - {p.stem for p in paths})
@@ -58,7 +87,14 @@ def presets(only: list[str] | None = None) -> list[Path]:
                 f"--only: no preset {', '.join(unknown)} (have {', '.join(p.stem for p in paths)})"
             )
         paths = [p for p in paths if p.stem in only]
-    return paths
+    return [p for p in paths if skip_note(p) is None]
+
+
+def skipped(only: list[str] | None = None) -> list[str]:
+    """One line per preset of another scenario that presets() leaves out."""
+    paths = sorted(PAPERS.glob("*.yaml")) + sorted(ABLATIONS.glob("*.yaml"))
+    notes = [skip_note(p) for p in paths if not only or p.stem in only]
+    return [n for n in notes if n]
 
 
 def variant_of(exp: Experiment, base_name: str) -> str:
@@ -171,8 +207,8 @@ def report_section(
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="reproduce", description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="+", metavar="PRESET", help="preset file stems to run")
     ap.add_argument("--rounds", type=int, help="cut every preset's rounds (intervals widen)")
     ap.add_argument("--out", type=Path, help="results folder (default results/reproduce-<time>)")
@@ -184,17 +220,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     if args.report_only and not args.out:
-        print("reproduce: --report-only needs --out RESULTS_DIR", file=sys.stderr)
+        print(f"{prog}: --report-only needs --out RESULTS_DIR", file=sys.stderr)
         return 2
     try:
         paths = presets(args.only)
         loaded = [(p, [e.with_overrides(rounds=args.rounds) for e in load_all(p)]) for p in paths]
         engine, note = resolve("sim")
     except (ExperimentError, RuntimeError) as err:
-        print(f"reproduce: {err}", file=sys.stderr)
+        print(f"{prog}: {err}", file=sys.stderr)
         return 2
     root = args.out or REPO / "results" / f"reproduce-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
     total = sum(len(e.points()) for _p, exps in loaded for e in exps)
+    notes = skipped(args.only)
+    for line in notes:
+        print(f"skipped {line}", flush=True)
     print(f"{note}; {len(paths)} presets, {total} runs; results in {root}", flush=True)
     t0 = time.monotonic()
     # One sweep over every preset's experiments: one worker pool, prepared once.
@@ -237,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{ran}{cut}",
         "Verdicts (experiments/claims.py): holds; diverges (wrong side even at the edge of our",
         "95 % interval); inconclusive (only the mean is on the wrong side).",
+        *[f"Not run here: {line}." for line in notes],
         "",
     ]
     report = root / "REPORT.md"

@@ -9,7 +9,8 @@ of wire time per full packet), a byte buffer per switch port
 decision with K in packets on the ports that face the receiver
 (sim/cpp/ecn_queue.h), ns-3 TCP (Linux reno, cubic, bbr, DCTCP with Linux's
 2-segment floor, and NewDCTCP, sim/cpp/tcp_newdctcp.h), persistent
-connections and barrier rounds as apps/incast.py runs them.
+connections (app.connections: per-round — a new connection per server per
+round) and barrier rounds as apps/incast.py runs them.
 
 Receiver policies (docs/algorithms.md §3) act on the ACK window field at the
 receiver's NIC, as the host agent does:
@@ -40,6 +41,8 @@ from p4incast.model import batching
 from p4incast.model.ecn import EcnMode
 from p4incast.model.scheme import (
     AGENT_POLICIES,
+    BUDGET_AGENT,
+    BUDGET_INIT_SEGS,
     App,
     Point,
     RunResult,
@@ -192,16 +195,18 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     c.k = sch.k
     c.cc = sch.cc
     c.agent = AGENT_CODES[sch.agent]
-    # ICTCP starts every flow at its own initial window, as the host agent does
+    # ICTCP and newdctcp-budget start every flow at their own initial window,
+    # as the host agent does (agent/runner.py)
     init_segs = IctcpParams.init_segs if sch.agent == "ictcp" else int(tun["init_segs"])
-    c.agentInitSegs = init_segs
-    c.agentMinSegs = point.transport.rx_min_segs
+    c.agentInitSegs = BUDGET_INIT_SEGS if sch.agent == BUDGET_AGENT else init_segs
+    c.agentMinSegs = point.rx_min_segs
     c.agentMaxW = int(tun["max_w"])
-    if sch.agent == "newdctcp-budget":
+    if sch.agent == BUDGET_AGENT:
         c.agentBudgetBytes = budget_bytes(point)
     c.sizeBytes = size
     c.rounds = app.rounds
     c.jitterUs = app.jitter_us
+    c.perRoundConnections = app.per_round_connections
     c.seed = point.seed
     c.run = point.repeat + 1
     # a run may need ten minimum RTOs per round before it is called stuck
@@ -210,7 +215,8 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
         c.ackQueueBytes = int(tun["queue_maxsize"]) * MSS_BYTES
         c.ackHoldMaxUs = point.transport.ack_hold_max_us
     c.initCwnd = point.transport.init_cwnd
-    c.delAckCount = 2 if point.transport.delayed_ack else 1
+    c.delAckCount = 2 if point.receiver_delayed_ack else 1
+    c.delAckTimeoutMs = point.transport.delack_ms
     c.dctcpG = point.transport.dctcp_g
     c.restartEachRound = point.transport.restart_each_round
     c.segSize = MSS_BYTES
@@ -221,7 +227,7 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     sc = p4i.Scenario(c)
     try:
         sc.Setup()
-        floor = point.transport.rx_min_segs
+        floor = point.rx_min_segs
         stepper = _PolicyStepper(sch.agent, c.linkBps, tun, floor) if c.agent == 3 else None
         if stepper is None:
             sc.Advance(c.maxSimS)
@@ -275,9 +281,11 @@ def _fill(sc: Any, out: RunResult) -> None:
     out.extra["depth_series"] = _decimate(list(q.seriesT), list(q.seriesD), SERIES_POINTS)
     out.base_rtt_ms = float(sc.baseRtt) * 1e3 if sc.baseRtt > 0 else None
     out.extra["sim_s"] = float(sc.Now())
+    keys = list(sc.agent.Keys())  # open flows; closed ones (per-round connections) are counted
     out.extra["agent"] = {
-        "flows": len(list(sc.agent.Keys())),
-        "clamped_acks": sum(int(sc.agent.flows[k].clamped) for k in sc.agent.Keys()),
+        "flows": len(keys) + int(sc.agent.closedFlows),
+        "clamped_acks": sum(int(sc.agent.flows[k].clamped) for k in keys)
+        + int(sc.agent.closedClamped),
     }
     if sc.agent.ackQueueCap:
         a = sc.agent

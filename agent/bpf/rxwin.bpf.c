@@ -43,9 +43,11 @@
  *   share = max(B / F, min_segs * MSS),  F = flows whose handshake we saw
  *
  * so the windows of all F flows, idle ones included, add up to at most B
- * while the shares are above the floor; a flow starts at the floor (W of
- * earlier ACKs cannot be taken back when more flows arrive) and W is capped
- * at every window end and on every ACK. p4i_budget counts F: +1 when a
+ * while the shares are above the floor; a flow starts at init_segs MSS,
+ * uncapped (newdctcp-budget runs with init_segs 2: a window advertised cannot
+ * be taken back when more flows arrive, and a Linux sender never sends
+ * segments larger than half the largest window it was offered), and W is
+ * capped at every window end and on every ACK. p4i_budget counts F: +1 when a
  * handshake completes, -1 when that entry is deleted — here on FIN/RST, or
  * by userspace's idle sweep. Reference: agent/policies/newdctcp_rx.py).
  * FIN/RST delete the entry; the LRU map bounds memory; userspace deletes idle
@@ -317,13 +319,6 @@ static __always_inline __u64 budget_cap(struct rx_config *cfg, __u64 w, __u32 ms
 	return w < share ? w : share;
 }
 
-/* W of a new flow, MSS: newdctcp-budget starts at the floor and earns its share
- * (a window already advertised cannot be taken back when more flows arrive). */
-static __always_inline __u32 start_segs(struct rx_config *cfg)
-{
-	return cfg->policy == RX_POLICY_BUDGET ? cfg->min_segs : cfg->init_segs;
-}
-
 /* Delete the entry (FIN/RST); a counted flow stops sharing the budget. */
 static __always_inline void end_flow(struct flow_key *key)
 {
@@ -381,7 +376,7 @@ static __always_inline void finish_handshake(struct flow *f, struct rx_config *c
 		f->flags |= FL_COUNTED;
 		budget_add(1);
 	}
-	f->w = (__u64)start_segs(cfg) * mss;
+	f->w = (__u64)cfg->init_segs * mss;
 	f->flags &= ~FL_MARKED;
 	f->win_bytes = 0;
 	f->win_pkts = 0;
@@ -479,7 +474,7 @@ int rx_ingress(struct __sk_buff *skb)
 	}
 	if (now - f->last_ns > cfg->idle_ns) {
 		/* Idle: restart the window like TCP restarts after idle. */
-		f->w = (__u64)start_segs(cfg) * f->mss;
+		f->w = (__u64)cfg->init_segs * f->mss;
 		f->flags &= ~FL_MARKED;
 		f->win_bytes = 0;
 		f->win_pkts = 0;

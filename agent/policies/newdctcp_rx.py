@@ -40,8 +40,11 @@ a receiver-wide budget B (bytes; what the bottleneck can hold, queue plus
 bandwidth-delay product):
 
     share = max(B // F, min_segs·MSS),   F = flows whose handshake was seen
-    W starts at min_segs·MSS, not init_segs (a window already advertised
-      cannot be taken back when more flows arrive; W earns its share)
+    W starts at init_segs·MSS, uncapped: a window already advertised cannot
+      be taken back when more flows arrive, so it starts small and earns its
+      share (the engines run this policy with init_segs = BUDGET_INIT_SEGS, 2:
+      a Linux sender never sends segments larger than half the largest window
+      it was offered, and the handshake's window is the first one it sees)
     W <- min(W, share)   at every window end
     enforced with min(W, share) on each ACK (the share shrinks when a flow arrives)
 
@@ -55,6 +58,8 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
+
+from p4incast.model.scheme import BUDGET_AGENT as BUDGET_POLICY
 
 __all__ = [
     "BUDGET_POLICY",
@@ -74,7 +79,6 @@ DEFAULT_MSS = 536
 MAX_WSCALE = 14
 MIN_MSS = 88
 FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
-BUDGET_POLICY = "newdctcp-budget"
 
 
 @dataclass
@@ -251,9 +255,9 @@ class RxFlow:
     def handshake(self) -> bool:
         return self.peer_syn and self.local_syn
 
-    def finish_handshake(self, budget: bool = False) -> None:
-        """Both SYNs seen: scale, MSS, W = init_segs·MSS (min_segs·MSS under a
-        budget, which counts this flow from now on)."""
+    def finish_handshake(self) -> None:
+        """Both SYNs seen: scale, MSS, W = init_segs·MSS; the flow counts in a
+        budget from now on."""
         if not self.handshake:
             return
         self.counted = True
@@ -265,7 +269,7 @@ class RxFlow:
         if self.peer_ts and self.local_ts:
             mss -= 12
         self.mss = mss
-        self.w = (self.min_segs if budget else self.init_segs) * mss
+        self.w = self.init_segs * mss
         self.marked = False
         self.win_bytes = self.win_pkts = self.win_ce = 0
 
@@ -364,7 +368,7 @@ class RxReference:
             if p.opts.ts is not None:
                 f.peer_ts = True
             f.hi_seq = _u32(p.seq + 1)
-            f.finish_handshake(self.policy == BUDGET_POLICY)
+            f.finish_handshake()
             return
         if f is None:
             if p.payload == 0:
@@ -395,7 +399,7 @@ class RxReference:
                 f.local_mss = p.opts.mss
             if p.opts.ts is not None:
                 f.local_ts = True
-            f.finish_handshake(self.policy == BUDGET_POLICY)
+            f.finish_handshake()
             return None
         if f is None or not p.flags & ACK:
             return None

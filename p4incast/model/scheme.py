@@ -3,7 +3,8 @@
 - `Topology`: the network an incast runs on (each engine reads the keys that
   apply to it: the BMv2 testbed its queue in packets and drain rate, the
   simulator its link rate, delay and byte buffer).
-- `App`: the incast application (bytes per server per round, rounds).
+- `App`: the incast application (bytes per server per round, rounds, and
+  whether each round runs over new connections).
 - `Transport`: the hosts' TCP settings (initial window, delayed ACK, DCTCP's
   g, the receiver policies' window floor).
 - `Scheme`: everything that differs between the things compared — the
@@ -33,10 +34,25 @@ TOPOLOGIES = ("incast_star", "leaf_spine")
 CCS = ("reno", "cubic", "bbr", "dctcp", "newdctcp")
 AGENT_POLICIES = ("off", "observe", "newdctcp-rx", "ictcp", "rcc", "newdctcp-budget")
 APP_MODES = ("per-server", "total")
+# How the client reaches its servers: one connection each for the whole run, or a
+# new one per round (connect, request, read the SRU, close; handshake and IW each round).
+APP_CONNECTIONS = ("persistent", "per-round")
 # The simulator's servers wait a uniform [0, jitter] before answering, as real
 # servers' scheduling would (no paper states it; 10 µs = a tenth of the base RTT).
 SERVER_JITTER_US = 10.0
 RX_MIN_SEGS = 2  # receiver policies' window floor, MSS: 1 segment alone waits on a delayed ACK
+# newdctcp-budget: floor 1 MSS (N flows of 1 MSS fit a queue of N packets) and
+# the receiver ACKs every segment, so a 1-MSS window never waits on a delayed ACK.
+# A flow starts at 2 MSS: a window once advertised cannot be taken back, and a
+# Linux sender never sends a segment larger than half the largest window it was
+# offered (tcp_bound_to_half_wnd) — a handshake at 1 MSS left every segment of
+# the connection at 768 bytes on the testbed, halving goodput per packet.
+BUDGET_AGENT = "newdctcp-budget"
+BUDGET_MIN_SEGS = 1
+BUDGET_INIT_SEGS = 2
+# The model's delayed-ACK timeout: a datacenter host's (Linux's 40 ms minimum is
+# for WANs; the papers' simulators use ~1 ms, DCTCP's testbed hosts too).
+SIM_DELACK_MS = 1.0
 DCTCP_G = 1 / 16  # DCTCP's EWMA gain (Alizadeh et al. 2010; Linux dctcp_shift_g = 4)
 
 
@@ -45,10 +61,11 @@ class Topology:
     kind: str = "incast_star"  # incast_star | leaf_spine
     spines: int = 1  # leaf_spine only: 1 or 2
     background: bool = False  # a long flow to the receiver during the rounds
-    rto_min_ms: int = 10  # per-route minimum RTO, ms
+    rto_min_ms: int = 10  # per-route minimum RTO, ms (datacenter time: bmv2 stretches it by dilate)
     queue_pkts: int = 64  # bmv2: egress queue toward the receiver, packets
     bottleneck_pps: int = 2000  # bmv2: its drain rate, packets/s
     host_mbps: float = 100.0  # bmv2: htb rate of host links, Mbit/s
+    dilate: bool = True  # bmv2: stretch timers by the measured time dilation (model/dilation.py)
     link_gbps: float = 1.0  # sim: link rate, Gbit/s
     delay_us: float = 25.0  # sim: one-way delay per link, µs
     buffer_bytes: int = 65536  # sim: per-port buffer, bytes
@@ -77,10 +94,16 @@ class App:
     mode: str = "per-server"  # per-server | total
     rounds: int = 10  # barrier rounds per run
     jitter_us: float = SERVER_JITTER_US  # sim: server think time, uniform [0, jitter_us], µs
+    connections: str = APP_CONNECTIONS[0]  # persistent | per-round (a new connection per round)
 
     def bytes_per_server(self, n: int) -> int:
         """What each of n servers sends in a round."""
         return self.sru_bytes if self.mode == "per-server" else max(1, self.sru_bytes // n)
+
+    @property
+    def per_round_connections(self) -> bool:
+        """Whether the client opens a new connection to every server each round."""
+        return self.connections == APP_CONNECTIONS[1]
 
 
 @dataclass(frozen=True)
@@ -88,7 +111,8 @@ class Transport:
     """The hosts' TCP settings the papers vary (docs/algorithms.md §7)."""
 
     init_cwnd: int = 10  # senders' initial window, segments (Linux's IW10)
-    delayed_ack: bool = True  # receiver ACKs every 2nd segment (1 ms timer); false: every one
+    delayed_ack: bool = True  # receiver ACKs every 2nd segment (delack_ms timer); false: every one
+    delack_ms: float = SIM_DELACK_MS  # sim: delayed-ACK timeout (bmv2: Linux's 40 ms, fixed)
     dctcp_g: float = DCTCP_G  # DCTCP's α gain g
     rx_min_segs: int = RX_MIN_SEGS  # window floor of the receiver policies, MSS
     rx_budget_pkts: float = 0.0  # newdctcp-budget's B, MSS; 0 = the bottleneck's queue + BDP
@@ -175,6 +199,7 @@ def check_topology(topo: Topology) -> None:
 
 def check_app(app: App) -> None:
     _one_of("app.mode", app.mode, APP_MODES)
+    _one_of("app.connections", app.connections, APP_CONNECTIONS)
     _at_least("app.sru_bytes", app.sru_bytes)
     _at_least("app.rounds", app.rounds)
     _at_least("app.jitter_us", app.jitter_us, 0)
@@ -192,6 +217,7 @@ def check_transport(t: Transport) -> None:
     _at_least("transport.init_cwnd", t.init_cwnd)
     _at_least("transport.rx_min_segs", t.rx_min_segs)
     _at_least("transport.rx_budget_pkts", t.rx_budget_pkts, 0)
+    _at_least("transport.delack_ms", t.delack_ms, 0.001)
     if not 0 < t.dctcp_g <= 1:
         raise ModelError(f"transport.dctcp_g: {t.dctcp_g} must be in (0, 1]")
     _at_least("transport.policy_tick_us", t.policy_tick_us, 0)
@@ -263,6 +289,17 @@ class Point:
 
     def label(self) -> str:
         return f"{self.scheme.name} N={self.n} #{self.repeat + 1}"
+
+    @property
+    def rx_min_segs(self) -> int:
+        """The receiver policy's window floor, MSS (1 under newdctcp-budget)."""
+        return BUDGET_MIN_SEGS if self.scheme.agent == BUDGET_AGENT else self.transport.rx_min_segs
+
+    @property
+    def receiver_delayed_ack(self) -> bool:
+        """Whether the receiver delays ACKs: transport.delayed_ack, never under
+        newdctcp-budget (its 1-MSS windows would each wait for the timer)."""
+        return self.transport.delayed_ack and self.scheme.agent != BUDGET_AGENT
 
 
 RUN_STATUSES = ("ok", "failed")

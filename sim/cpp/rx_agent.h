@@ -20,7 +20,7 @@
 //    al., Springer 2015.
 //  - newdctcp-budget: the same W, capped by an even share of a receiver-wide
 //    budget B: share = max(B / F, minSegs·MSS), F = flows whose handshake was
-//    seen; W starts at minSegs·MSS; W <- min(W, share) at each window end, and
+//    seen; W starts at initSegs·MSS; W <- min(W, share) at each window end, and
 //    min(W, share) on each ACK (newdctcp_rx.RxReference, budget_share).
 //  - ictcp / rcc: W comes from the shared Python policies
 //    (agent/policies/ictcp.py, rcc.py), stepped every agent tick by
@@ -120,6 +120,7 @@ class RxAgent : public EgressHook
     std::map<uint64_t, RxFlow> flows;
     uint64_t budgetBytes = 0; // newdctcp-budget: B
     uint32_t counted = 0;     // flows sharing it
+    uint64_t closedFlows = 0, closedClamped = 0; // flows ended (FIN, RST, a new SYN) and their clamped ACKs
 
     // newdctcp_rx.budget_share
     uint64_t Share(uint32_t fmss) const
@@ -139,6 +140,8 @@ class RxAgent : public EgressHook
         if (it != flows.end())
         {
             counted -= it->second.counted;
+            closedFlows++;
+            closedClamped += it->second.clamped;
             flows.erase(it);
         }
     }
@@ -156,9 +159,18 @@ class RxAgent : public EgressHook
     uint64_t maxInFlight = 0; // largest total in flight the agent allowed, bytes
     uint32_t maxHeld = 0;     // most ACKs in the queue at once
 
-    static uint64_t Key(Ipv4Address peer, uint16_t port)
+    // A flow is its connection, as the BPF data path's flow_key: the peer's address
+    // and port and our port (the receiver has one address). A new connection from
+    // the same server (app.connections: per-round) is a new flow.
+    static uint64_t Key(Ipv4Address peer, uint16_t peerPort, uint16_t localPort)
     {
-        return (static_cast<uint64_t>(peer.Get()) << 16) | port;
+        return (static_cast<uint64_t>(peer.Get()) << 32) |
+               (static_cast<uint64_t>(peerPort) << 16) | localPort;
+    }
+
+    static uint32_t KeyPeer(uint64_t key)
+    {
+        return static_cast<uint32_t>(key >> 32);
     }
 
     RxFlow& New(uint64_t key)
@@ -183,8 +195,7 @@ class RxAgent : public EgressHook
             f.counted = true;
             counted++;
         }
-        // newdctcp-budget starts at the floor and earns its share
-        f.w = static_cast<uint64_t>(policy == RX_BUDGET ? minSegs : initSegs) * f.mss;
+        f.w = static_cast<uint64_t>(initSegs) * f.mss;
         f.marked = false;
         f.winBytes = f.winPkts = f.winCe = 0;
     }
@@ -277,7 +288,7 @@ class RxAgent : public EgressHook
         TcpHeader tcp;
         p->RemoveHeader(tcp);
         uint32_t payload = p->GetSize();
-        uint64_t key = Key(ip.GetSource(), tcp.GetSourcePort());
+        uint64_t key = Key(ip.GetSource(), tcp.GetSourcePort(), tcp.GetDestinationPort());
         uint8_t flags = tcp.GetFlags();
         if (flags & (TcpHeader::RST | TcpHeader::FIN))
         {
@@ -442,7 +453,7 @@ class RxAgent : public EgressHook
         p->RemoveHeader(ppp);
         p->RemoveHeader(ip);
         p->RemoveHeader(tcp);
-        uint64_t key = Key(ip.GetDestination(), tcp.GetDestinationPort());
+        uint64_t key = Key(ip.GetDestination(), tcp.GetDestinationPort(), tcp.GetSourcePort());
         uint8_t flags = tcp.GetFlags();
         auto it = flows.find(key);
         if (flags & (TcpHeader::RST | TcpHeader::FIN))

@@ -19,6 +19,13 @@
 // (at its batch offset, seed 003) for `size` bytes; a server answers with a
 // 16-byte header and `size` bytes after a uniform [0, jitterUs] think time;
 // the round ends when the last byte arrives, and the next round starts then.
+// With perRoundConnections (app.connections: per-round) the client instead
+// opens a new connection to every server at each round's start (at its batch
+// offset): handshake, request, response, and the client closes it when the
+// last byte has arrived (the server closes its end on the FIN); each round's
+// first flight is then the initial window, and a flow's FCT includes the
+// handshake. TIME_WAIT is 2·MSL = 2 ms (Linux: 60 s; a waiting socket costs
+// nothing there, but ns-3 scans a host's endpoints linearly for every packet).
 // timeouts = RTOs of the servers' sockets in the round (entries into CA_LOSS),
 // retrans = segments sent again.
 #ifndef P4INCAST_SIM_SCENARIO_H
@@ -87,6 +94,8 @@ struct RunConfig
     uint32_t delAckCount = 2; // 1 = no delayed ACK
     double dctcpG = 1.0 / 16; // DCTCP's gain g (ns3::TcpDctcp::DctcpShiftG)
     bool restartEachRound = false; // reno/dctcp/newdctcp: cwnd back to IW at each round
+    bool perRoundConnections = false; // app.connections: per-round (a new connection per round)
+    double mslS = 0.001;              // TCP's maximum segment lifetime (TIME_WAIT = 2 MSL)
     double delAckTimeoutMs = 1;
     double seriesBinUs = 100; // 0 = no depth series
     double maxSimS = 60;      // give up after this much simulated time
@@ -172,6 +181,7 @@ class Scenario
         Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8u << 20));
         Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(cfg.rcvBufBytes));
         Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MilliSeconds(200)));
+        Config::SetDefault("ns3::TcpSocketBase::MaxSegLifetime", DoubleValue(cfg.mslS));
         Config::SetDefault("ns3::TcpSocketBase::MinRto",
                            TimeValue(MicroSeconds(cfg.rtoMinMs * 1000)));
         Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MicroSeconds(100)));
@@ -564,6 +574,11 @@ class Scenario
                                                   MakeBoundCallback(&Scenario::OnInflight, fp));
                     s->TraceConnectWithoutContext("RWND", MakeBoundCallback(&Scenario::OnRwnd, fp));
                 }
+                if (cfg.perRoundConnections)
+                {
+                    s->SetCloseCallbacks(MakeCallback(&Scenario::ServerPeerClosed, this),
+                                         MakeCallback(&Scenario::ServerPeerClosed, this));
+                }
                 (void)peer;
                 return;
             }
@@ -571,6 +586,16 @@ class Scenario
     }
 
     std::map<Socket*, Flow*> m_bySocket;
+
+    // A server's end of a per-round connection: the client has read the response
+    // and closed (FIN) or the connection broke; the server closes its end.
+    void ServerPeerClosed(Ptr<Socket> s)
+    {
+        m_bySocket.erase(PeekPointer(s));
+        s->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
+        s->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
+        s->Close();
+    }
 
     void ServerRecvCb(Ptr<Socket> s)
     {
@@ -597,6 +622,11 @@ class Scenario
             return;
         }
         it->second->connected = true;
+        if (cfg.perRoundConnections)
+        {
+            s->Send(Create<Packet>(REQ)); // this round's request; reqAt = when it connected
+            return;
+        }
         connected++;
         if (connected == cfg.n)
         {
@@ -627,6 +657,10 @@ class Scenario
         {
             f->done = true;
             f->doneAt = Simulator::Now().GetSeconds();
+            if (cfg.perRoundConnections)
+            {
+                s->Close(); // the response is complete: this round's connection ends
+            }
             if (--remaining == 0)
             {
                 FinishRound();
@@ -642,6 +676,34 @@ class Scenario
 
     double roundStart = 0;
 
+    // Per-round connections: a new client socket to f's server; the request goes
+    // out when it connects (ClientConnected). The last round's sockets close themselves.
+    void Open(Flow* f)
+    {
+        if (f->cli)
+        {
+            m_bySocket.erase(PeekPointer(f->cli));
+        }
+        if (f->srv)
+        {
+            m_bySocket.erase(PeekPointer(f->srv));
+            f->srv = nullptr; // the next accepted socket of this server is the new one
+        }
+        f->connected = false;
+        f->seqInit = false; // a new connection's sequence space
+        f->reqBytes = 0;
+        f->reqAt = Simulator::Now().GetSeconds();
+        Ptr<Socket> c = Socket::CreateSocket(hosts.Get(0), TcpSocketFactory::GetTypeId());
+        c->Bind();
+        keep.push_back(c);
+        f->cli = c;
+        m_bySocket[PeekPointer(c)] = f;
+        c->SetConnectCallback(MakeCallback(&Scenario::ClientConnected, this),
+                              MakeCallback(&Scenario::ClientFailed, this));
+        c->SetRecvCallback(MakeCallback(&Scenario::ClientRecv, this));
+        c->Connect(InetSocketAddress(f->srvAddr, PORT));
+    }
+
     void StartRound()
     {
         round++;
@@ -654,7 +716,12 @@ class Scenario
             f->done = false;
             f->want = f->got + RESP_HDR + Size();
             double off = f->idx < static_cast<int>(cfg.offsets.size()) ? cfg.offsets[f->idx] : 0;
-            if (off > 0)
+            if (cfg.perRoundConnections)
+            {
+                f->reqAt = roundStart + off;
+                Simulator::Schedule(Seconds(off), &Scenario::Open, this, f.get());
+            }
+            else if (off > 0)
             {
                 f->reqAt = roundStart + off;
                 Simulator::Schedule(Seconds(off), &Scenario::Ask, this, f.get());
@@ -732,6 +799,11 @@ class Scenario
             l->SetAcceptCallback(MakeCallback(&Scenario::Accept, this),
                                  MakeCallback(&Scenario::Accepted, this));
             keep.push_back(l);
+            if (cfg.perRoundConnections)
+            {
+                flows.push_back(std::move(f)); // connects at each round's start (Open)
+                continue;
+            }
             Ptr<Socket> c = Socket::CreateSocket(hosts.Get(0), TcpSocketFactory::GetTypeId());
             c->Bind();
             f->cli = c;
@@ -745,6 +817,10 @@ class Scenario
                                 c,
                                 InetSocketAddress(f->srvAddr, PORT));
             flows.push_back(std::move(f));
+        }
+        if (cfg.perRoundConnections)
+        {
+            Simulator::Schedule(Seconds(cfg.startS), &Scenario::StartRound, this);
         }
         if (cfg.background)
         {
@@ -803,7 +879,7 @@ class Scenario
     {
         for (auto& f : flows)
         {
-            if (RxAgent::Key(f->srvAddr, PORT) == key)
+            if (f->srvAddr.Get() == RxAgent::KeyPeer(key))
             {
                 return f->lastRtt;
             }

@@ -232,8 +232,8 @@ def budget_trace() -> tuple[list[Item], list[FlowTrace]]:
 
 def test_budget_windows_match_reference_and_add_up_to_the_budget(rxwin: RxWin) -> None:
     budget = 12 * 1448
-    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1)
-    ref = RxReference("newdctcp-budget", budget=budget, min_segs=1)
+    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2)
+    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1)
     items, flows = budget_trace()
     got, want = drive(rxwin, ref, items)
     assert got == want and len(got) > 100
@@ -249,7 +249,7 @@ def test_budget_windows_match_reference_and_add_up_to_the_budget(rxwin: RxWin) -
 def test_budget_share_shrinks_when_a_flow_arrives(rxwin: RxWin) -> None:
     """The share is enforced on the ACK even before the flow's next window end."""
     budget = 20 * 1448
-    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1)
+    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2)
     flows = [FlowTrace(lport=41000 + i, l_isn=5000 * (i + 1)) for i in range(4)]
     first = flows[0]
     for e, fr in first.handshake() + bulk(first, 40):

@@ -123,3 +123,42 @@ def test_unreachable_server_is_one_clear_error(tmp_path: Path) -> None:
     )
     assert proc.returncode != 0 and "cannot connect to server" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def time_wait_to(port: int) -> int:
+    """Connections to `port` on this host in TIME_WAIT (/proc/net/tcp state 06):
+    one per connection the client closed first."""
+    rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    return sum(
+        1 for r in rows if r.split()[3] == "06" and int(r.split()[2].split(":")[1], 16) == port
+    )
+
+
+@pytest.mark.parametrize("connections", ["persistent", "per-round"])
+def test_connections_persistent_or_new_each_round(
+    server: int, tmp_path: Path, connections: str
+) -> None:
+    """--connections per-round: the client connects to every server at each
+    round's start and closes after the response (plus one closed connection per
+    server for the final counters round and one for the start-up check);
+    persistent: one connection per server for the run. Records are complete either way."""
+    before = time_wait_to(server)
+    recs = run_client(
+        server,
+        tmp_path / "r.jsonl",
+        "--servers",
+        "127.0.0.1,127.0.0.1,127.0.0.1",
+        "--sru",
+        "100000",
+        "--rounds",
+        "3",
+        "--connections",
+        connections,
+    )
+    assert [r["round"] for r in recs] == [0, 1, 2]
+    for r in recs:
+        assert r["bytes"] == 3 * 100000
+        assert len(r["fct_s"]) == 3 and all(f > 0 for f in r["fct_s"])
+        assert r["completion_s"] == pytest.approx(max(r["fct_s"]))
+    closed = time_wait_to(server) - before
+    assert closed == (3 * (3 + 1) + 3 if connections == "per-round" else 3), closed

@@ -78,6 +78,10 @@ def _bad(mutate, match: str) -> None:
         (lambda r: r["topology"].update(queue_pkts="deep"), "expected an integer"),
         (lambda r: r["app"].update(mode="some"), "app.mode"),
         (lambda r: r["app"].update(rounds=0), "app.rounds"),
+        (
+            lambda r: r["app"].update(connections="sometimes"),
+            "app.connections: 'sometimes' is not one of persistent, per-round",
+        ),
         (lambda r: r.update(name="a b"), "name"),
         (lambda r: r.pop("schemes"), "schemes"),
     ],

@@ -24,6 +24,7 @@ def test_run_config_defaults_are_the_models(p4i: Any) -> None:
     assert (c.linkBps, c.delayUs) == (topo.link_gbps * 1e9, topo.delay_us)
     assert (c.bufferBytes, c.rtoMinMs) == (topo.buffer_bytes, topo.rto_min_ms)
     assert (c.sizeBytes, c.rounds, c.jitterUs) == (app.sru_bytes, app.rounds, app.jitter_us)
+    assert c.perRoundConnections == app.per_round_connections
     assert (c.segSize, c.gapBytes) == (MSS_BYTES, engine.GAP_BYTES)
     assert c.agentInitSegs == TUNABLES["init_segs"][0]
     assert c.agentMinSegs == TUNABLES["min_segs"][0]
@@ -31,4 +32,5 @@ def test_run_config_defaults_are_the_models(p4i: Any) -> None:
     t = Transport()
     assert (c.initCwnd, c.delAckCount == 2, c.dctcpG) == (t.init_cwnd, t.delayed_ack, t.dctcp_g)
     assert c.restartEachRound == t.restart_each_round
+    assert c.delAckTimeoutMs == t.delack_ms
     assert (c.sharedBufferBytes, c.dtAlpha) == (topo.shared_buffer_bytes, topo.dt_alpha)

@@ -337,3 +337,50 @@ def test_restart_each_round_starts_rounds_from_the_initial_window(p4i: Any) -> N
     assert carried["switch"]["ports"]["1"]["queue_drops"] > 0
     assert fresh["switch"]["ports"]["1"]["queue_drops"] == 0
     assert not any(r["rto"] for r in fresh["rounds"])
+
+
+def test_per_round_connections_start_each_round_from_the_initial_window(p4i: Any) -> None:
+    """app.connections: per-round opens a new connection every round: each round
+    pays a handshake (one RTT of small frames) and its first flight is the initial
+    window again, so one flow's rounds all take as long as a persistent
+    connection's first round plus that RTT; persistent rounds after the first
+    start with the window the last round grew, and are faster."""
+    base = {
+        "scheme": scheme("reno", "off", 0, "reno"),
+        "n": 1,
+        "app": {"rounds": 4, "jitter_us": 0.0},
+        "transport": {"init_cwnd": 2},
+    }
+    kept = run_point(base)
+    fresh = run_point({**base, "app": {**base["app"], "connections": "per-round"}})
+    assert kept["status"] == fresh["status"] == "ok"
+    kept_fct = [r["fct_s"][0] for r in kept["rounds"]]
+    fresh_fct = [r["fct_s"][0] for r in fresh["rounds"]]
+    assert all(f < kept_fct[0] * 0.9 for f in kept_fct[1:]), kept_fct
+    assert max(fresh_fct) - min(fresh_fct) < 0.01 * min(fresh_fct), fresh_fct  # last FIN's µs
+    handshake = fresh_fct[0] - kept_fct[0]
+    assert 4 * 25e-6 <= handshake <= engine.base_rtt_s(Topology()), handshake
+
+
+def test_per_round_connections_are_new_flows_to_the_receiver_agent(p4i: Any) -> None:
+    """10 NewDCTCP senders with IW 2 and windows carried over persistent
+    connections overflow the 64 KB buffer (as test_restart_each_round...); new
+    connections each round start from IW 2 and do not. The receiver agent sees
+    every connection as a new flow (N x rounds of them). A per-round run does not
+    change a persistent run that follows it in the same process."""
+    base = {
+        "scheme": scheme("newdctcp-rx", "front", 20, "newdctcp", "newdctcp-rx"),
+        "n": 10,
+        "app": {"rounds": 6},
+        "transport": {"init_cwnd": 2},
+    }
+    kept = run_point(base)
+    fresh = run_point({**base, "app": {"rounds": 6, "connections": "per-round"}})
+    again = run_point(base)
+    assert kept["status"] == fresh["status"] == "ok"
+    assert (kept["agent"]["flows"], fresh["agent"]["flows"]) == (10, 60)
+    assert fresh["switch"]["ports"]["1"]["queue_drops"] == 0
+    assert not any(r["rto"] for r in fresh["rounds"])
+    assert kept["switch"]["ports"]["1"]["queue_drops"] > 0
+    for key in ("rounds", "switch", "agent", "depth_series"):
+        assert again[key] == kept[key], key

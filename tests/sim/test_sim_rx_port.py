@@ -79,7 +79,7 @@ def test_budget_port_matches_reference(p4i: Any) -> None:
     """newdctcp-budget over flows that arrive, send, are marked and leave: W after
     every event, every window field and the share match the reference."""
     rng = random.Random(7)
-    budget, init_segs, max_w, min_segs, ws = 30 * MSS, 10, 4 << 20, 1, 7
+    budget, init_segs, max_w, min_segs, ws = 30 * MSS, 2, 4 << 20, 1, 7
     rx = ref.RxReference(ref.BUDGET_POLICY, init_segs, max_w, min_segs, budget=budget)
     port = p4i.RxBudgetProbe(init_segs, min_segs, max_w, MSS, budget)
     nxt: dict[int, int] = {}
@@ -95,7 +95,7 @@ def test_budget_port_matches_reference(p4i: Any) -> None:
             f.peer_syn = f.local_syn = True
             f.peer_ws = f.local_ws = ws
             f.peer_mss = f.local_mss = MSS
-            f.finish_handshake(budget=True)
+            f.finish_handshake()
             f.hi_seq = (isn + 1) & 0xFFFFFFFF
             nxt[key] = f.hi_seq
             assert int(port.Open(key, ws, isn)) == f.w, f"event {step}: open"
