@@ -6,7 +6,7 @@
 2. Goodput on the p4ia veth pair through an htb bottleneck, agent `observe`
    vs no agent (`off`), interleaved in one run [ratio >= 0.98].
 3. Agent CPU at the bottleneck rate, from /proc/<pid>/stat of the agent
-   process (newdctcp-rx and ictcp) [< 5 % of one core]; plus the in-kernel
+   process (newdctcp-rx, newdctcp-budget and ictcp) [< 5 % of one core]; plus the in-kernel
    BPF share estimated as ns/packet x packets/s.
 
 Exits 0 with one `skip:` line when not root or the BPF objects are not built.
@@ -100,7 +100,15 @@ def bench_veth(rate: int, seconds: float, reps: int, ns_in: float, ns_eg: float)
         print(f"ratio observe/off {obs / off:.4f} (medians)  [target >= 0.98]")
 
         pps_in = off / 8 / 1514
-        for pol, extra in (("newdctcp-rx", ()), ("ictcp", ("--capacity-mbps", str(rate)))):
+        # newdctcp-budget: a budget of 64 full segments (a 64-packet queue; the lab's
+        # bandwidth-delay product at 1 Gbit/s and ~50 µs is under one segment).
+        budget = ("--budget-bytes", str(64 * 1448))
+        policies = (
+            ("newdctcp-rx", ()),
+            ("newdctcp-budget", budget),
+            ("ictcp", ("--capacity-mbps", str(rate))),
+        )
+        for pol, extra in policies:
             agent = lab.start_agent(pol, *extra)
             cl = lab.start_client(seconds)
             time.sleep(0.5)

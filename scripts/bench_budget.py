@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Benchmark: the budgeted receiver agent against drop-tail on the BMv2 testbed
+(targets in brackets, printed with what was measured; nothing here is a test).
+
+In one run of experiments/default.yaml restricted to droptail and
+front+budget (N = 1..64, 10 rounds; or the results folder given with
+--results, e.g. a whole `make run`):
+  - front+budget: goodput / framing limit [>= 0.90] and rounds with an RTO
+    [< 1 %] at every N, beside drop-tail's goodput in the same run (its
+    collapse: below half the framing limit);
+  - front+budget at N = 32: queue p95 [within K ± 25 %].
+The agent's CPU and observe mode's goodput ratio are measured by
+bench_agent.py.
+
+Needs root, Mininet, BMv2 and `make build`; prints why when it cannot run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from p4incast.engines.bmv2 import ENGINE  # noqa: E402
+from p4incast.experiments import results  # noqa: E402
+from p4incast.experiments.metrics import framing_limit_bps  # noqa: E402
+
+BUDGET, DROPTAIL = "front+budget", "droptail"
+
+
+def _run_sweep() -> Path:
+    out = REPO / "results" / "bench-budget"
+    cmd = [
+        sys.executable,
+        "-m",
+        "p4incast.experiments",
+        str(REPO / "experiments" / "default.yaml"),
+        "--engine",
+        "bmv2",
+        "--schemes",
+        f"{DROPTAIL},{BUDGET}",
+        "--out",
+        str(out),
+    ]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def _k_of(rs: results.ResultSet, scheme: str) -> int | None:
+    for s in rs.config.get("schemes", []):
+        if s.get("name") == scheme:
+            return s.get("k")
+    return None
+
+
+def report(rs: results.ResultSet) -> int:
+    rows = {(r["scheme"], r["n"]): r for r in rs.aggregate()}
+    limit = framing_limit_bps(rs.link_bps) / 1e6
+    ns = sorted({n for s, n in rows if s == BUDGET})
+    print(f"results: {rs.out_dir}  (framing limit {limit:.1f} Mbit/s)")
+    print(f"{'N':>3}  {'budget goodput':>15}  {'ratio':>6}  {'RTO %':>6}  {'droptail ratio':>14}")
+    met_all = True
+    for n in ns:
+        b, d = rows[(BUDGET, n)], rows.get((DROPTAIL, n))
+        g = b.get("goodput_mbps") or 0.0
+        ratio, rto = g / limit, 100 * (b.get("rto_round_ratio") or 0.0)
+        dr = (d.get("goodput_mbps") or 0.0) / limit if d else float("nan")
+        ok = ratio >= 0.9 and rto < 1
+        met_all &= ok
+        miss = "" if ok else "MISSED"
+        print(f"{n:>3}  {g:>10.1f} Mbps  {ratio:>6.2f}  {rto:>6.0f}  {dr:>14.2f}  {miss}")
+    print(
+        f"front+budget >= 0.90 of the framing limit and < 1 % RTO rounds at every N: "
+        f"{'met' if met_all else 'missed'}"
+    )
+    k = _k_of(rs, BUDGET)
+    q32: Any = rows.get((BUDGET, 32), {}).get("qdepth_p95")
+    if k and q32 is not None:
+        lo, hi = 0.75 * k, 1.25 * k
+        verdict = "met" if lo <= q32 <= hi else "missed"
+        print(f"queue p95 at N=32: {q32} packets [K={k}: {lo:.0f}..{hi:.0f}] {verdict}")
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--results", type=Path, help="evaluate this results folder instead")
+    a = ap.parse_args()
+    if a.results:
+        return report(results.load(a.results))
+    why = ENGINE.unavailable()
+    if why:
+        print(f"bench_budget: skipped — {why}")
+        return 0
+    return report(results.load(_run_sweep()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
