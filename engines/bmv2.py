@@ -175,7 +175,7 @@ class Bmv2Engine:
                 "batch": res.batch,
                 "dilation": dil.as_dict() if dil else None,
                 "depth_series": res.depth_series,
-                "depth_series_kind": "mean depth per 100 ms poll of the depth histogram",
+                "depth_series_kind": testbed.DEPTH_SERIES_KIND,
             },
         )
 

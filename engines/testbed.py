@@ -46,6 +46,7 @@ from p4incast.topologies.incast import (
 
 SERVER_PORT = 5001
 DEPTH_POLL_S = 0.1  # the queue-depth series: one histogram read per 100 ms
+DEPTH_SERIES_KIND = f"mean depth per {DEPTH_POLL_S * 1000:.0f} ms poll of the depth histogram"
 
 
 class DepthPoller(threading.Thread):
