@@ -385,14 +385,18 @@ class RxAgent : public EgressHook
             }
             auto fl = flows.find(h.key);
             bool late = timer && Simulator::Now() - h.since >= Seconds(ackHoldMaxS);
-            bool fits = fl == flows.end() || TotalAfter(fl->second, h.re) <= ackQueueCap;
+            bool fits = h.fin || fl == flows.end() || TotalAfter(fl->second, h.re) <= ackQueueCap;
             if (!fits && !late)
             {
                 blocked.push_back(h.key);
                 ++it;
                 continue;
             }
-            if (fl != flows.end())
+            if (fl != flows.end() && h.fin)
+            {
+                Erase(h.key); // the flow's FIN, after all its held ACKs
+            }
+            else if (fl != flows.end())
             {
                 Sent(fl->second, h.re);
                 fl->second.heldHere--;
@@ -458,7 +462,21 @@ class RxAgent : public EgressHook
         auto it = flows.find(key);
         if (flags & (TcpHeader::RST | TcpHeader::FIN))
         {
-            Erase(key);
+            if (!(flags & TcpHeader::RST) && it != flows.end() && it->second.heldHere > 0)
+            {
+                // the ACK queue keeps each flow in order: its FIN waits behind its held
+                // ACKs (app.connections: per-round closes connections); the flow ends
+                // when the FIN leaves
+                keep = true;
+                it->second.heldHere++;
+                m_pendingKey = key;
+                m_pendingRe = 0;
+                m_pendingFin = true;
+            }
+            else
+            {
+                Erase(key);
+            }
         }
         else if (flags & TcpHeader::SYN)
         {
@@ -505,7 +523,8 @@ class RxAgent : public EgressHook
         p->AddHeader(ppp);
         if (keep)
         {
-            m_queue.push_back({m_pendingKey, m_pendingRe, p, Simulator::Now()});
+            m_queue.push_back({m_pendingKey, m_pendingRe, p, Simulator::Now(), m_pendingFin});
+            m_pendingFin = false;
             held++;
             maxHeld = std::max<uint32_t>(maxHeld, m_queue.size());
             ArmTimer();
@@ -541,6 +560,7 @@ class RxAgent : public EgressHook
         uint32_t re;
         Ptr<Packet> packet;
         Time since;
+        bool fin = false; // a FIN held behind its flow's ACKs
     };
 
     std::deque<Held> m_queue;
@@ -548,6 +568,7 @@ class RxAgent : public EgressHook
     bool m_timer = false;
     uint64_t m_pendingKey = 0;
     uint32_t m_pendingRe = 0;
+    bool m_pendingFin = false;
 };
 
 // Drive the port directly (tests/sim/test_rx_port.py): one flow, handshake done,

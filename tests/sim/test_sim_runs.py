@@ -384,3 +384,19 @@ def test_per_round_connections_are_new_flows_to_the_receiver_agent(p4i: Any) -> 
     assert kept["switch"]["ports"]["1"]["queue_drops"] > 0
     for key in ("rounds", "switch", "agent", "depth_series"):
         assert again[key] == kept[key], key
+
+
+def test_per_round_connections_close_in_order_through_rccs_ack_queue(p4i: Any) -> None:
+    """RCC's ACK queue holds ACKs; a connection closed each round sends its FIN
+    behind them (a FIN that overtook held ACKs crashed ns-3 in this very run)."""
+    run = run_point(
+        {
+            "scheme": scheme("rcc", "off", 0, "reno", "rcc"),
+            "n": 40,
+            "app": {"sru_bytes": 16384, "rounds": 20, "connections": "per-round"},
+            "transport": {"init_cwnd": 1},
+        }
+    )
+    assert run["status"] == "ok", run["error"]
+    assert len(run["rounds"]) == 20 and run["agent"]["flows"] == 40 * 20
+    assert run["agent"]["ack_queue"]["held"] > 0

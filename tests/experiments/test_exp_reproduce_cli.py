@@ -1,0 +1,76 @@
+"""`p4incast-run reproduce`: the same code path as `make reproduce`, and no
+surprise for an experiment file that happens to be named `reproduce`."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from p4incast.sim import native
+
+RUN = [sys.executable, "-m", "p4incast.experiments"]  # what the p4incast-run script calls
+
+
+def p4incast_run(
+    *args: str, cwd: Path | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess:
+    return subprocess.run([*RUN, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
+
+
+def test_reproduce_subcommand_writes_a_report_with_verdicts(tmp_path: Path) -> None:
+    ok, why = native.available()
+    if not ok:
+        pytest.skip(f"simulator: {why}")
+    out = tmp_path / "rep"
+    proc = p4incast_run(
+        "reproduce", "--only", "ictcp-policy-tick", "--rounds", "2", "--jobs", "1",
+        "--out", str(out), timeout=180,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = (out / "REPORT.md").read_text()
+    assert "Rounds cut to 2 per run (--rounds)." in report
+    assert "## ictcp-policy-tick" in report
+    verdicts = [ln for ln in report.splitlines() if ln.startswith("| ictcp-timeouts")]
+    verdict = re.compile(r"\| \*\*(holds|diverges|inconclusive)\*\* \|$")
+    assert verdicts and all(verdict.search(ln.rstrip()) for ln in verdicts), verdicts
+    # --report-only rebuilds the report from the results already there
+    again = p4incast_run("reproduce", "--only", "ictcp-policy-tick", "--report-only",
+                         "--out", str(out))  # fmt: skip
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "Rebuilt from the 12 of 12 runs" in (out / "REPORT.md").read_text()
+
+
+def test_reproduce_is_the_subcommand_and_a_file_of_that_name_stays_reachable(
+    tmp_path: Path,
+) -> None:
+    """With a file `reproduce` in the folder, the word still means the subcommand,
+    which says so and how to run the file; `./reproduce` runs the file."""
+    exp = "name: reproduce\nengine: sim\nsenders: [2]\nschemes: [{name: tcp, ecn: off, cc: reno}]\n"
+    (tmp_path / "reproduce").write_text(exp)
+    sub = p4incast_run("reproduce", "--report-only", cwd=tmp_path)
+    assert sub.returncode == 2
+    assert "--report-only needs --out" in sub.stderr
+    assert "./reproduce here runs with `p4incast-run ./reproduce`" in sub.stderr
+    assert "Traceback" not in sub.stderr
+    bad = p4incast_run("reproduce", "--only", "no-such-preset", cwd=tmp_path)
+    assert bad.returncode == 2 and "--only: no preset no-such-preset" in bad.stderr
+    as_file = p4incast_run("./reproduce", "--check", cwd=tmp_path)
+    assert as_file.returncode == 0, as_file.stderr[-2000:]
+    assert "reproduce: 1 schemes x N in [2]" in as_file.stdout
+
+
+def test_presets_of_another_scenario_are_skipped_with_their_runner(tmp_path: Path) -> None:
+    """A preset whose top-level `scenario:` is not incast (issue 18's at-scale
+    scenario) is not an incast experiment: reproduce names it and its runner."""
+    from p4incast.experiments import reproduce
+
+    at_scale = tmp_path / "rcc-at-scale.yaml"
+    at_scale.write_text("scenario: at-scale\nname: rcc-at-scale\nhosts: 1000\n")
+    note = reproduce.skip_note(at_scale)
+    assert note is not None and "run by python -m p4incast.sim.atscale" in note
+    assert reproduce.skip_note(reproduce.PAPERS / "ictcp-fig10.yaml") is None
+    assert all(reproduce.skip_note(p) is None for p in reproduce.presets())
