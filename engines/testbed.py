@@ -45,6 +45,7 @@ from p4incast.topologies.incast import (
 )
 
 SERVER_PORT = 5001
+ECHO_CCS = ("dctcp", "newdctcp")  # scheme ccs whose receiver must run them too
 DEPTH_POLL_S = 0.1  # the queue-depth series: one histogram read per 100 ms
 DEPTH_SERIES_KIND = f"mean depth per {DEPTH_POLL_S * 1000:.0f} ms poll of the depth histogram"
 
@@ -138,20 +139,27 @@ def _agent_cmd(
 
 
 def host_setup(
-    host: Any, rto_min_ms: int, transport: Transport | None = None, delayed_ack: bool = True
+    host: Any,
+    rto_min_ms: int,
+    transport: Transport | None = None,
+    delayed_ack: bool = True,
+    congctl: str | None = None,
 ) -> None:
     """Offloads off, ECN on, and the route's TCP settings: min RTO, initial window,
-    and quickack (no delayed ACK) unless both transport.delayed_ack and
-    `delayed_ack` (the point's receiver_delayed_ack, on the receiver) hold."""
+    quickack (no delayed ACK) unless both transport.delayed_ack and `delayed_ack`
+    (the point's receiver_delayed_ack, on the receiver) hold, and `congctl`, the
+    congestion control of the host's connections (on the receiver: how it
+    echoes CE)."""
     t = transport or Transport()
     intf = host.defaultIntf().name
     host.cmd(f"ethtool -K {intf} tx off rx off tso off gso off gro off >/dev/null 2>&1")
     host.cmd(f"sysctl -qw net.ipv6.conf.{intf}.disable_ipv6=1")
     host.cmd("sysctl -qw net.ipv4.tcp_ecn=1")
     quickack = "" if t.delayed_ack and delayed_ack else " quickack 1"
+    cc = f" congctl {congctl}" if congctl else ""
     host.cmd(
         f"ip route replace 10.0.0.0/8 dev {intf} rto_min {rto_min_ms}ms "
-        f"initcwnd {t.init_cwnd}{quickack}"
+        f"initcwnd {t.init_cwnd}{quickack}{cc}"
     )
 
 
@@ -281,9 +289,16 @@ def _run(
     t, a, sch = point.topology, point.app, point.scheme
     rto = dilation.rto_min_ms(t.rto_min_ms) if dilation else t.rto_min_ms
     receiver = net.get(RECEIVER)
+    # DCTCP's and NewDCTCP's receivers echo CE exactly (one ECE per CE run, an
+    # ACK when CE state flips) only when the receiving socket runs the same
+    # congestion control; a stock receiver echoes RFC 3168-style, ECE on every
+    # ACK until the sender's CWR, which the sender's α then reads as more marks.
+    echo_cc = cc if sch.cc in ECHO_CCS else None
     for host in net.hosts:
-        dack = point.receiver_delayed_ack if host is receiver else True
-        host_setup(host, rto, point.transport, delayed_ack=dack)
+        if host is receiver:
+            host_setup(host, rto, point.transport, point.receiver_delayed_ack, echo_cc)
+        else:
+            host_setup(host, rto, point.transport)
     configs = program(net, ecn, shape)
     progress("switches programmed")
     senders = [net.get(f"h{i}") for i in range(1, point.n + 1)]
