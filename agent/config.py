@@ -10,9 +10,10 @@ from typing import Any
 
 import yaml
 
-from p4incast.model.scheme import AGENT_POLICIES, BUDGET_AGENT, RX_MIN_SEGS
+from p4incast.agent.policies.ictcp import IctcpParams
+from p4incast.model.scheme import AGENT_POLICIES, BUDGET_AGENT, BUDGET_INIT_SEGS, RX_MIN_SEGS
 
-__all__ = ["AgentConfig", "ConfigError", "TUNABLES"]
+__all__ = ["AgentConfig", "ConfigError", "TUNABLES", "start_segs"]
 
 POLICY_NAMES = AGENT_POLICIES
 
@@ -45,6 +46,14 @@ TUNABLES: dict[str, tuple[float, float, float, str]] = {
         "newdctcp-budget: sum of all flows' windows, bytes (queue + bandwidth-delay product)",
     ),
 }
+
+
+def start_segs(policy: str, init_segs: int) -> int:
+    """W of a new flow, MSS: ICTCP's and newdctcp-budget's own, else `init_segs`
+    (the agent and the simulator's receiver both start flows here)."""
+    if policy == "ictcp":
+        return IctcpParams.init_segs
+    return BUDGET_INIT_SEGS if policy == BUDGET_AGENT else init_segs
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 
-from p4incast.agent.config import AgentConfig, ConfigError
+from p4incast.agent.config import AgentConfig, ConfigError, start_segs
 from p4incast.agent.datapath import (
     FL_HS,
     FL_SLOW,
@@ -40,7 +40,7 @@ from p4incast.agent.datapath import (
 from p4incast.agent.libbpf import BpfError, MapInfo, lib
 from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
 from p4incast.agent.policies.rcc import Rcc, RccParams
-from p4incast.model.scheme import BUDGET_AGENT, BUDGET_INIT_SEGS
+from p4incast.model.scheme import BUDGET_AGENT
 
 __all__ = ["STATE_DIR", "run", "status"]
 
@@ -110,7 +110,7 @@ def run(cfg: AgentConfig, *, ready: Path | None = None, log=print) -> int:  # no
             rx.configure(
                 cfg.policy,
                 # ICTCP starts every flow at its own initial window (2 MSS).
-                init_segs=_init_segs(cfg),
+                init_segs=start_segs(cfg.policy, cfg.init_segs),
                 max_w=cfg.max_w,
                 min_segs=cfg.min_segs,
                 rtt_limit_us=cfg.rtt_limit_us,
@@ -150,13 +150,6 @@ def run(cfg: AgentConfig, *, ready: Path | None = None, log=print) -> int:  # no
             with contextlib.suppress(OSError):
                 state.unlink()
     return 0
-
-
-def _init_segs(cfg: AgentConfig) -> int:
-    """W of a new flow, MSS: ICTCP's and newdctcp-budget's own, else the tunable."""
-    if cfg.policy == "ictcp":
-        return IctcpParams.init_segs
-    return BUDGET_INIT_SEGS if cfg.policy == BUDGET_AGENT else cfg.init_segs
 
 
 def _loop(rx: RxWin, cfg: AgentConfig, capacity_Bps: float) -> None:

@@ -34,7 +34,7 @@ import traceback
 from collections.abc import Mapping
 from typing import Any
 
-from p4incast.agent.config import TUNABLES
+from p4incast.agent.config import TUNABLES, start_segs
 from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
 from p4incast.agent.policies.rcc import Rcc, RccParams
 from p4incast.model import batching
@@ -42,7 +42,6 @@ from p4incast.model.ecn import EcnMode
 from p4incast.model.scheme import (
     AGENT_POLICIES,
     BUDGET_AGENT,
-    BUDGET_INIT_SEGS,
     App,
     Point,
     RunResult,
@@ -195,10 +194,8 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     c.k = sch.k
     c.cc = sch.cc
     c.agent = AGENT_CODES[sch.agent]
-    # ICTCP and newdctcp-budget start every flow at their own initial window,
-    # as the host agent does (agent/runner.py)
-    init_segs = IctcpParams.init_segs if sch.agent == "ictcp" else int(tun["init_segs"])
-    c.agentInitSegs = BUDGET_INIT_SEGS if sch.agent == BUDGET_AGENT else init_segs
+    # each policy starts a flow where the host agent does (agent/config.py)
+    c.agentInitSegs = start_segs(sch.agent, int(tun["init_segs"]))
     c.agentMinSegs = point.rx_min_segs
     c.agentMaxW = int(tun["max_w"])
     if sch.agent == BUDGET_AGENT:
