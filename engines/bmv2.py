@@ -17,7 +17,7 @@ from p4incast import bmv2, tools
 from p4incast.agent import cc as agent_cc
 from p4incast.controller.config import EcnPolicy, Pipeline
 from p4incast.model.dilation import Dilation
-from p4incast.model.scheme import DCTCP_G, SIM_DELACK_MS, Point, RunResult, Scheme
+from p4incast.model.scheme import DCTCP_G, SIM_DELACK_MS, SIM_SYN_RTO_MS, Point, RunResult, Scheme
 
 from .base import register
 
@@ -134,6 +134,11 @@ class Bmv2Engine:
             problems.append(
                 "transport.delack_ms: the testbed's Linux hosts delay ACKs by their own "
                 "40 ms minimum (about 1 ms at the testbed's time dilation)"
+            )
+        if point.transport.syn_rto_ms != SIM_SYN_RTO_MS:
+            problems.append(
+                "transport.syn_rto_ms: the testbed's Linux hosts retransmit a SYN after "
+                "their own 1 s (TCP_TIMEOUT_INIT)"
             )
         if point.n > MAX_SENDERS:
             problems.append(f"senders: {point.n} above {MAX_SENDERS}, the BMv2 testbed's limit")

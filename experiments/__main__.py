@@ -7,6 +7,10 @@ plots, print a summary table.
     p4incast-run experiments/sim.yaml --cluster ray://head:10001   # every point on Ray
     p4incast-run experiments/sim.yaml --resume results/sim-20261122T101500Z
     p4incast-run reproduce [--only PRESET ...] [--rounds R] [--out DIR] [--report-only]
+    p4incast-run experiments/papers/rcc-at-scale.yaml [--loads 0.3,0.6] [--tors 4 ...]
+
+A preset with `scenario: at-scale` (RCC's 1000-host fabric swept over offered
+load) runs in experiments/atscale.py, with its own options (--help there).
 
 `p4incast-run reproduce` is `make reproduce` (experiments/reproduce.py): every
 paper preset and ablation on the simulator, then REPORT.md. The word
@@ -35,7 +39,14 @@ from pathlib import Path
 from p4incast.engines import REGISTRY, Engine, resolve
 
 from . import plots
-from .config import ENGINE_CHOICES, ExperimentError, check_cluster, load_all
+from .config import (
+    ATSCALE_SCENARIO,
+    ENGINE_CHOICES,
+    ExperimentError,
+    check_cluster,
+    load_all,
+    scenario_of,
+)
 from .executors import RETRIES, ClusterError
 from .runner import executor_for, resume_sets, run_experiments
 
@@ -64,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
         from . import reproduce  # matplotlib and the report code: only when asked for
 
         return reproduce.main(argv[1:], prog=f"p4incast-run {SUBCOMMAND}")
+    first = next((a for a in argv if not a.startswith("-")), None)
+    if first and Path(first).is_file() and scenario_of(Path(first)) == ATSCALE_SCENARIO:
+        from . import atscale  # loads the at-scale model's driver: only for its presets
+
+        return atscale.main(argv)
     ap = argparse.ArgumentParser(
         prog="p4incast-run",
         description=__doc__.split("\n")[0],

@@ -171,6 +171,25 @@ class Experiment:
         return parse(d)
 
 
+# A preset with a top-level `scenario:` other than incast is not an incast
+# experiment: p4incast-run hands it to that scenario's runner.
+INCAST_SCENARIO = "incast"
+ATSCALE_SCENARIO = "at-scale"  # RCC's 1000-host fabric (experiments/atscale.py)
+SCENARIO_RUNNERS = {ATSCALE_SCENARIO: "p4incast-run"}
+
+
+def scenario_of(path: Path) -> str:
+    """The preset's top-level `scenario:` (incast when absent or unreadable: the
+    incast loader then reports the problem)."""
+    try:
+        raw = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError):
+        return INCAST_SCENARIO
+    if isinstance(raw, dict) and raw.get("scenario") is not None:
+        return str(raw["scenario"])
+    return INCAST_SCENARIO
+
+
 def _check_keys(section: str, raw: dict[str, Any], cls: type) -> None:
     allowed = {f.name for f in fields(cls)}
     unknown = sorted(set(raw) - allowed)

@@ -130,7 +130,8 @@ CI_FIELDS = tuple(f"{m}_ci_{p}" for m in CI_METRICS for p in CI_PARTS)
 T_REPEATS = "t-repeats"  # Student t over per-repeat values
 T_BATCHES = "t-batches"  # batch means / sectioning over the rounds of one repeat
 WILSON = "wilson-rounds"  # Wilson score over rounds (assumes independent rounds)
-METHODS = (T_REPEATS, T_BATCHES, WILSON)
+ORDER_STAT = "order-statistics"  # a quantile's distribution-free interval over independent samples
+METHODS = (T_REPEATS, T_BATCHES, WILSON, ORDER_STAT)
 
 LEVEL = 0.95
 Z975 = statistics.NormalDist().inv_cdf(0.975)  # 1.959964
@@ -344,6 +345,40 @@ def wilson_interval(successes: int, trials: int) -> Interval | None:
     lo = 0.0 if successes == 0 else max(0.0, centre - half)  # exact 0 and 1 at the ends
     hi = 1.0 if successes == trials else min(1.0, centre + half)
     return Interval(lo, hi, n, WILSON)
+
+
+def quantile_interval(values: Iterable[float | None], q: float) -> Interval | None:
+    """Distribution-free 95 % interval for the q-th percentile of independent samples
+    [Nakayama, §2]: order statistics x_(l) <= x_(u) with B ~ Binomial(n, q/100)
+    (how many samples fall below the quantile), l the largest rank with
+    P(B < l) <= 2.5 % and u the smallest with P(B >= u) <= 2.5 %: coverage
+    P(l <= B < u) >= 95 %, exactly, for any continuous distribution. An end the
+    sample cannot bound (l = 0, or u > n: too few samples for that tail, e.g.
+    fewer than 367 for the p99's upper end) is -inf / +inf. None below two values."""
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(f"percentile {q} outside [0, 100]")
+    xs = sorted(_finite(values))
+    n = len(xs)
+    if n < 2:
+        return None
+    p = q / 100.0
+    cdf, acc = [], 0.0  # cdf[k] = P(B <= k)
+    for k in range(n + 1):
+        acc += _binom_pmf(n, k, p)
+        cdf.append(acc)
+    tail = (1 - LEVEL) / 2
+    below = [k for k in range(1, n + 1) if cdf[k - 1] <= tail]  # P(B < k) = P(B <= k - 1)
+    above = [k for k in range(1, n + 1) if 1 - cdf[k - 1] <= tail]  # P(B >= k)
+    lo = xs[max(below) - 1] if below else -math.inf
+    hi = xs[min(above) - 1] if above else math.inf
+    return Interval(lo, hi, n, ORDER_STAT)
+
+
+def _binom_pmf(n: int, k: int, p: float) -> float:
+    if p <= 0.0 or p >= 1.0:
+        return float(k == (0 if p <= 0.0 else n))
+    log = math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+    return math.exp(log + k * math.log(p) + (n - k) * math.log1p(-p))
 
 
 def batches(n: int) -> list[range]:

@@ -29,15 +29,23 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the Agg backend is chosen)
-import yaml  # noqa: E402
 
 from p4incast.engines.base import resolve  # noqa: E402
 from p4incast.sim.engine import base_rtt_s  # noqa: E402
 
 from . import results  # noqa: E402
 from .claims import Verdict, evaluate  # noqa: E402
-from .config import Experiment, ExperimentError, load_all  # noqa: E402
-from .runner import run_experiments  # noqa: E402
+from .config import (  # noqa: E402
+    INCAST_SCENARIO,
+    SCENARIO_RUNNERS,
+    Experiment,
+    ExperimentError,
+    check_cluster,
+    load_all,
+    scenario_of,
+)
+from .executors import ClusterError  # noqa: E402
+from .runner import executor_for, run_experiments  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 PAPERS = REPO / "experiments" / "papers"
@@ -50,30 +58,13 @@ METRIC_LABEL = {
 }
 
 
-# A preset with a top-level `scenario:` other than this is not an incast
-# experiment (e.g. scenario: at-scale, run by `python -m p4incast.sim.atscale`).
-INCAST_SCENARIO = "incast"
-SCENARIO_RUNNERS = {"at-scale": "python -m p4incast.sim.atscale"}
-
-
-def scenario_of(path: Path) -> str:
-    """The preset's top-level `scenario:` (incast when absent)."""
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError):
-        return INCAST_SCENARIO  # load_all reports the problem
-    if isinstance(raw, dict) and raw.get("scenario") is not None:
-        return str(raw["scenario"])
-    return INCAST_SCENARIO
-
-
 def skip_note(path: Path) -> str | None:
     """Why make reproduce does not run this preset (None: it does)."""
     scenario = scenario_of(path)
     if scenario == INCAST_SCENARIO:
         return None
     runner = SCENARIO_RUNNERS.get(scenario, "its own runner")
-    return f"{path.stem}: scenario {scenario}, not an incast experiment: run by {runner}"
+    return f"{path.stem}: scenario {scenario}, not an incast experiment: run by {runner} {path}"
 
 
 def presets(only: list[str] | None = None) -> list[Path]:
@@ -214,6 +205,13 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
     ap.add_argument("--out", type=Path, help="results folder (default results/reproduce-<time>)")
     ap.add_argument("--jobs", type=int, default=0, help="simulator workers (default: all CPUs)")
     ap.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        default="local",
+        help="run every point on a Ray cluster: auto, ray://HOST:PORT or HOST:PORT "
+        "(as p4incast-run --cluster); default local",
+    )
+    ap.add_argument(
         "--report-only",
         action="store_true",
         help="run nothing: write REPORT.md from the results already in --out (e.g. after Ctrl-C)",
@@ -226,6 +224,7 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         paths = presets(args.only)
         loaded = [(p, [e.with_overrides(rounds=args.rounds) for e in load_all(p)]) for p in paths]
         engine, note = resolve("sim")
+        cluster = check_cluster(args.cluster, "--cluster")
     except (ExperimentError, RuntimeError) as err:
         print(f"{prog}: {err}", file=sys.stderr)
         return 2
@@ -252,8 +251,16 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
             else results.ResultSet(d, e.name, e.as_dict())
             for d, e in zip(dirs, exps, strict=True)
         ]
-    else:
+    elif cluster == "local":
         sets = run_experiments(exps, engine, dirs, args.jobs or os.cpu_count() or 1)
+    else:
+        try:
+            with executor_for(engine, cluster, workers=args.jobs or None) as ex:
+                print(f"running on {ex.where}", flush=True)
+                sets = run_experiments(exps, engine, dirs, 0, executor=ex)
+        except ClusterError as err:
+            print(f"{prog}: {err}", file=sys.stderr)
+            return 2
     sections: list[str] = []
     at = 0
     for path, pexps in loaded:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from p4incast.agent.config import TUNABLES, start_segs
@@ -66,7 +66,7 @@ SERIES_POINTS = 2000  # depth_series is decimated to at most this many points
 MAX_SIM_S = 120.0  # a run that needs more simulated time than this is reported failed
 
 
-def _agent_tunables() -> dict[str, float]:
+def agent_tunables() -> dict[str, float]:
     """The host agent's defaults (agent/config.py), so both engines run the same policy."""
     return {k: v[0] for k, v in TUNABLES.items()}
 
@@ -119,7 +119,7 @@ def budget_bytes(point: Point) -> int:
     return rx_budget_bytes(point.transport, queue, bdp)
 
 
-class _PolicyStepper:
+class PolicyStepper:
     """Steps agent/policies ictcp or rcc with the C++ data path's counters.
 
     Each policy keeps its own clock (ICTCP: RTT-long subslots, each flow every
@@ -136,17 +136,17 @@ class _PolicyStepper:
             self.policy = Rcc(RccParams(queue_maxsize=int(tun.get("queue_maxsize", 40))))
         self.steps = 0
 
-    def step(self, sc: Any) -> None:
-        agent = sc.agent
-        now = sc.Now()
+    def step(self, agent: Any, now: float, flow_rtt: Callable[[int], float]) -> None:
+        """One step of the policy on `agent` (a C++ RxAgent) at `now`; flow_rtt(key)
+        is a flow's RTT as its sender measured it (0 if unknown)."""
         keys = [int(k) for k in agent.Keys()]
         flows = {k: agent.flows[k] for k in keys}
         live = {k: f for k, f in flows.items() if f.pkts}
         if self.name == "ictcp":
-            samples = {k: FlowSample(int(f.bytes), float(sc.FlowRtt(k))) for k, f in live.items()}
+            samples = {k: FlowSample(int(f.bytes), float(flow_rtt(k))) for k, f in live.items()}
             out = self.policy.step(now, int(agent.ifaceBytes), samples)
         else:
-            counters = {k: (int(f.pkts), int(f.ce), float(sc.FlowRtt(k))) for k, f in live.items()}
+            counters = {k: (int(f.pkts), int(f.ce), float(flow_rtt(k))) for k, f in live.items()}
             out = self.policy.step(now, counters)
         for k, w in out.items():
             agent.SetUserWindow(k, int(w))
@@ -175,7 +175,7 @@ def run_point(point: Point, *, max_sim_s: float = MAX_SIM_S) -> RunResult:
 def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     p4i = native.load()
     sch, topo, app = point.scheme, point.topology, point.app
-    tun = _agent_tunables()
+    tun = agent_tunables()
     n = point.n
     size = app.bytes_per_server(n)
 
@@ -214,6 +214,7 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     c.initCwnd = point.transport.init_cwnd
     c.delAckCount = 2 if point.receiver_delayed_ack else 1
     c.delAckTimeoutMs = point.transport.delack_ms
+    c.synRtoMs = point.transport.syn_rto_ms
     c.dctcpG = point.transport.dctcp_g
     c.restartEachRound = point.transport.restart_each_round
     c.segSize = MSS_BYTES
@@ -225,7 +226,7 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     try:
         sc.Setup()
         floor = point.rx_min_segs
-        stepper = _PolicyStepper(sch.agent, c.linkBps, tun, floor) if c.agent == 3 else None
+        stepper = PolicyStepper(sch.agent, c.linkBps, tun, floor) if c.agent == 3 else None
         if stepper is None:
             sc.Advance(c.maxSimS)
         else:
@@ -235,7 +236,7 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
                 t += tick
                 if sc.Advance(t):
                     break
-                stepper.step(sc)
+                stepper.step(sc.agent, sc.Now(), sc.FlowRtt)
             out.extra["policy"] = {"tick_s": tick, "steps": stepper.steps}
         sc.Collect()
         _fill(sc, out)

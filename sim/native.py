@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ def load() -> Any:
     cppyy.add_include_path(str(CPP_DIR))
     cppyy.include("scenario.h")
     cppyy.include("conformance.h")
+    cppyy.include("atscale.h")
     return cppyy.gbl.p4i
 
 
@@ -42,3 +44,10 @@ def double_vector(values: list[float]) -> Any:
     import cppyy  # loaded with ns-3 by load(); kept out of import time on purpose
 
     return cppyy.gbl.std.vector["double"](values)
+
+
+def int_vector(values: Iterable[int]) -> Any:
+    """A std::vector<int> for a config field (cppyy is loaded by `load()`)."""
+    import cppyy  # loaded with ns-3 by load(); kept out of import time on purpose
+
+    return cppyy.gbl.std.vector["int"]([int(v) for v in values])

@@ -53,6 +53,11 @@ BUDGET_INIT_SEGS = 2
 # The model's delayed-ACK timeout: a datacenter host's (Linux's 40 ms minimum is
 # for WANs; the papers' simulators use ~1 ms, DCTCP's testbed hosts too).
 SIM_DELACK_MS = 1.0
+# The model's SYN retransmission timeout (ns-3's ConnTimeout; Linux: 1 s,
+# TCP_TIMEOUT_INIT, doubling). No paper states it; 200 ms is Linux's minimum RTO,
+# a datacenter host's usual floor. A lost SYN or SYN-ACK costs a flow this much,
+# which decides drop-tail's FCT tail at scale (ablations/rcc-at-scale-syn-rto.yaml).
+SIM_SYN_RTO_MS = 200.0
 DCTCP_G = 1 / 16  # DCTCP's EWMA gain (Alizadeh et al. 2010; Linux dctcp_shift_g = 4)
 
 
@@ -113,6 +118,7 @@ class Transport:
     init_cwnd: int = 10  # senders' initial window, segments (Linux's IW10)
     delayed_ack: bool = True  # receiver ACKs every 2nd segment (delack_ms timer); false: every one
     delack_ms: float = SIM_DELACK_MS  # sim: delayed-ACK timeout (bmv2: Linux's 40 ms, fixed)
+    syn_rto_ms: float = SIM_SYN_RTO_MS  # sim: SYN retransmission timeout (bmv2: Linux's 1 s)
     dctcp_g: float = DCTCP_G  # DCTCP's α gain g
     rx_min_segs: int = RX_MIN_SEGS  # window floor of the receiver policies, MSS
     rx_budget_pkts: float = 0.0  # newdctcp-budget's B, MSS; 0 = the bottleneck's queue + BDP
@@ -218,6 +224,7 @@ def check_transport(t: Transport) -> None:
     _at_least("transport.rx_min_segs", t.rx_min_segs)
     _at_least("transport.rx_budget_pkts", t.rx_budget_pkts, 0)
     _at_least("transport.delack_ms", t.delack_ms, 0.001)
+    _at_least("transport.syn_rto_ms", t.syn_rto_ms, 0.001)
     if not 0 < t.dctcp_g <= 1:
         raise ModelError(f"transport.dctcp_g: {t.dctcp_g} must be in (0, 1]")
     _at_least("transport.policy_tick_us", t.policy_tick_us, 0)

@@ -97,6 +97,7 @@ struct RunConfig
     bool perRoundConnections = false; // app.connections: per-round (a new connection per round)
     double mslS = 0.001;              // TCP's maximum segment lifetime (TIME_WAIT = 2 MSL)
     double delAckTimeoutMs = 1;
+    double synRtoMs = 200; // SYN retransmission timeout (ns-3 ConnTimeout)
     double seriesBinUs = 100; // 0 = no depth series
     double maxSimS = 60;      // give up after this much simulated time
     double startS = 0.005;    // first round, after the handshakes
@@ -128,6 +129,100 @@ struct Flow
     uint32_t cwnd = 0, inflight = 0, rwnd = 0, congState = 0; // last traced values (debug)
 };
 
+// ns-3 defaults for a run's TCP, ECN, event scheduler and random streams: one
+// place for every scenario (the incast here, the at-scale fabric in atscale.h).
+inline void
+ApplyDefaults(const RunConfig& c)
+{
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(c.segSize));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(c.initCwnd));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(c.delAckCount));
+    Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(c.dctcpG));
+    g_restartEachRound = c.restartEachRound;
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
+                       TimeValue(MicroSeconds(c.delAckTimeoutMs * 1000)));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8u << 20));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(c.rcvBufBytes));
+    Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MicroSeconds(c.synRtoMs * 1000)));
+    Config::SetDefault("ns3::TcpSocketBase::MaxSegLifetime", DoubleValue(c.mslS));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto",
+                       TimeValue(MicroSeconds(c.rtoMinMs * 1000)));
+    Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MicroSeconds(100)));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+    Config::SetDefault("ns3::TcpSocketBase::UseEcn",
+                       EnumValue(c.ecnMode == ECN_OFF ? TcpSocketState::Off
+                                                        : TcpSocketState::On));
+    ObjectFactory sched;
+    sched.SetTypeId(c.scheduler);
+    Simulator::SetScheduler(sched);
+    RngSeedManager::SetSeed(c.seed ? c.seed : 1);
+    RngSeedManager::SetRun(c.run ? c.run : 1);
+}
+
+inline TypeId
+CcType(const std::string& cc)
+{
+    if (cc == "dctcp")
+    {
+        return TcpDctcpLinux::GetTypeId();
+    }
+    if (cc == "newdctcp")
+    {
+        return TcpNewDctcp::GetTypeId();
+    }
+    if (cc == "cubic")
+    {
+        return TcpCubic::GetTypeId();
+    }
+    if (cc == "bbr")
+    {
+        return TcpBbr::GetTypeId();
+    }
+    return TcpRenoP4i::GetTypeId();
+}
+
+// A sending host's TCP runs `cc`.
+inline void
+SenderCc(Ptr<Node> host, const std::string& cc)
+{
+    Ptr<TcpL4Protocol> l4 = host->GetObject<TcpL4Protocol>();
+    l4->SetAttribute("SocketType", TypeIdValue(CcType(cc)));
+    if (cc == "newdctcp")
+    {
+        // ns-3's PRR spreads a CWR episode's cut over the RTT from the
+        // ssthresh set at its start; NewDCTCP cuts at the window's end,
+        // so CWR (and loss recovery) use classic recovery: cwnd = ssthresh.
+        l4->SetAttribute("RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
+    }
+}
+
+// A receiving host echoes CE exactly (DCTCP's receiver) when its senders run
+// dctcp/newdctcp, the RFC 3168 way otherwise.
+inline void
+ReceiverCc(Ptr<Node> host, const std::string& cc)
+{
+    bool exactEcho = cc == "dctcp" || cc == "newdctcp";
+    host->GetObject<TcpL4Protocol>()->SetAttribute(
+        "SocketType",
+        TypeIdValue(exactEcho ? TcpDctcpLinux::GetTypeId() : TcpLinuxReno::GetTypeId()));
+}
+
+// A point-to-point link a-b of `bps` and `delayUs` one way; returns (a's, b's)
+// device. Wire time of a full packet = 1538 bytes: 1490 queued (PPP 2 + IP 20 +
+// TCP 20 + 1448) + a `gapBytes` (48) gap (Ethernet's 38 bytes of framing, 12 of
+// TCP timestamps).
+inline std::pair<Ptr<PointToPointNetDevice>, Ptr<PointToPointNetDevice>>
+P2pLink(Ptr<Node> a, Ptr<Node> b, double bps, double delayUs, uint32_t gapBytes)
+{
+    PointToPointHelper p2p;
+    p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(static_cast<uint64_t>(bps))));
+    double gapS = static_cast<double>(gapBytes) * 8 / bps;
+    p2p.SetDeviceAttribute("InterframeGap", TimeValue(NanoSeconds(std::llround(gapS * 1e9))));
+    p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(std::llround(delayUs * 1000))));
+    NetDeviceContainer d = p2p.Install(a, b);
+    return {DynamicCast<PointToPointNetDevice>(d.Get(0)), DynamicCast<PointToPointNetDevice>(d.Get(1))};
+}
+
 class Scenario
 {
   public:
@@ -148,52 +243,9 @@ class Scenario
     {
     }
 
-    static TypeId CcType(const std::string& cc)
-    {
-        if (cc == "dctcp")
-        {
-            return TcpDctcpLinux::GetTypeId();
-        }
-        if (cc == "newdctcp")
-        {
-            return TcpNewDctcp::GetTypeId();
-        }
-        if (cc == "cubic")
-        {
-            return TcpCubic::GetTypeId();
-        }
-        if (cc == "bbr")
-        {
-            return TcpBbr::GetTypeId();
-        }
-        return TcpRenoP4i::GetTypeId();
-    }
-
     void Defaults()
     {
-        Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(cfg.segSize));
-        Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(cfg.initCwnd));
-        Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(cfg.delAckCount));
-        Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(cfg.dctcpG));
-        g_restartEachRound = cfg.restartEachRound;
-        Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
-                           TimeValue(MicroSeconds(cfg.delAckTimeoutMs * 1000)));
-        Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8u << 20));
-        Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(cfg.rcvBufBytes));
-        Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MilliSeconds(200)));
-        Config::SetDefault("ns3::TcpSocketBase::MaxSegLifetime", DoubleValue(cfg.mslS));
-        Config::SetDefault("ns3::TcpSocketBase::MinRto",
-                           TimeValue(MicroSeconds(cfg.rtoMinMs * 1000)));
-        Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MicroSeconds(100)));
-        Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
-        Config::SetDefault("ns3::TcpSocketBase::UseEcn",
-                           EnumValue(cfg.ecnMode == ECN_OFF ? TcpSocketState::Off
-                                                            : TcpSocketState::On));
-        ObjectFactory sched;
-        sched.SetTypeId(cfg.scheduler);
-        Simulator::SetScheduler(sched);
-        RngSeedManager::SetSeed(cfg.seed ? cfg.seed : 1);
-        RngSeedManager::SetRun(cfg.run ? cfg.run : 1);
+        ApplyDefaults(cfg);
     }
 
     // -- topology ------------------------------------------------------------
@@ -227,16 +279,7 @@ class Scenario
     // Link a-b; returns the two devices (a's, b's).
     std::pair<Ptr<PointToPointNetDevice>, Ptr<PointToPointNetDevice>> Link(Ptr<Node> a, Ptr<Node> b)
     {
-        PointToPointHelper p2p;
-        p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(static_cast<uint64_t>(cfg.linkBps))));
-        // wire time of a full packet = 1538 bytes: 1490 queued (PPP 2 + IP 20 + TCP 20 +
-        // 1448) + a 48-byte gap (Ethernet 38 bytes of framing, 12 of TCP timestamps)
-        double gapS = static_cast<double>(cfg.gapBytes) * 8 / cfg.linkBps;
-        p2p.SetDeviceAttribute("InterframeGap", TimeValue(NanoSeconds(std::llround(gapS * 1e9))));
-        p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(std::llround(cfg.delayUs * 1000))));
-        NetDeviceContainer d = p2p.Install(a, b);
-        return {DynamicCast<PointToPointNetDevice>(d.Get(0)),
-                DynamicCast<PointToPointNetDevice>(d.Get(1))};
+        return P2pLink(a, b, cfg.linkBps, cfg.delayUs, cfg.gapBytes);
     }
 
     static Ipv4Address HostIp(int h)
@@ -377,23 +420,12 @@ class Scenario
             hostDev[0]->TraceConnectWithoutContext("MacRx", MakeCallback(&RxAgent::Ingress, &agent));
         }
         // congestion control: servers and background host use cc; the receiver
-        // echoes CE exactly (DCTCP) for dctcp/newdctcp, RFC 3168 otherwise.
+        // echoes CE as the senders' scheme needs (ReceiverCc)
         for (int h = 1; h < nHosts; h++)
         {
-            Ptr<TcpL4Protocol> l4 = hosts.Get(h)->GetObject<TcpL4Protocol>();
-            l4->SetAttribute("SocketType", TypeIdValue(CcType(cfg.cc)));
-            if (cfg.cc == "newdctcp")
-            {
-                // ns-3's PRR spreads a CWR episode's cut over the RTT from the
-                // ssthresh set at its start; NewDCTCP cuts at the window's end,
-                // so CWR (and loss recovery) use classic recovery: cwnd = ssthresh.
-                l4->SetAttribute("RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
-            }
+            SenderCc(hosts.Get(h), cfg.cc);
         }
-        bool exactEcho = cfg.cc == "dctcp" || cfg.cc == "newdctcp";
-        hosts.Get(0)->GetObject<TcpL4Protocol>()->SetAttribute(
-            "SocketType",
-            TypeIdValue(exactEcho ? TcpDctcpLinux::GetTypeId() : TcpLinuxReno::GetTypeId()));
+        ReceiverCc(hosts.Get(0), cfg.cc);
     }
 
     // -- application ----------------------------------------------------------

@@ -318,3 +318,24 @@ def test_bmv2_points_run_on_the_bmv2_node(cluster: Cluster, tmp_path: Path) -> N
     finally:
         for pid in cluster.ray.pids(bmv2_node):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_reproduce_on_the_cluster_matches_local(cluster: Cluster, tmp_path: Path) -> None:
+    """`p4incast-run reproduce --cluster` runs a preset's points on the cluster with
+    the records (wall_s aside) and the report of the local run."""
+    args = ("reproduce", "--only", "rcc-heavy", "--rounds", "1")
+    local = cli(*args, "--out", str(tmp_path / "local"), "--jobs", "2")
+    assert local.returncode == 0, local.stderr[-2000:]
+    on_ray = cli(*args, "--out", str(tmp_path / "ray"), "--cluster", cluster.ray.client_address)
+    assert on_ray.returncode == 0, on_ray.stderr[-2000:]
+    assert f"running on ray cluster {cluster.ray.client_address}" in on_ray.stdout
+    ref, got = (by_key(tmp_path / w / "rcc-heavy" / "rcc-heavy") for w in ("local", "ray"))
+    assert len(ref) == 30 and set(got) == set(ref)
+    assert all(r["status"] == "ok" for r in ref.values())
+    for key, r in ref.items():
+        assert without_timing(got[key]) == without_timing(r), key
+    verdicts = [
+        [line for line in (tmp_path / w / "REPORT.md").read_text().splitlines() if "rcc-" in line]
+        for w in ("local", "ray")
+    ]
+    assert verdicts[0] and verdicts[0] == verdicts[1]

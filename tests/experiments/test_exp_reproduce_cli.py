@@ -71,6 +71,6 @@ def test_presets_of_another_scenario_are_skipped_with_their_runner(tmp_path: Pat
     at_scale = tmp_path / "rcc-at-scale.yaml"
     at_scale.write_text("scenario: at-scale\nname: rcc-at-scale\nhosts: 1000\n")
     note = reproduce.skip_note(at_scale)
-    assert note is not None and "run by python -m p4incast.sim.atscale" in note
+    assert note is not None and f"run by p4incast-run {at_scale}" in note
     assert reproduce.skip_note(reproduce.PAPERS / "ictcp-fig10.yaml") is None
     assert all(reproduce.skip_note(p) is None for p in reproduce.presets())
