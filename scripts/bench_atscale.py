@@ -4,7 +4,8 @@ against the same point on a quarter of the fabric, so the ratio shows how the
 cost grows with the fabric.
 
 Each measurement runs in a fresh process (as a sweep's worker does): ns-3's
-load and the model's compile are timed apart from the point, and the point's
+load and the model's compile, then cppyy's compile of what a run calls (on a
+4-host point of the same scheme), are timed apart from the point, and the point's
 peak resident memory is read from /proc (VmHWM, reset when the point starts),
 next to the process's memory before it (ns-3 and cppyy loaded). Printed per
 (hosts, scheme): load s, point wall s, simulated s, peak RSS, RSS before,
@@ -41,13 +42,27 @@ def _timed_init() -> float:
     return time.monotonic() - t0
 
 
-def measure(point: AtScalePoint) -> tuple[float, dict[str, Any]]:
-    """(ns-3 load s, the point's record), in a new process."""
+def _warm_up(point: AtScalePoint) -> float:
+    """A 4-host point of the same scheme: cppyy compiles the C++ a run uses on its
+    first call (~10 s), once per process, as a sweep's first point pays it."""
+    tiny = dataclasses.replace(
+        point,
+        fabric=dataclasses.replace(point.fabric, tors=2, hosts_per_tor=2),
+        traffic=dataclasses.replace(
+            point.traffic, aggregators=1, short_flows=5, background_flows=1, background_bytes=10**5
+        ),
+    )
+    return run_point(tiny)["wall_s"]
+
+
+def measure(point: AtScalePoint) -> tuple[float, float, dict[str, Any]]:
+    """(ns-3 load s, first-call compile s, the point's record), in a new process."""
     ctx = multiprocessing.get_context("spawn")
     with cf.ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
         load_s = pool.submit(_timed_init).result()
+        warm_s = pool.submit(_warm_up, point).result()
         rec = pool.submit(run_point, point).result()
-    return load_s, rec
+    return load_s, warm_s, rec
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{exp.traffic.background_flows} x {exp.traffic.background_bytes / 1e6:.0f} MB background; "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} before"
     )
-    head = f"{'hosts':>6} {'scheme':>8} {'ns-3 load s':>11} {'point s':>8} {'sim s':>6} "
+    head = f"{'hosts':>6} {'scheme':>8} {'ns-3 load s':>11} {'1st call s':>10} {'point s':>8} "
+    head += f"{'sim s':>6} "
     head += f"{'peak RSS MB':>11} {'RSS before MB':>13} {'drops':>6} {'status':>6}"
     print(head)
     results: dict[tuple[int, str], dict[str, Any]] = {}
@@ -83,11 +99,12 @@ def main(argv: list[str] | None = None) -> int:
         fabric = dataclasses.replace(full, tors=tors, hosts_per_tor=hpt)
         for name in names:
             point = AtScalePoint(by_name[name], a.load, 0, fabric, exp.traffic, exp.transport)
-            load_s, rec = measure(point)
+            load_s, warm_s, rec = measure(point)
             results[(fabric.hosts, name)] = rec
             drops = rec.get("drops") or {}
             print(
-                f"{fabric.hosts:>6} {name:>8} {load_s:>11.1f} {rec['wall_s']:>8.1f} "
+                f"{fabric.hosts:>6} {name:>8} {load_s:>11.1f} {warm_s:>10.1f} "
+                f"{rec['wall_s']:>8.1f} "
                 f"{rec.get('sim_s', 0):>6.2f} {rec['point_peak_rss_mb'] or 0:>11.0f} "
                 f"{rec['rss_before_mb'] or 0:>13.0f} "
                 f"{drops.get('tor', 0) + drops.get('root', 0):>6} "
