@@ -511,14 +511,18 @@ def report(out: Path, exp: AtScaleExperiment, records: list[dict[str, Any]]) -> 
     return text
 
 
+def load_records(out: Path) -> list[dict[str, Any]]:
+    """The records in a results folder ([] when it has none yet)."""
+    path = out / "results.json"
+    return json.loads(path.read_text())["runs"] if path.is_file() else []
+
+
 def run(exp: AtScaleExperiment, out: Path, jobs: int, resume: bool = False) -> list[dict[str, Any]]:
     """Every point not yet finished ok in `out`, in a pool of `jobs` processes."""
     out.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
-    if resume and (out / "results.json").is_file():
-        records = [
-            r for r in json.loads((out / "results.json").read_text())["runs"] if r["status"] == "ok"
-        ]
+    if resume:
+        records = [r for r in load_records(out) if r["status"] == "ok"]
     done = {point_key(r) for r in records}
     todo = [p for p in exp.points() if (p.scheme.name, p.load, p.repeat) not in done]
     print(f"{exp.name}: {len(todo)} points to run ({len(done)} already done) in {out}", flush=True)
@@ -641,8 +645,7 @@ def main(argv: list[str] | None = None, prog: str = "p4incast-run") -> int:
         print(f"{prog}: {err}", file=sys.stderr)
         return 2
     if a.report_only:
-        records = json.loads((a.report_only / "results.json").read_text())["runs"]
-        print(report(a.report_only, exp, records))
+        print(report(a.report_only, exp, load_records(a.report_only)))
         return 0
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     out = a.resume or a.out or REPO / "results" / f"{exp.name}-{stamp}"

@@ -33,9 +33,10 @@ import matplotlib.pyplot as plt  # noqa: E402  (after the Agg backend is chosen)
 from p4incast.engines.base import resolve  # noqa: E402
 from p4incast.sim.engine import base_rtt_s  # noqa: E402
 
-from . import results  # noqa: E402
+from . import atscale, results  # noqa: E402
 from .claims import Verdict, evaluate  # noqa: E402
 from .config import (  # noqa: E402
+    ATSCALE_SCENARIO,
     INCAST_SCENARIO,
     SCENARIO_RUNNERS,
     Experiment,
@@ -58,18 +59,19 @@ METRIC_LABEL = {
 }
 
 
+RUN_HERE = (INCAST_SCENARIO, ATSCALE_SCENARIO)  # the scenarios make reproduce runs
+
+
 def skip_note(path: Path) -> str | None:
     """Why make reproduce does not run this preset (None: it does)."""
     scenario = scenario_of(path)
-    if scenario == INCAST_SCENARIO:
+    if scenario in RUN_HERE:
         return None
     runner = SCENARIO_RUNNERS.get(scenario, "its own runner")
-    return f"{path.stem}: scenario {scenario}, not an incast experiment: run by {runner} {path}"
+    return f"{path.stem}: scenario {scenario}, not one reproduce runs: run by {runner} {path}"
 
 
-def presets(only: list[str] | None = None) -> list[Path]:
-    """The paper presets, then the ablations (each changes one setting of a preset);
-    files of another scenario (skip_note) are left out."""
+def _all_presets(only: list[str] | None) -> list[Path]:
     paths = sorted(PAPERS.glob("*.yaml")) + sorted(ABLATIONS.glob("*.yaml"))
     if only:
         unknown = sorted(set(only) - {p.stem for p in paths})
@@ -78,14 +80,35 @@ def presets(only: list[str] | None = None) -> list[Path]:
                 f"--only: no preset {', '.join(unknown)} (have {', '.join(p.stem for p in paths)})"
             )
         paths = [p for p in paths if p.stem in only]
-    return [p for p in paths if skip_note(p) is None]
+    return paths
+
+
+def presets(only: list[str] | None = None) -> list[Path]:
+    """The incast paper presets, then the ablations (each changes one setting of a preset)."""
+    return [p for p in _all_presets(only) if scenario_of(p) == INCAST_SCENARIO]
+
+
+def atscale_presets(only: list[str] | None = None) -> list[Path]:
+    """The at-scale presets (RCC's 1000-host fabric, experiments/atscale.py), ablations last."""
+    return [p for p in _all_presets(only) if scenario_of(p) == ATSCALE_SCENARIO]
 
 
 def skipped(only: list[str] | None = None) -> list[str]:
-    """One line per preset of another scenario that presets() leaves out."""
-    paths = sorted(PAPERS.glob("*.yaml")) + sorted(ABLATIONS.glob("*.yaml"))
-    notes = [skip_note(p) for p in paths if not only or p.stem in only]
+    """One line per preset of a scenario reproduce does not run."""
+    notes = [skip_note(p) for p in _all_presets(only)]
     return [n for n in notes if n]
+
+
+def atscale_section(path: Path, exp: atscale.AtScaleExperiment, d: Path, root: Path) -> str:
+    """REPORT.md's section of an at-scale preset: its header comment, then its SUMMARY."""
+    records = atscale.load_records(d)
+    if not records:
+        return f"## {path.stem}\n\nNo runs in {d}.\n"
+    summary = atscale.report(d, exp, records).split("\n", 1)[1]  # its own title dropped
+    figures = " ".join(f"![{f.stem}]({f.relative_to(root)})" for f in sorted(d.glob("*.png")))
+    return "\n".join(
+        [f"## {path.stem} (at scale)", "", "```", header_comment(path), "```", summary, figures, ""]
+    )
 
 
 def variant_of(exp: Experiment, base_name: str) -> str:
@@ -222,6 +245,8 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         return 2
     try:
         paths = presets(args.only)
+        scale_paths = atscale_presets(args.only)
+        scale_exps = [atscale.load(p) for p in scale_paths]
         loaded = [(p, [e.with_overrides(rounds=args.rounds) for e in load_all(p)]) for p in paths]
         engine, note = resolve("sim")
         cluster = check_cluster(args.cluster, "--cluster")
@@ -230,6 +255,7 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         return 2
     root = args.out or REPO / "results" / f"reproduce-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
     total = sum(len(e.points()) for _p, exps in loaded for e in exps)
+    total += sum(len(e.points()) for e in scale_exps)
     notes = skipped(args.only)
     for line in notes:
         print(f"skipped {line}", flush=True)
@@ -251,6 +277,8 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
             else results.ResultSet(d, e.name, e.as_dict())
             for d, e in zip(dirs, exps, strict=True)
         ]
+    elif not exps:
+        sets = []
     elif cluster == "local":
         sets = run_experiments(exps, engine, dirs, args.jobs or os.cpu_count() or 1)
     else:
@@ -269,6 +297,15 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         mine = sets[at : at + len(pexps)]
         at += len(pexps)
         sections.append(report_section(path, pexps, mine, root))
+    for path, sexp in zip(scale_paths, scale_exps, strict=True):
+        d = root / path.relative_to(PAPERS).with_suffix("")
+        if not args.report_only:
+            if cluster != "local":
+                print(
+                    f"{path.stem}: at-scale points run in the local pool (--cluster: incast only)"
+                )
+            atscale.run(sexp, d, args.jobs or os.cpu_count() or 1, resume=True)
+        sections.append(atscale_section(path, sexp, d, root))
     minutes = (time.monotonic() - t0) / 60
     cut = f" Rounds cut to {args.rounds} per run (--rounds)." if args.rounds else ""
     done = sum(len(rs.runs) for rs in sets)

@@ -63,14 +63,18 @@ def test_reproduce_is_the_subcommand_and_a_file_of_that_name_stays_reachable(
     assert "reproduce: 1 schemes x N in [2]" in as_file.stdout
 
 
-def test_presets_of_another_scenario_are_skipped_with_their_runner(tmp_path: Path) -> None:
-    """A preset whose top-level `scenario:` is not incast (issue 18's at-scale
-    scenario) is not an incast experiment: reproduce names it and its runner."""
+def test_presets_are_split_by_scenario(tmp_path: Path) -> None:
+    """Incast presets run through the incast runner, at-scale ones (issue 18) through
+    experiments/atscale.py; a scenario reproduce does not know is named, not run."""
     from p4incast.experiments import reproduce
 
-    at_scale = tmp_path / "rcc-at-scale.yaml"
-    at_scale.write_text("scenario: at-scale\nname: rcc-at-scale\nhosts: 1000\n")
-    note = reproduce.skip_note(at_scale)
-    assert note is not None and f"run by p4incast-run {at_scale}" in note
+    other = tmp_path / "future.yaml"
+    other.write_text("scenario: fat-tree-2030\nname: future\n")
+    note = reproduce.skip_note(other)
+    assert note is not None and "scenario fat-tree-2030, not one reproduce runs" in note
     assert reproduce.skip_note(reproduce.PAPERS / "ictcp-fig10.yaml") is None
-    assert all(reproduce.skip_note(p) is None for p in reproduce.presets())
+    incast, scale = reproduce.presets(), reproduce.atscale_presets()
+    assert reproduce.PAPERS / "rcc-at-scale.yaml" in scale and not set(incast) & set(scale)
+    assert reproduce.PAPERS / "rcc-heavy.yaml" in incast
+    assert scale[0].parent == reproduce.PAPERS  # the preset before its ablations
+    assert reproduce.skipped() == []

@@ -124,3 +124,20 @@ def test_bad_preset_is_one_clear_error(tmp_path: Path) -> None:
     )
     assert r.returncode == 2 and "load: 1.5 must be a fraction" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_reproduce_reports_an_at_scale_folder(p4i: Any, tmp_path: Path) -> None:
+    """make reproduce's REPORT.md section of an at-scale preset: the preset's header
+    comment, the table and the claim's verdict, from the records in its folder."""
+    from p4incast.experiments import reproduce  # matplotlib's Agg set up by the module
+
+    out = tmp_path / "rcc-at-scale"
+    small = ["--tors", "2", "--hosts-per-tor", "3", "--short-flows", "20", "--jobs", "1"]
+    r = _cli(*small, "--repeats", "1", "--loads", "0.3,0.7", "--schemes", "rcc", "--out", str(out))
+    assert r.returncode == 0, r.stderr[-2000:]
+    text = reproduce.atscale_section(PRESET, load_preset(PRESET), out, tmp_path)
+    assert text.startswith("## rcc-at-scale (at scale)")
+    assert "Stated (docs/algorithms.md §7)" in text  # the header comment
+    assert "| rcc | 30% |" in text and "| rcc | 70% |" in text
+    assert "rcc-drops-from-60" in text and "**" in text
+    assert "](rcc-at-scale/fct_p99.png)" in text
