@@ -89,7 +89,9 @@ def test_plan_depends_on_the_seed_only() -> None:
         (Fabric(buffer_bytes=100), Traffic(), 0.5, "buffer_bytes"),
     ],
 )
-def test_bad_settings_name_the_setting(fabric: Fabric, traffic: Traffic, load: float, words: str) -> None:
+def test_bad_settings_name_the_setting(
+    fabric: Fabric, traffic: Traffic, load: float, words: str
+) -> None:
     with pytest.raises(ModelError, match=words):
         plan(fabric, traffic, load, 1)
 
