@@ -47,7 +47,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -59,7 +58,7 @@ from p4incast.sim.atscale import AtScalePoint, check_point, init_worker, run_poi
 
 from . import metrics
 from .config import ATSCALE_SCENARIO as SCENARIO
-from .config import ExperimentError, _check_keys, _typed
+from .config import ExperimentError, _check_keys, _typed, read_yaml
 
 REPO = Path(__file__).resolve().parent.parent
 TOP_KEYS = (
@@ -189,12 +188,7 @@ class _PaperKeys:  # the keys a preset's paper: may carry
 
 
 def load(path: Path) -> AtScaleExperiment:
-    try:
-        raw = yaml.safe_load(Path(path).read_text())
-    except OSError as err:
-        raise ExperimentError(f"{path}: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        raise ExperimentError(f"{path}: not YAML: {err}") from None
+    raw = read_yaml(path)
     try:
         return parse(raw)
     except ExperimentError as err:
@@ -618,7 +612,7 @@ def main(argv: list[str] | None = None, prog: str = "p4incast-run") -> int:
             over["fabric"]["hosts_per_tor"] = a.hosts_per_tor
         if a.short_flows is not None:
             over["traffic"]["short_flows"] = a.short_flows
-        raw = yaml.safe_load(a.experiment.read_text())
+        raw = read_yaml(a.experiment)
         for section, vals in over.items():
             raw[section] = {**(raw.get(section) or {}), **vals}
         if a.loads:

@@ -352,14 +352,19 @@ def expand(raw: Any) -> list[Experiment]:
     return out
 
 
-def load_all(path: Path) -> list[Experiment]:
-    """Read and validate an experiment file: one Experiment, or one per variant."""
+def read_yaml(path: Path) -> Any:
+    """A preset file's YAML; ExperimentError naming the file when it cannot be read."""
     try:
-        raw = yaml.safe_load(Path(path).read_text())
+        return yaml.safe_load(Path(path).read_text())
     except OSError as err:
         raise ExperimentError(f"{path}: cannot read ({err.strerror})") from None
     except yaml.YAMLError as err:
         raise ExperimentError(f"{path}: not valid YAML ({err})") from None
+
+
+def load_all(path: Path) -> list[Experiment]:
+    """Read and validate an experiment file: one Experiment, or one per variant."""
+    raw = read_yaml(path)
     try:
         return expand(raw)
     except ExperimentError as err:

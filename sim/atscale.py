@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from p4incast.agent.config import start_segs
 from p4incast.model.atscale import (
     Fabric,
     Plan,
@@ -31,21 +30,18 @@ from p4incast.model.atscale import (
 from p4incast.model.ecn import EcnMode
 from p4incast.model.errors import ModelError
 from p4incast.model.scheme import (
-    BUDGET_AGENT,
-    BUDGET_MIN_SEGS,
     Scheme,
     Transport,
     check_transport,
-    rx_budget_bytes,
 )
-from p4incast.model.wire import ACK_WIRE_BYTES, ETH_FRAME_BYTES, MSS_BYTES, WIRE_FRAME_BYTES
+from p4incast.model.wire import ACK_WIRE_BYTES, ETH_FRAME_BYTES, WIRE_FRAME_BYTES
 from p4incast.sim import native
 from p4incast.sim.engine import (
     AGENT_CODES,
-    GAP_BYTES,
-    QUEUED_FULL_PACKET_BYTES,
     PolicyStepper,
     agent_tunables,
+    hosts_config,
+    port_budget_bytes,
 )
 
 MAX_DRAIN_S = 5.0  # simulated seconds a point may run past its last arrival before it is cut
@@ -109,34 +105,14 @@ def init_worker() -> None:
 def _config(p: AtScalePoint, fl: Plan) -> Any:
     p4i = native.load()
     sch, fab, tr = p.scheme, p.fabric, p.transport
-    tun = agent_tunables()
     c = p4i.AtScaleConfig()
     t = c.tcp
     t.linkBps = fab.host_gbps * 1e9
     t.delayUs = fab.delay_us
     t.bufferBytes = fab.buffer_bytes
     t.rtoMinMs = float(fab.rto_min_ms)
-    t.ecnMode = EcnMode(sch.ecn).code
-    t.k = sch.k
-    t.cc = sch.cc
-    t.agent = AGENT_CODES[sch.agent]
-    t.agentInitSegs = start_segs(sch.agent, int(tun["init_segs"]))
-    budget = sch.agent == BUDGET_AGENT
-    t.agentMinSegs = BUDGET_MIN_SEGS if budget else tr.rx_min_segs
-    t.agentMaxW = int(tun["max_w"])
-    if budget:  # each aggregator's port: its buffer in full packets + the base BDP
-        bdp = fab.host_gbps * 1e9 * base_rtt_s(fab) / (8 * WIRE_FRAME_BYTES)
-        t.agentBudgetBytes = rx_budget_bytes(tr, fab.buffer_bytes / QUEUED_FULL_PACKET_BYTES, bdp)
-    if sch.agent == "rcc" and tr.ack_queue:
-        t.ackQueueBytes = int(tun["queue_maxsize"]) * MSS_BYTES
-        t.ackHoldMaxUs = tr.ack_hold_max_us
-    t.initCwnd = tr.init_cwnd
-    t.delAckCount = 2 if (tr.delayed_ack and not budget) else 1
-    t.delAckTimeoutMs = tr.delack_ms
-    t.synRtoMs = tr.syn_rto_ms
-    t.dctcpG = tr.dctcp_g
-    t.segSize = MSS_BYTES
-    t.gapBytes = GAP_BYTES
+    # newdctcp-budget: each aggregator's ToR port, its buffer and base BDP
+    hosts_config(t, sch, tr, port_budget_bytes(tr, fab.buffer_bytes, t.linkBps, base_rtt_s(fab)))
     t.seed = p.seed
     t.run = 1
     t.seriesBinUs = 0

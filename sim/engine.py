@@ -47,7 +47,10 @@ from p4incast.model.scheme import (
     RunResult,
     Scheme,
     Topology,
+    Transport,
+    receiver_delayed_ack,
     rx_budget_bytes,
+    rx_min_segs,
 )
 from p4incast.model.wire import ACK_WIRE_BYTES, MSS_BYTES, WIRE_FRAME_BYTES
 from p4incast.sim import native
@@ -110,13 +113,19 @@ def base_rtt_s(topo: Topology) -> float:
     return hops * topo.delay_us * 1e-6 + frames
 
 
+def port_budget_bytes(t: Transport, buffer_bytes: float, link_bps: float, rtt_s: float) -> int:
+    """newdctcp-budget's B on the model: a bottleneck port's buffer in full packets as
+    the model queues them, plus its base bandwidth-delay product."""
+    bdp = link_bps * rtt_s / (8 * WIRE_FRAME_BYTES)
+    return rx_budget_bytes(t, buffer_bytes / QUEUED_FULL_PACKET_BYTES, bdp)
+
+
 def budget_bytes(point: Point) -> int:
-    """newdctcp-budget's B on the model: the bottleneck port's buffer in full
-    packets as the model queues them, plus the base bandwidth-delay product."""
+    """newdctcp-budget's B for an incast point: the receiver's port."""
     topo = point.topology
-    queue = topo.port_buffer_bytes / QUEUED_FULL_PACKET_BYTES
-    bdp = topo.link_gbps * 1e9 * base_rtt_s(topo) / (8 * WIRE_FRAME_BYTES)
-    return rx_budget_bytes(point.transport, queue, bdp)
+    return port_budget_bytes(
+        point.transport, topo.port_buffer_bytes, topo.link_gbps * 1e9, base_rtt_s(topo)
+    )
 
 
 class PolicyStepper:
@@ -172,6 +181,33 @@ def run_point(point: Point, *, max_sim_s: float = MAX_SIM_S) -> RunResult:
     return out
 
 
+def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int) -> None:
+    """The scheme's switch, sender and receiver-agent settings and the hosts' TCP on a
+    RunConfig `c` — one mapping for every scenario (incast here, sim/atscale.py).
+    `budget`: newdctcp-budget's B in bytes (the scenario knows its bottleneck)."""
+    tun = agent_tunables()
+    c.ecnMode = EcnMode(sch.ecn).code
+    c.k = sch.k
+    c.cc = sch.cc
+    c.agent = AGENT_CODES[sch.agent]
+    # each policy starts a flow where the host agent does (agent/config.py)
+    c.agentInitSegs = start_segs(sch.agent, int(tun["init_segs"]))
+    c.agentMinSegs = rx_min_segs(sch, t)
+    c.agentMaxW = int(tun["max_w"])
+    if sch.agent == BUDGET_AGENT:
+        c.agentBudgetBytes = budget
+    if sch.agent == "rcc" and t.ack_queue:
+        c.ackQueueBytes = int(tun["queue_maxsize"]) * MSS_BYTES
+        c.ackHoldMaxUs = t.ack_hold_max_us
+    c.initCwnd = t.init_cwnd
+    c.delAckCount = 2 if receiver_delayed_ack(sch, t) else 1
+    c.delAckTimeoutMs = t.delack_ms
+    c.synRtoMs = t.syn_rto_ms
+    c.dctcpG = t.dctcp_g
+    c.segSize = MSS_BYTES
+    c.gapBytes = GAP_BYTES
+
+
 def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     p4i = native.load()
     sch, topo, app = point.scheme, point.topology, point.app
@@ -190,16 +226,7 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     c.sharedBufferBytes = topo.shared_buffer_bytes
     c.dtAlpha = topo.dt_alpha
     c.rtoMinMs = float(topo.rto_min_ms)
-    c.ecnMode = EcnMode(sch.ecn).code
-    c.k = sch.k
-    c.cc = sch.cc
-    c.agent = AGENT_CODES[sch.agent]
-    # each policy starts a flow where the host agent does (agent/config.py)
-    c.agentInitSegs = start_segs(sch.agent, int(tun["init_segs"]))
-    c.agentMinSegs = point.rx_min_segs
-    c.agentMaxW = int(tun["max_w"])
-    if sch.agent == BUDGET_AGENT:
-        c.agentBudgetBytes = budget_bytes(point)
+    hosts_config(c, sch, point.transport, budget_bytes(point))
     c.sizeBytes = size
     c.rounds = app.rounds
     c.jitterUs = app.jitter_us
@@ -208,17 +235,7 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     c.run = point.repeat + 1
     # a run may need ten minimum RTOs per round before it is called stuck
     c.maxSimS = max(max_sim_s, app.rounds * 10 * topo.rto_min_ms / 1000)
-    if sch.agent == "rcc" and point.transport.ack_queue:
-        c.ackQueueBytes = int(tun["queue_maxsize"]) * MSS_BYTES
-        c.ackHoldMaxUs = point.transport.ack_hold_max_us
-    c.initCwnd = point.transport.init_cwnd
-    c.delAckCount = 2 if point.receiver_delayed_ack else 1
-    c.delAckTimeoutMs = point.transport.delack_ms
-    c.synRtoMs = point.transport.syn_rto_ms
-    c.dctcpG = point.transport.dctcp_g
     c.restartEachRound = point.transport.restart_each_round
-    c.segSize = MSS_BYTES
-    c.gapBytes = GAP_BYTES
     if sch.batching:
         offs = _offsets(n, size, topo, base_rtt_s(topo))
         c.offsets = native.double_vector(offs)

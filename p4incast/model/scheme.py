@@ -299,14 +299,22 @@ class Point:
 
     @property
     def rx_min_segs(self) -> int:
-        """The receiver policy's window floor, MSS (1 under newdctcp-budget)."""
-        return BUDGET_MIN_SEGS if self.scheme.agent == BUDGET_AGENT else self.transport.rx_min_segs
+        return rx_min_segs(self.scheme, self.transport)
 
     @property
     def receiver_delayed_ack(self) -> bool:
-        """Whether the receiver delays ACKs: transport.delayed_ack, never under
-        newdctcp-budget (its 1-MSS windows would each wait for the timer)."""
-        return self.transport.delayed_ack and self.scheme.agent != BUDGET_AGENT
+        return receiver_delayed_ack(self.scheme, self.transport)
+
+
+def rx_min_segs(s: Scheme, t: Transport) -> int:
+    """The receiver policy's window floor, MSS (1 under newdctcp-budget)."""
+    return BUDGET_MIN_SEGS if s.agent == BUDGET_AGENT else t.rx_min_segs
+
+
+def receiver_delayed_ack(s: Scheme, t: Transport) -> bool:
+    """Whether the receiver delays ACKs: transport.delayed_ack, never under
+    newdctcp-budget (its 1-MSS windows would each wait for the timer)."""
+    return t.delayed_ack and s.agent != BUDGET_AGENT
 
 
 RUN_STATUSES = ("ok", "failed")
