@@ -214,9 +214,9 @@ def _pct(xs: Sequence[float], q: float) -> float | None:
 
 
 def summarize(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One row per (scheme, load): FCT percentiles of the short flows (pooled over
-    repeats) with a 95 % interval (order statistics over flows with one repeat,
-    Student t over the repeats' percentiles with more), long-flow throughput
+    """One row per (scheme, load): FCT percentiles of the short flows with a 95 %
+    interval (one repeat: the run's percentile, order statistics over its flows;
+    more: the mean of the repeats' percentiles, Student t over them), long-flow throughput
     (mean over flows and repeats), drops and short-flow RTOs (mean per run)."""
     groups: dict[tuple[str, float], list[Mapping[str, Any]]] = {}
     for r in records:
@@ -235,13 +235,14 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         row["offered_load"] = statistics.fmean(r["offered_load"] for r in ok)
         for q in PERCENTILES:
             key = f"fct_p{q}_ms"
-            row[key] = _pct(fcts, q)
-            if len(ok) > 1:
-                ci = metrics.t_interval(
-                    _pct([x for x in r["fct_ms"] if x is not None], q) for r in ok
-                )
+            if len(ok) > 1:  # the mean of the repeats' percentiles, and its t interval
+                per_run = [_pct([x for x in r["fct_ms"] if x is not None], q) for r in ok]
+                row[key] = statistics.fmean(v for v in per_run if v is not None)
+                ci = metrics.t_interval(per_run)
             else:
+                row[key] = _pct(fcts, q)
                 ci = metrics.quantile_interval(fcts, q)
+            ci = metrics.clip(ci, key)  # an FCT is >= 0
             # an end the flows cannot bound (too few for that tail) is None: unbounded
             ends = [x if ci and math.isfinite(x) else None for x in (ci.lo, ci.hi)] if ci else None
             row[f"{key}_ci"] = [*ends, ci.method] if ci else None
