@@ -5,7 +5,7 @@ order of preference for `engine: auto` (the testbed first: it runs the real
 pipeline). Heavy dependencies (Mininet, ns-3) load only when an engine runs.
 """
 
-from . import bmv2, sim
+from . import atscale, bmv2, sim
 from .base import REGISTRY, Engine, resolve
 
-__all__ = ["REGISTRY", "Engine", "bmv2", "resolve", "sim"]
+__all__ = ["REGISTRY", "Engine", "atscale", "bmv2", "resolve", "sim"]

@@ -6,6 +6,11 @@ returns a `RunResult`:
     unavailable() -> str | None     why it cannot run here (None: it can)
     check(point)  -> list[str]      problems that would make the point fail
     run(point, log_dir) -> RunResult   never raises: a failure is a failed result
+    failed_record(point, why) -> dict  the record of a point that could not run
+
+Incast engines (REGISTRY: `engine:` / `--engine`) run incast Points; an engine
+of another scenario (engines/atscale.py: RCC's 1000-host fabric) runs its own
+kind of point through the same executors, registered with `scenario=`.
 
 `parallel` says whether points may run side by side in worker processes
 (the simulator) or one at a time in this process (the BMv2 testbed takes
@@ -15,7 +20,7 @@ the whole machine); `worker_init` prepares such a worker once.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from p4incast.model.scheme import Point, RunResult
 
@@ -35,12 +40,26 @@ class Engine(Protocol):
 
     def describe(self) -> str: ...
 
+    def failed_record(self, point: Point, why: str) -> dict[str, Any]: ...
 
-REGISTRY: dict[str, Engine] = {}
+
+class IncastEngine:
+    """What every incast engine shares."""
+
+    name: ClassVar[str]
+
+    def failed_record(self, point: Point, why: str) -> dict[str, Any]:
+        return RunResult.failed(point, self.name, why, 0.0).record()
 
 
-def register(engine: Engine) -> Engine:
-    REGISTRY[engine.name] = engine
+REGISTRY: dict[str, Engine] = {}  # incast engines, in order of preference for `auto`
+ENGINES: dict[str, Engine] = {}  # every engine, of every scenario, by name (workers look up here)
+
+
+def register(engine: Engine, scenario: str = "incast") -> Engine:
+    if scenario == "incast":
+        REGISTRY[engine.name] = engine
+    ENGINES[engine.name] = engine
     return engine
 
 
@@ -71,9 +90,9 @@ def resolve(requested: str) -> tuple[Engine, str]:
 def init_worker(engine_name: str) -> None:
     """A worker process's initializer (module level, so a spawned worker can unpickle it;
     importing this module through the package registers every engine)."""
-    REGISTRY[engine_name].worker_init()
+    ENGINES[engine_name].worker_init()
 
 
-def run_in_worker(engine_name: str, point: Point, log_dir: Path) -> RunResult:
-    """A worker process's job: one point on the named engine."""
-    return REGISTRY[engine_name].run(point, log_dir)
+def run_in_worker(engine_name: str, point: Any, log_dir: Path) -> dict[str, Any]:
+    """A worker process's job: one point on the named engine, as its record."""
+    return ENGINES[engine_name].run(point, log_dir).record()

@@ -19,7 +19,7 @@ from p4incast.controller.config import EcnPolicy, Pipeline
 from p4incast.model.dilation import Dilation
 from p4incast.model.scheme import DCTCP_G, SIM_DELACK_MS, SIM_SYN_RTO_MS, Point, RunResult, Scheme
 
-from .base import register
+from .base import IncastEngine, register
 
 # Kernel congestion-control names per scheme cc, in order of preference.
 KERNEL_CC = {
@@ -59,7 +59,7 @@ def ecn_policy(scheme: Scheme) -> EcnPolicy:
     return EcnPolicy(scheme.ecn, scheme.k)
 
 
-class Bmv2Engine:
+class Bmv2Engine(IncastEngine):
     name: ClassVar[str] = "bmv2"
     parallel: ClassVar[bool] = False  # a Mininet network takes the whole machine
     max_senders: ClassVar[int] = MAX_SENDERS

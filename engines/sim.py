@@ -16,10 +16,10 @@ from typing import ClassVar
 from p4incast.model.scheme import Point, RunResult
 from p4incast.sim import engine, native  # importing loads no ns-3: run_point does
 
-from .base import register
+from .base import IncastEngine, register
 
 
-class SimEngine:
+class SimEngine(IncastEngine):
     name: ClassVar[str] = "sim"
     parallel: ClassVar[bool] = True
     max_senders: ClassVar[int] = 100

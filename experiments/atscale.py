@@ -5,6 +5,7 @@ over offered load, on the ns-3 model (p4incast.sim.atscale).
     p4incast-run experiments/papers/rcc-at-scale.yaml --loads 0.3,0.6 --schemes tcp,rcc
     p4incast-run experiments/papers/rcc-at-scale.yaml --tors 4 --hosts-per-tor 5 --short-flows 200
     p4incast-run experiments/papers/rcc-at-scale.yaml --resume results/rcc-at-scale-2026...
+    p4incast-run experiments/papers/rcc-at-scale.yaml --cluster ray://HEAD:10001
 
 The preset:
 
@@ -21,7 +22,9 @@ The preset:
     paper: {cite, figure, claims: [{id, kind: drops_from | ordering, ...}]}
 
 Every (scheme, load, repeat) is one ns-3 run of the whole fabric; points run
-in a local process pool, ns-3 loaded once per worker. results.json is
+through the incast sweeps' executors (engines/atscale.py): a local process
+pool, or warm actors on a Ray cluster (--cluster), ns-3 loaded once per
+worker, lost points retried (--retries). results.json is
 rewritten after every point, so Ctrl-C leaves a folder `--resume` completes.
 Written per sweep: results.json (every record, with every short flow's FCT),
 summary.csv, SUMMARY.md (the table, the claims' verdicts, the settings), and
@@ -31,12 +34,10 @@ plots of FCT p50/p99, long-flow throughput and drops against load.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
 import csv
 import io
 import json
 import math
-import multiprocessing
 import os
 import statistics
 import sys
@@ -50,15 +51,18 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from p4incast.engines.atscale import ENGINE
 from p4incast.model.atscale import Fabric, Traffic, check_fabric, check_load, check_traffic
 from p4incast.model.errors import ModelError
 from p4incast.model.scheme import Scheme, Transport, check_transport
 from p4incast.sim import native
-from p4incast.sim.atscale import AtScalePoint, check_point, init_worker, run_point
+from p4incast.sim.atscale import AtScalePoint, check_point
 
 from . import metrics
 from .config import ATSCALE_SCENARIO as SCENARIO
-from .config import ExperimentError, _check_keys, _typed, read_yaml
+from .config import ExperimentError, _check_keys, _typed, check_cluster, read_yaml
+from .executors import RETRIES, ClusterError, Job
+from .runner import executor_for
 
 REPO = Path(__file__).resolve().parent.parent
 TOP_KEYS = (
@@ -512,8 +516,19 @@ def load_records(out: Path) -> list[dict[str, Any]]:
     return json.loads(path.read_text())["runs"] if path.is_file() else []
 
 
-def run(exp: AtScaleExperiment, out: Path, jobs: int, resume: bool = False) -> list[dict[str, Any]]:
-    """Every point not yet finished ok in `out`, in a pool of `jobs` processes."""
+def run(
+    exp: AtScaleExperiment,
+    out: Path,
+    jobs: int,
+    resume: bool = False,
+    cluster: str = "local",
+    retries: int = RETRIES,
+) -> list[dict[str, Any]]:
+    """Every point not yet finished ok in `out`: in a local pool of `jobs` processes,
+    or on a Ray cluster (`cluster`: an address as p4incast-run --cluster takes it;
+    `jobs` then caps the actors) — the incast sweeps' executors (experiments/executors.py).
+    Raises ClusterError when the cluster cannot be used, KeyboardInterrupt on Ctrl-C
+    (what finished is in `out` either way)."""
     out.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
     if resume:
@@ -524,47 +539,35 @@ def run(exp: AtScaleExperiment, out: Path, jobs: int, resume: bool = False) -> l
     if not todo:
         return records
     t0 = time.monotonic()
-    ctx = multiprocessing.get_context("spawn")  # ns-3/cppyy state must not be forked
-    pool = cf.ProcessPoolExecutor(
-        max_workers=max(1, min(jobs, len(todo))), mp_context=ctx, initializer=init_worker
-    )
+
+    def finished(job: Job, rec: dict[str, Any]) -> None:
+        records.append(rec)
+        _write(out, exp, records)
+        fin = [x for x in rec.get("fct_ms") or [] if x is not None]
+        ok = rec["status"] == "ok"
+        print(
+            f"[{len(records) - len(done)}/{len(todo)} {time.monotonic() - t0:6.0f}s] "
+            f"{job.point.label()}: {rec['status']}"
+            + (
+                f", FCT p99 {metrics.percentile(fin, 99):.2f} ms, drops ToR "
+                f"{rec['drops']['tor']} root {rec['drops']['root']}, {rec['wall_s']:.1f} s"
+                if ok
+                else f": {rec.get('error')}"
+            ),
+            flush=True,
+        )
+
+    work = [Job(0, p, out / "logs") for p in todo]
     try:
-        futures = {pool.submit(run_point, p): p for p in todo}
-        for k, fut in enumerate(cf.as_completed(futures), 1):
-            p = futures[fut]
-            try:
-                rec = fut.result()
-            except Exception as exc:  # a worker that died: record it, go on
-                rec = {
-                    "scenario": SCENARIO,
-                    "scheme": p.scheme.name,
-                    "load": p.load,
-                    "repeat": p.repeat,
-                    "status": "failed",
-                    "error": f"worker lost: {type(exc).__name__}: {exc}",
-                    "wall_s": 0,
-                }
-            records.append(rec)
-            _write(out, exp, records)
-            fin = [x for x in rec.get("fct_ms") or [] if x is not None]
-            print(
-                f"[{k}/{len(todo)} {time.monotonic() - t0:6.0f}s] {p.label()}: {rec['status']}"
-                + (
-                    f", FCT p99 {metrics.percentile(fin, 99):.2f} ms, drops ToR "
-                    f"{rec['drops']['tor']} root {rec['drops']['root']}, {rec['wall_s']:.1f} s"
-                    if rec["status"] == "ok"
-                    else f": {rec.get('error')}"
-                ),
-                flush=True,
-            )
+        with executor_for(ENGINE, cluster, workers=min(jobs, len(work)), retries=retries) as ex:
+            print(f"running on {ex.where}", flush=True)
+            ex.run(work, finished)
     except KeyboardInterrupt:
-        pool.shutdown(wait=False, cancel_futures=True)
         _write(out, exp, records)
         print(
             f"interrupted: {len(records)} points kept; resume with --resume {out}", file=sys.stderr
         )
         raise
-    pool.shutdown()
     return records
 
 
@@ -593,6 +596,18 @@ def main(argv: list[str] | None = None, prog: str = "p4incast-run") -> int:
     )
     ap.add_argument("--out", type=Path, help="results folder (default results/<name>-<UTC time>)")
     ap.add_argument("--resume", type=Path, metavar="DIR", help="run only the points DIR lacks")
+    ap.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        default="local",
+        help="run the points on a Ray cluster: auto, ray://HOST:PORT or HOST:PORT (default local)",
+    )
+    ap.add_argument(
+        "--retries",
+        type=int,
+        default=RETRIES,
+        help=f"cluster: times a point lost with its worker runs again (default {RETRIES})",
+    )
     ap.add_argument(
         "--report-only", type=Path, metavar="DIR", help="rewrite DIR's summary and plots"
     )
@@ -636,6 +651,9 @@ def main(argv: list[str] | None = None, prog: str = "p4incast-run") -> int:
                 if {c.get("scheme"), *(c.get("schemes") or [])} - {None} <= set(want)
             ]
         exp = parse(raw)
+        check_cluster(a.cluster, "--cluster")
+        if a.retries < 0 or a.jobs < 1:
+            raise ExperimentError("--retries must be >= 0 and --jobs >= 1")
     except ExperimentError as err:
         print(f"{prog}: {err}", file=sys.stderr)
         return 2
@@ -645,7 +663,10 @@ def main(argv: list[str] | None = None, prog: str = "p4incast-run") -> int:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     out = a.resume or a.out or REPO / "results" / f"{exp.name}-{stamp}"
     try:
-        records = run(exp, out, a.jobs, resume=a.resume is not None)
+        records = run(exp, out, a.jobs, a.resume is not None, a.cluster, a.retries)
+    except ClusterError as err:
+        print(f"{prog}: {err}; resume with --resume {out}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     print(report(out, exp, records))

@@ -44,9 +44,10 @@ from typing import Any
 
 from p4incast.engines import Engine
 from p4incast.engines.base import init_worker, run_in_worker
-from p4incast.model.scheme import Point, RunResult
 
-TIMING_KEYS = ("wall_s",)  # record keys that measure wall-clock time, not the network
+# record keys that measure the process that ran a point (its wall-clock time, its memory),
+# not the network: what may differ between two runs of the same point
+TIMING_KEYS = ("wall_s", "point_peak_rss_mb", "rss_before_mb")
 RETRIES = 2  # a lost point runs at most 1 + RETRIES times
 
 
@@ -59,7 +60,7 @@ class Job:
     """One point to run, for experiment `index` of the sweep."""
 
     index: int
-    point: Point
+    point: Any  # the engine's kind of point: an incast Point, or an AtScalePoint
     log_dir: Path
     attempts: int = 0  # times it was lost with its worker
     lost_on: set[str] = field(default_factory=set)  # Ray node ids where it was lost
@@ -74,10 +75,10 @@ def without_timing(record: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k not in TIMING_KEYS}
 
 
-def lost_record(job: Job, engine: str, reason: str) -> dict[str, Any]:
+def lost_record(job: Job, engine: Engine, reason: str) -> dict[str, Any]:
     """The failed record of a point given up on after its retries."""
     why = f"lost with its worker {job.attempts} times; last: {reason}"
-    return RunResult.failed(job.point, engine, why, 0.0).record()
+    return engine.failed_record(job.point, why)
 
 
 class Executor:
@@ -167,7 +168,7 @@ class LocalPool(Executor):
                 pool.submit(run_in_worker, self.engine.name, j.point, j.log_dir): j for j in jobs
             }
             for fut in as_completed(futures):
-                on_result(futures[fut], fut.result().record())
+                on_result(futures[fut], fut.result())
         except BaseException:
             for child in multiprocessing.active_children():
                 child.terminate()

@@ -22,9 +22,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from p4incast.engines import REGISTRY, Engine
-from p4incast.engines.base import init_worker, run_in_worker
-from p4incast.model.scheme import Point, RunResult
+from p4incast.engines import Engine
+from p4incast.engines.base import ENGINES, init_worker, run_in_worker
 
 from .executors import RETRIES, ClusterError, Executor, Job, OnResult, OnStart, lost_record
 
@@ -69,7 +68,7 @@ class PointWorker:
     of the engine's to read them."""
 
     def __init__(self, engine_name: str) -> None:
-        self.engine = REGISTRY[engine_name]
+        self.engine = ENGINES[engine_name]
         why = self.engine.unavailable()
         if why:
             raise RuntimeError(f"{socket.gethostname()}: {why}")
@@ -80,12 +79,12 @@ class PointWorker:
         ray = _ray()  # loaded already: this runs inside a Ray worker
         return ray.get_runtime_context().get_node_id(), socket.gethostname(), os.getpid()
 
-    def run(self, point: Point, log_dir: Path) -> dict[str, Any]:
+    def run(self, point: Any, log_dir: Path) -> dict[str, Any]:
         """One point's record; the engine's checks run here, on the node that runs it."""
         problems = self.engine.check(point)
         if problems:
-            return RunResult.failed(point, self.engine.name, "; ".join(problems), 0.0).record()
-        return run_in_worker(self.engine.name, point, log_dir).record()
+            return self.engine.failed_record(point, "; ".join(problems))
+        return run_in_worker(self.engine.name, point, log_dir)
 
 
 @dataclass
@@ -377,7 +376,7 @@ class _RaySweep:
         try:
             record = self.ray.get(ref)
         except self.ray.exceptions.RayTaskError as err:  # raised in the engine: a result
-            record = RunResult.failed(job.point, self.engine.name, _short(err), 0.0).record()
+            record = self.engine.failed_record(job.point, _short(err))
         except self.ray.exceptions.RayError as err:  # the worker or its node died
             self._drop(slot)
             self._lost(job, slot, _short(err))
@@ -393,7 +392,7 @@ class _RaySweep:
         what += f"(node {slot.node[:8]}): {reason}"
         if job.attempts > self.pool.retries:
             self.pool.log(f"{what}; lost {job.attempts} times: recorded as failed")
-            self.on_result(job, lost_record(job, self.engine.name, reason))
+            self.on_result(job, lost_record(job, self.engine, reason))
             return
         self.pool.log(f"{what}; retry {job.attempts}/{self.pool.retries}")
         self.pending.appendleft(job)

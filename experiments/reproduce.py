@@ -300,11 +300,11 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
     for path, sexp in zip(scale_paths, scale_exps, strict=True):
         d = root / path.relative_to(PAPERS).with_suffix("")
         if not args.report_only:
-            if cluster != "local":
-                print(
-                    f"{path.stem}: at-scale points run in the local pool (--cluster: incast only)"
-                )
-            atscale.run(sexp, d, args.jobs or os.cpu_count() or 1, resume=True)
+            try:
+                atscale.run(sexp, d, args.jobs or os.cpu_count() or 1, True, cluster)
+            except ClusterError as err:
+                print(f"{prog}: {err}", file=sys.stderr)
+                return 2
         sections.append(atscale_section(path, sexp, d, root))
     minutes = (time.monotonic() - t0) / 60
     cut = f" Rounds cut to {args.rounds} per run (--rounds)." if args.rounds else ""

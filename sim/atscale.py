@@ -130,14 +130,9 @@ def _config(p: AtScalePoint, fl: Plan) -> Any:
     return c
 
 
-def run_point(p: AtScalePoint) -> dict[str, Any]:
-    """One point; never raises (a failure is a record with status failed)."""
-    if native.available()[0]:
-        native.load()  # before the clock and the memory baseline: paid once per process
-    _reset_peak()
-    before = _vm_mb("VmRSS")
-    t0 = time.monotonic()
-    rec: dict[str, Any] = {
+def failed_record(p: AtScalePoint, why: str | None) -> dict[str, Any]:
+    """The record of a point that did not run (why), and every record's first keys."""
+    return {
         "scenario": "at-scale",
         "scheme": p.scheme.name,
         "load": p.load,
@@ -145,8 +140,28 @@ def run_point(p: AtScalePoint) -> dict[str, Any]:
         "seed": p.seed,
         "engine": "sim",
         "status": "failed",
-        "error": None,
+        "error": why,
+        "wall_s": 0.0,
     }
+
+
+def problems(p: AtScalePoint) -> list[str]:
+    """Every problem with a point that would stop it from running (empty = fine)."""
+    try:
+        check_point(p)
+    except ModelError as err:
+        return [str(err)]
+    return []
+
+
+def run_point(p: AtScalePoint) -> dict[str, Any]:
+    """One point; never raises (a failure is a record with status failed)."""
+    if native.available()[0]:
+        native.load()  # before the clock and the memory baseline: paid once per process
+    _reset_peak()
+    before = _vm_mb("VmRSS")
+    t0 = time.monotonic()
+    rec = failed_record(p, None)
     try:
         check_point(p)
         fl = plan(p.fabric, p.traffic, p.load, p.seed)

@@ -34,6 +34,8 @@ from p4incast.engines.sim import ENGINE as SIM
 from p4incast.experiments.executors import ClusterError, without_timing
 from p4incast.experiments.ray_local import LocalRayCluster
 
+REPO = Path(__file__).resolve().parents[2]
+
 RAY_WHY = (
     None
     if importlib.util.find_spec("ray")
@@ -339,3 +341,27 @@ def test_reproduce_on_the_cluster_matches_local(cluster: Cluster, tmp_path: Path
         for w in ("local", "ray")
     ]
     assert verdicts[0] and verdicts[0] == verdicts[1]
+
+
+def test_at_scale_points_on_the_cluster_match_local(cluster: Cluster, tmp_path: Path) -> None:
+    """RCC's at-scale preset (engines/atscale.py) runs through the same Ray executor:
+    its records (process measurements aside) equal the local pool's."""
+    preset = REPO / "experiments" / "papers" / "rcc-at-scale.yaml"
+    small = ["--tors", "2", "--hosts-per-tor", "4", "--short-flows", "30", "--repeats", "1"]
+    small += ["--loads", "0.4,0.8", "--schemes", "tcp,rcc"]
+    local = cli(str(preset), *small, "--out", str(tmp_path / "local"), "--jobs", "2")
+    assert local.returncode == 0, local.stderr[-2000:]
+    on_ray = cli(
+        str(preset), *small, "--out", str(tmp_path / "ray"), "--cluster", cluster.ray.client_address
+    )
+    assert on_ray.returncode == 0, on_ray.stderr[-2000:]
+    assert f"running on ray cluster {cluster.ray.client_address}" in on_ray.stdout
+
+    def keyed(folder: Path) -> dict[tuple[str, float, int], dict[str, Any]]:
+        return {(r["scheme"], r["load"], r["repeat"]): r for r in runs(folder)}
+
+    ref, got = keyed(tmp_path / "local"), keyed(tmp_path / "ray")
+    assert len(ref) == 4 and set(got) == set(ref)
+    assert all(r["status"] == "ok" and len(r["fct_ms"]) == 30 for r in ref.values())
+    for key, r in ref.items():
+        assert without_timing(got[key]) == without_timing(r), key
