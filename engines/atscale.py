@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from p4incast.model.atscale import ATSCALE_SCENARIO
 from p4incast.sim import atscale
 from p4incast.sim.atscale import AtScalePoint
 
@@ -56,4 +57,4 @@ class AtScaleEngine:
         return atscale.failed_record(point, why)
 
 
-ENGINE = register(AtScaleEngine(), scenario="at-scale")
+ENGINE = register(AtScaleEngine(), scenario=ATSCALE_SCENARIO)

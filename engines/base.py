@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from p4incast.model.scheme import Point, RunResult
+from p4incast.model.scheme import INCAST_SCENARIO, Point, RunResult
 
 
 class Engine(Protocol):
@@ -56,8 +56,8 @@ REGISTRY: dict[str, Engine] = {}  # incast engines, in order of preference for `
 ENGINES: dict[str, Engine] = {}  # every engine, of every scenario, by name (workers look up here)
 
 
-def register(engine: Engine, scenario: str = "incast") -> Engine:
-    if scenario == "incast":
+def register(engine: Engine, scenario: str = INCAST_SCENARIO) -> Engine:
+    if scenario == INCAST_SCENARIO:
         REGISTRY[engine.name] = engine
     ENGINES[engine.name] = engine
     return engine

@@ -37,10 +37,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from p4incast.engines import REGISTRY, Engine, resolve
+from p4incast.model.atscale import ATSCALE_SCENARIO
 
 from . import plots
 from .config import (
-    ATSCALE_SCENARIO,
     ENGINE_CHOICES,
     ExperimentError,
     check_cluster,

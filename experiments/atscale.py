@@ -52,6 +52,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from p4incast.engines.atscale import ENGINE
+from p4incast.model.atscale import ATSCALE_SCENARIO as SCENARIO
 from p4incast.model.atscale import Fabric, Traffic, check_fabric, check_load, check_traffic
 from p4incast.model.errors import ModelError
 from p4incast.model.scheme import Scheme, Transport, check_transport
@@ -59,7 +60,6 @@ from p4incast.sim import native
 from p4incast.sim.atscale import AtScalePoint, check_point
 
 from . import metrics
-from .config import ATSCALE_SCENARIO as SCENARIO
 from .config import ExperimentError, _check_keys, _typed, check_cluster, read_yaml
 from .executors import RETRIES, ClusterError, Job
 from .runner import executor_for

@@ -66,6 +66,7 @@ from p4incast.experiments.claims import ClaimError, check_claim
 from p4incast.model import ModelError
 from p4incast.model.ecn import EcnMode
 from p4incast.model.scheme import (
+    INCAST_SCENARIO,
     App,
     Point,
     Scheme,
@@ -171,16 +172,10 @@ class Experiment:
         return parse(d)
 
 
-# A preset with a top-level `scenario:` other than incast is not an incast
-# experiment: p4incast-run hands it to that scenario's runner.
-INCAST_SCENARIO = "incast"
-ATSCALE_SCENARIO = "at-scale"  # RCC's 1000-host fabric (experiments/atscale.py)
-SCENARIO_RUNNERS = {ATSCALE_SCENARIO: "p4incast-run"}
-
-
 def scenario_of(path: Path) -> str:
     """The preset's top-level `scenario:` (incast when absent or unreadable: the
-    incast loader then reports the problem)."""
+    incast loader then reports the problem). p4incast-run hands an at-scale
+    preset to experiments/atscale.py."""
     try:
         raw = yaml.safe_load(Path(path).read_text())
     except (OSError, yaml.YAMLError):

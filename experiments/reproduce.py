@@ -12,7 +12,10 @@ and one row per claim — the paper's words, our value with its 95 % interval,
 and the verdict of experiments/claims.py — plus one figure per preset variant
 with the paper's stated numbers drawn over our curves (reference.png).
 `--rounds` cuts every preset's rounds (the report says so, and the intervals
-widen accordingly); `--only` picks presets by file stem.
+widen accordingly); `--only` picks presets by file stem; `--cluster` runs the
+points on a Ray cluster. Presets with `scenario: at-scale` (RCC's 1000-host
+fabric) run after the incast ones through experiments/atscale.py, each a
+section of the report (`--rounds` does not apply to them).
 """
 
 from __future__ import annotations
@@ -31,14 +34,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the Agg backend is chosen)
 
 from p4incast.engines.base import resolve  # noqa: E402
+from p4incast.model.atscale import ATSCALE_SCENARIO  # noqa: E402
+from p4incast.model.scheme import INCAST_SCENARIO  # noqa: E402
 from p4incast.sim.engine import base_rtt_s  # noqa: E402
 
 from . import atscale, results  # noqa: E402
 from .claims import Verdict, evaluate  # noqa: E402
 from .config import (  # noqa: E402
-    ATSCALE_SCENARIO,
-    INCAST_SCENARIO,
-    SCENARIO_RUNNERS,
     Experiment,
     ExperimentError,
     check_cluster,
@@ -67,8 +69,10 @@ def skip_note(path: Path) -> str | None:
     scenario = scenario_of(path)
     if scenario in RUN_HERE:
         return None
-    runner = SCENARIO_RUNNERS.get(scenario, "its own runner")
-    return f"{path.stem}: scenario {scenario}, not one reproduce runs: run by {runner} {path}"
+    return (
+        f"{path.stem}: scenario {scenario}, not one reproduce runs "
+        f"({' and '.join(RUN_HERE)}): {path}"
+    )
 
 
 def _all_presets(only: list[str] | None) -> list[Path]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from p4incast.model.atscale import (
+    ATSCALE_SCENARIO,
     Fabric,
     Plan,
     Traffic,
@@ -133,7 +134,7 @@ def _config(p: AtScalePoint, fl: Plan) -> Any:
 def failed_record(p: AtScalePoint, why: str | None) -> dict[str, Any]:
     """The record of a point that did not run (why), and every record's first keys."""
     return {
-        "scenario": "at-scale",
+        "scenario": ATSCALE_SCENARIO,
         "scheme": p.scheme.name,
         "load": p.load,
         "repeat": p.repeat,

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from .errors import ModelError
 
+ATSCALE_SCENARIO = "at-scale"  # a preset's `scenario:` for this one
 MIN_LOAD, MAX_LOAD = 0.0, 1.0  # offered load is a fraction of an aggregator's link
 
 

@@ -30,6 +30,7 @@ from .ecn import EcnMode
 from .errors import ModelError
 from .wire import ETH_FRAME_BYTES, MSS_BYTES, WIRE_FRAME_BYTES
 
+INCAST_SCENARIO = "incast"  # what a Point is part of (a preset's `scenario:` when absent)
 TOPOLOGIES = ("incast_star", "leaf_spine")
 CCS = ("reno", "cubic", "bbr", "dctcp", "newdctcp")
 AGENT_POLICIES = ("off", "observe", "newdctcp-rx", "ictcp", "rcc", "newdctcp-budget")
