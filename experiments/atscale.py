@@ -60,7 +60,15 @@ from p4incast.sim import native
 from p4incast.sim.atscale import AtScalePoint, check_point
 
 from . import metrics
-from .config import ExperimentError, _check_keys, _typed, check_cluster, read_yaml
+from .config import (
+    ExperimentError,
+    _check_keys,
+    _typed,
+    check_cluster,
+    check_name,
+    parse_schemes,
+    read_yaml,
+)
 from .executors import RETRIES, ClusterError, Job
 from .runner import executor_for
 
@@ -113,7 +121,10 @@ def _claim(i: int, raw: Any, schemes: set[str]) -> dict[str, Any]:
             f"{where}: scheme(s) {unknown or named} not among the preset's schemes"
         )
     if raw["kind"] == "drops_from":
-        check_load(raw.get("load"))
+        try:
+            check_load(raw.get("load"))
+        except ModelError as err:
+            raise ExperimentError(f"{where}: {err}") from None
     elif raw.get("metric") not in SUMMARY_METRICS:
         raise ExperimentError(
             f"{where}: metric {raw.get('metric')!r} not one of {', '.join(SUMMARY_METRICS)}"
@@ -132,9 +143,7 @@ def parse(raw: Any) -> AtScaleExperiment:
         )
     if raw.get("scenario") != SCENARIO:
         raise ExperimentError(f"scenario: {raw.get('scenario')!r}, expected {SCENARIO}")
-    name = raw.get("name", SCENARIO)
-    if not isinstance(name, str) or not name or any(c in name for c in "/\\ "):
-        raise ExperimentError(f"name: {name!r} must be a non-empty word (used in a path)")
+    name = check_name(raw.get("name", SCENARIO))
     fabric = _typed("fabric", Fabric, raw.get("fabric"))
     traffic = _typed("traffic", Traffic, raw.get("traffic"))
     transport = _typed("transport", Transport, raw.get("transport"))
@@ -151,20 +160,10 @@ def parse(raw: Any) -> AtScaleExperiment:
         loads = [check_load(x) for x in loads]
     except ModelError as err:
         raise ExperimentError(str(err)) from None
-    schemes: list[Scheme] = []
-    for i, rs in enumerate(raw.get("schemes") or []):
-        if not isinstance(rs, dict) or "name" not in rs:
-            raise ExperimentError(f"schemes[{i}]: expected a mapping with at least a name")
-        s = _typed(f"schemes[{i}] ({rs['name']})", Scheme, rs)
-        try:
-            check_point(AtScalePoint(s, loads[0], 0, fabric, traffic, transport))
-        except ModelError as err:
-            raise ExperimentError(str(err)) from None
-        if s.name in {x.name for x in schemes}:
-            raise ExperimentError(f"scheme {s.name}: name used twice")
-        schemes.append(s)
-    if not schemes:
-        raise ExperimentError("schemes: expected a non-empty list of schemes")
+    schemes = parse_schemes(
+        raw.get("schemes"),
+        lambda s: check_point(AtScalePoint(s, loads[0], 0, fabric, traffic, transport)),
+    )
     paper = raw.get("paper") or {}
     if not isinstance(paper, dict):
         raise ExperimentError("paper: expected a mapping")
@@ -179,7 +178,7 @@ def parse(raw: Any) -> AtScaleExperiment:
         transport,
         tuple(loads),
         repeats,
-        tuple(schemes),
+        schemes,
         {**paper, "claims": claims},
     )
 

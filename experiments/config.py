@@ -55,6 +55,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -239,6 +240,33 @@ def check_cluster(value: Any, where: str = "cluster") -> str:
     return value
 
 
+def check_name(name: Any) -> str:
+    """An experiment's name: a non-empty word (results go to a folder named after it)."""
+    if not isinstance(name, str) or not name or any(c in name for c in "/\\ "):
+        raise ExperimentError(f"name: {name!r} must be a non-empty word (used in a path)")
+    return name
+
+
+def parse_schemes(raw: Any, check: Callable[[Scheme], None]) -> tuple[Scheme, ...]:
+    """The `schemes:` list: each a Scheme passing `check` (ModelError), names unique."""
+    if not isinstance(raw, list | tuple) or not raw:
+        raise ExperimentError("schemes: expected a non-empty list of schemes")
+    schemes: list[Scheme] = []
+    for i, rs in enumerate(raw):
+        where = f"schemes[{i}]"
+        if not isinstance(rs, dict) or "name" not in rs:
+            raise ExperimentError(f"{where}: expected a mapping with at least a name")
+        s = _typed(f"{where} ({rs['name']})", Scheme, rs)
+        try:
+            check(s)
+        except ModelError as err:
+            raise ExperimentError(str(err)) from None
+        if s.name in {x.name for x in schemes}:
+            raise ExperimentError(f"scheme {s.name}: name used twice")
+        schemes.append(s)
+    return tuple(schemes)
+
+
 def parse(raw: Any) -> Experiment:
     """Validate a whole experiment dict; raise ExperimentError naming the first problem."""
     if not isinstance(raw, dict):
@@ -248,9 +276,7 @@ def parse(raw: Any) -> Experiment:
         raw,
         Experiment,
     )
-    name = raw.get("name", "experiment")
-    if not isinstance(name, str) or not name or any(c in name for c in "/\\ "):
-        raise ExperimentError(f"name: {name!r} must be a non-empty word (used in a path)")
+    name = check_name(raw.get("name", "experiment"))
     topo = _typed("topology", Topology, raw.get("topology"))
     app = _typed("app", App, raw.get("app"))
     transport = _typed("transport", Transport, raw.get("transport"))
@@ -277,25 +303,10 @@ def parse(raw: Any) -> Experiment:
     repeats = raw.get("repeats", 1)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ExperimentError(f"repeats: {repeats!r} must be an integer >= 1")
-    raw_schemes = raw.get("schemes")
-    if not isinstance(raw_schemes, list | tuple) or not raw_schemes:
-        raise ExperimentError("schemes: expected a non-empty list of schemes")
-    schemes: list[Scheme] = []
-    for i, rs in enumerate(raw_schemes):
-        where = f"schemes[{i}]"
-        if not isinstance(rs, dict) or "name" not in rs:
-            raise ExperimentError(f"{where}: expected a mapping with at least a name")
-        s = _typed(f"{where} ({rs['name']})", Scheme, rs)
-        try:
-            check_scheme(s, topo)
-        except ModelError as err:
-            raise ExperimentError(str(err)) from None
-        if s.name in {x.name for x in schemes}:
-            raise ExperimentError(f"scheme {s.name}: name used twice")
-        schemes.append(s)
+    schemes = parse_schemes(raw.get("schemes"), lambda s: check_scheme(s, topo))
     return Experiment(
         name=name,
-        schemes=tuple(schemes),
+        schemes=schemes,
         senders=tuple(senders),
         repeats=repeats,
         engine=engine,
