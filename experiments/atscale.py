@@ -70,7 +70,8 @@ from .config import (
     read_yaml,
 )
 from .executors import RETRIES, ClusterError, Job
-from .runner import executor_for
+from .results import write_atomic
+from .runner import executor_for, first_difference
 
 REPO = Path(__file__).resolve().parent.parent
 TOP_KEYS = (
@@ -212,10 +213,6 @@ SUMMARY_METRICS = (
 )
 
 
-def _pct(xs: Sequence[float], q: float) -> float | None:
-    return metrics.percentile(xs, q)
-
-
 def summarize(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One row per (scheme, load): FCT percentiles of the short flows with a 95 %
     interval (one repeat: the run's percentile, order statistics over its flows;
@@ -239,11 +236,13 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         for q in PERCENTILES:
             key = f"fct_p{q}_ms"
             if len(ok) > 1:  # the mean of the repeats' percentiles, and its t interval
-                per_run = [_pct([x for x in r["fct_ms"] if x is not None], q) for r in ok]
+                per_run = [
+                    metrics.percentile([x for x in r["fct_ms"] if x is not None], q) for r in ok
+                ]
                 row[key] = statistics.fmean(v for v in per_run if v is not None)
                 ci = metrics.t_interval(per_run)
             else:
-                row[key] = _pct(fcts, q)
+                row[key] = metrics.percentile(fcts, q)
                 ci = metrics.quantile_interval(fcts, q)
             ci = metrics.clip(ci, key)  # an FCT is >= 0
             # an end the flows cannot bound (too few for that tail) is None: unbounded
@@ -432,8 +431,8 @@ def point_key(rec: Mapping[str, Any]) -> tuple[str, float, int]:
     return (str(rec["scheme"]), float(rec["load"]), int(rec["repeat"]))
 
 
-def _write(out: Path, exp: AtScaleExperiment, records: list[dict[str, Any]]) -> None:
-    settings = {
+def _settings(exp: AtScaleExperiment) -> dict[str, Any]:
+    return {
         "fabric": asdict(exp.fabric),
         "traffic": asdict(exp.traffic),
         "transport": asdict(exp.transport),
@@ -441,10 +440,11 @@ def _write(out: Path, exp: AtScaleExperiment, records: list[dict[str, Any]]) -> 
         "loads": list(exp.loads),
         "repeats": exp.repeats,
     }
-    data = {"scenario": SCENARIO, "name": exp.name, "settings": settings, "runs": records}
-    tmp = out / "results.json.tmp"
-    tmp.write_text(json.dumps(data, indent=1))
-    os.replace(tmp, out / "results.json")
+
+
+def _write(out: Path, exp: AtScaleExperiment, records: list[dict[str, Any]]) -> None:
+    data = {"scenario": SCENARIO, "name": exp.name, "settings": _settings(exp), "runs": records}
+    write_atomic(out / "results.json", json.dumps(data, indent=1))
 
 
 def report(out: Path, exp: AtScaleExperiment, records: list[dict[str, Any]]) -> str:
@@ -515,6 +515,27 @@ def load_records(out: Path) -> list[dict[str, Any]]:
     return json.loads(path.read_text())["runs"] if path.is_file() else []
 
 
+def check_resumable(out: Path, exp: AtScaleExperiment) -> None:
+    """ExperimentError unless `out` holds this preset's records: the same fabric,
+    traffic and transport, and the same definition of every scheme both name
+    (other loads, schemes or repeats may be added)."""
+    path = out / "results.json"
+    if not path.is_file():
+        return
+    old = json.loads(path.read_text()).get("settings", {})
+    new = _settings(exp)
+    mine = {s["name"]: s for s in new["schemes"]}
+    theirs = {s["name"]: s for s in old.get("schemes", [])}
+    for key in ("fabric", "traffic", "transport"):
+        diff = first_difference(old.get(key), new[key], key)
+        if diff:
+            raise ExperimentError(f"--resume {out}: not this preset's results ({diff})")
+    for name in sorted(set(mine) & set(theirs)):
+        diff = first_difference(theirs[name], mine[name], f"scheme {name}")
+        if diff:
+            raise ExperimentError(f"--resume {out}: not this preset's results ({diff})")
+
+
 def run(
     exp: AtScaleExperiment,
     out: Path,
@@ -531,6 +552,7 @@ def run(
     out.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
     if resume:
+        check_resumable(out, exp)
         records = [r for r in load_records(out) if r["status"] == "ok"]
     done = {point_key(r) for r in records}
     todo = [p for p in exp.points() if (p.scheme.name, p.load, p.repeat) not in done]
@@ -663,6 +685,9 @@ def main(argv: list[str] | None = None, prog: str = "p4incast-run") -> int:
     out = a.resume or a.out or REPO / "results" / f"{exp.name}-{stamp}"
     try:
         records = run(exp, out, a.jobs, a.resume is not None, a.cluster, a.retries)
+    except ExperimentError as err:
+        print(f"{prog}: {err}", file=sys.stderr)
+        return 2
     except ClusterError as err:
         print(f"{prog}: {err}; resume with --resume {out}", file=sys.stderr)
         return 2

@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         if not args.report_only:
             try:
                 atscale.run(sexp, d, args.jobs or os.cpu_count() or 1, True, cluster)
-            except ClusterError as err:
+            except (ClusterError, ExperimentError) as err:
                 print(f"{prog}: {err}", file=sys.stderr)
                 return 2
         sections.append(atscale_section(path, sexp, d, root))

@@ -92,7 +92,7 @@ def _jsonable(value: Any) -> Any:
     return str(value)  # Path, enum, ...
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
@@ -379,9 +379,9 @@ class ResultSet:
         """Write results.json, rounds.csv and summary.csv (each atomically); return their paths."""
         self.out_dir.mkdir(parents=True, exist_ok=True)
         paths = [self.out_dir / RESULTS_JSON, self.out_dir / ROUNDS_CSV, self.out_dir / SUMMARY_CSV]
-        _write_atomic(paths[0], _results_text(self.to_dict()))
-        _write_atomic(paths[1], _csv_text(ROUND_FIELDS, round_rows(self.runs)))
-        _write_atomic(paths[2], _csv_text(SUMMARY_FIELDS, self.aggregate()))
+        write_atomic(paths[0], _results_text(self.to_dict()))
+        write_atomic(paths[1], _csv_text(ROUND_FIELDS, round_rows(self.runs)))
+        write_atomic(paths[2], _csv_text(SUMMARY_FIELDS, self.aggregate()))
         return paths
 
 

@@ -139,7 +139,7 @@ def resume_sets(
             old = results.load(d)
         except ValueError as err:
             raise ExperimentError(f"--resume: {err}") from None
-        differs = _first_difference(_settings(old.config), _settings(fresh.config))
+        differs = first_difference(_settings(old.config), _settings(fresh.config))
         if old.name != e.name or differs:
             why = differs or f"it holds experiment {old.name!r}"
             raise ExperimentError(
@@ -165,11 +165,11 @@ def _settings(config: Any) -> Any:
     return plain
 
 
-def _first_difference(a: Any, b: Any, where: str = "") -> str | None:
+def first_difference(a: Any, b: Any, where: str = "") -> str | None:
     """The first key at which two config echoes differ ("app.rounds: 10 vs 2"), or None."""
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b)):
-            diff = _first_difference(a.get(key), b.get(key), f"{where}.{key}" if where else key)
+            diff = first_difference(a.get(key), b.get(key), f"{where}.{key}" if where else key)
             if diff:
                 return diff
         return None

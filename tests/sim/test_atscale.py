@@ -114,6 +114,11 @@ def test_preset_runs_resumes_and_reports_from_the_cli(p4i: Any, tmp_path: Path) 
     assert "2 points to run (2 already done)" in r.stdout
     data = json.loads((out / "results.json").read_text())
     assert len(data["runs"]) == 4
+    # another fabric's folder is refused, naming the difference, and left as it was
+    assert small[:2] == ["--tors", "2"]
+    r = _cli("--tors", "3", *small[2:], "--loads", "0.5", "--schemes", "tcp", "--resume", str(out))
+    assert r.returncode == 2 and "fabric.tors: 2 there vs 3 now" in r.stderr, r.stderr[-2000:]
+    assert json.loads((out / "results.json").read_text()) == data
 
 
 def test_bad_preset_is_one_clear_error(tmp_path: Path) -> None:
