@@ -17,7 +17,15 @@ from p4incast import bmv2, tools
 from p4incast.agent import cc as agent_cc
 from p4incast.controller.config import EcnPolicy, Pipeline
 from p4incast.model.dilation import Dilation
-from p4incast.model.scheme import DCTCP_G, SIM_DELACK_MS, SIM_SYN_RTO_MS, Point, RunResult, Scheme
+from p4incast.model.scheme import (
+    DCTCP_G,
+    NEWDCTCP_CUTS,
+    SIM_DELACK_MS,
+    SIM_SYN_RTO_MS,
+    Point,
+    RunResult,
+    Scheme,
+)
 
 from .base import IncastEngine, register
 
@@ -134,6 +142,11 @@ class Bmv2Engine(IncastEngine):
             problems.append(
                 "transport.delack_ms: the testbed's Linux hosts delay ACKs by their own "
                 "40 ms minimum (about 1 ms at the testbed's time dilation)"
+            )
+        if point.transport.newdctcp_cut not in (None, NEWDCTCP_CUTS[1]):
+            problems.append(
+                f"transport.newdctcp_cut: {point.transport.newdctcp_cut}: the testbed's "
+                f"p4i_newdctcp cuts at the first ECE ({NEWDCTCP_CUTS[1]})"
             )
         if point.transport.syn_rto_ms != SIM_SYN_RTO_MS:
             problems.append(

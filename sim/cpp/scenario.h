@@ -94,6 +94,7 @@ struct RunConfig
     uint32_t delAckCount = 2; // 1 = no delayed ACK
     double dctcpG = 1.0 / 16; // DCTCP's gain g (ns3::TcpDctcp::DctcpShiftG)
     bool restartEachRound = false; // reno/dctcp/newdctcp: cwnd back to IW at each round
+    bool newdctcpFirstEce = false;  // NewDCTCP cuts as the testbed's BPF sender (tcp_newdctcp.h)
     bool perRoundConnections = false; // app.connections: per-round (a new connection per round)
     double mslS = 0.001;              // TCP's maximum segment lifetime (TIME_WAIT = 2 MSL)
     double delAckTimeoutMs = 1;
@@ -139,6 +140,7 @@ ApplyDefaults(const RunConfig& c)
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(c.delAckCount));
     Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(c.dctcpG));
     g_restartEachRound = c.restartEachRound;
+    g_newdctcpFirstEce = c.newdctcpFirstEce;
     Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
                        TimeValue(MicroSeconds(c.delAckTimeoutMs * 1000)));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8u << 20));

@@ -47,6 +47,15 @@ namespace ns3
 // as Linux does for idle periods shorter than the RTO.
 inline bool g_restartEachRound = false;
 
+// transport.newdctcp_cut: "first-ece" makes TcpNewDctcp take its cut as the
+// testbed's BPF sender (agent/bpf/p4i_newdctcp.bpf.c) does: whenever ns-3 asks
+// for ssthresh (the first ECE of a window, a fast retransmit, an RTO), with
+// w = max(cwnd/2, A), A = the packets outstanding when the window began (at
+// least cwnd) minus the ECE ACKs of the window so far, this one included;
+// w limited to [2, cwnd] segments (a cwnd of 1 stays 1), and no cut at the
+// window's end. Off ("window-end", the default): the rule described above.
+inline bool g_newdctcpFirstEce = false;
+
 inline void
 RestartOnTxStart(Ptr<TcpSocketState> tcb, TcpSocketState::TcpCAEvent_t event)
 {
@@ -138,6 +147,10 @@ class TcpNewDctcp : public TcpDctcp
     // Called on loss (fast retransmit, RTO) and on the first ECE of a window.
     uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override
     {
+        if (g_newdctcpFirstEce)
+        {
+            return FirstEceSsThresh(tcb);
+        }
         uint32_t cwnd = tcb->m_cWnd;
         m_ssCallAt = Simulator::Now();
         m_ssCallCwnd = cwnd;
@@ -165,6 +178,11 @@ class TcpNewDctcp : public TcpDctcp
 
     void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, const Time& rtt) override
     {
+        if (g_newdctcpFirstEce)
+        {
+            FirstEceAcked(tcb);
+            return;
+        }
         if (!m_started)
         {
             m_nextSeq = tcb->m_nextTxSequence;
@@ -200,6 +218,53 @@ class TcpNewDctcp : public TcpDctcp
     uint64_t cuts = 0; // windows that ended marked
 
   private:
+    // -- "first-ece" (g_newdctcpFirstEce): p4i_newdctcp's bookkeeping, per ACK --
+    void NewWindow(Ptr<const TcpSocketState> tcb)
+    {
+        uint32_t mss = tcb->m_segmentSize;
+        uint32_t out = tcb->m_nextTxSequence - tcb->m_lastAckedSeq;
+        m_winPkts = std::max((out + mss - 1) / mss, tcb->m_cWnd.Get() / mss);
+        m_nextSeq = tcb->m_nextTxSequence;
+        m_markedAcks = 0;
+        m_started = true;
+    }
+
+    // in_ack_event: a new window once the ACKs pass its end; count ECE ACKs. ns-3
+    // asks for ssthresh on an ECE before this ACK is counted here, so that ACK is
+    // added there (FirstEceSsThresh), as the BPF counts it before its ssthresh.
+    void FirstEceAcked(Ptr<const TcpSocketState> tcb)
+    {
+        if (!m_started || tcb->m_lastAckedSeq >= m_nextSeq)
+        {
+            NewWindow(tcb);
+        }
+        if (tcb->m_ecnState == TcpSocketState::ECN_ECE_RCVD)
+        {
+            m_markedAcks++;
+        }
+    }
+
+    uint32_t FirstEceSsThresh(Ptr<const TcpSocketState> tcb)
+    {
+        if (!m_started)
+        {
+            NewWindow(tcb);
+        }
+        uint32_t mss = tcb->m_segmentSize;
+        uint32_t cwnd = tcb->m_cWnd / mss;
+        uint32_t marked = m_markedAcks + (tcb->m_ecnState == TcpSocketState::ECN_ECE_RCVD ? 1 : 0);
+        uint32_t a = m_winPkts > marked ? m_winPkts - marked : 0;
+        uint32_t w = std::min(std::max(a, cwnd / 2), cwnd);
+        if (cwnd <= 1)
+        {
+            return mss;
+        }
+        return std::max(w, 2u) * mss;
+    }
+
+    uint32_t m_winPkts = 0;
+    uint32_t m_markedAcks = 0;
+
     void Cut(Ptr<TcpSocketState> tcb)
     {
         cuts++;

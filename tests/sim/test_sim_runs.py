@@ -400,3 +400,24 @@ def test_per_round_connections_close_in_order_through_rccs_ack_queue(p4i: Any) -
     assert run["status"] == "ok", run["error"]
     assert len(run["rounds"]) == 20 and run["agent"]["flows"] == 40 * 20
     assert run["agent"]["ack_queue"]["held"] > 0
+
+
+def test_newdctcp_cut_rule_is_the_engines_difference(p4i: Any) -> None:
+    """transport.newdctcp_cut: first-ece (the testbed's BPF p4i_newdctcp) barely cuts —
+    A is the whole window but the ECE ACKs seen so far — so its senders keep larger
+    windows than window-end's (the simulator's rule): more packets marked, more
+    goodput, at the same point (the twin comparison's NewDCTCP disagreement)."""
+    runs = {}
+    for cut in ("window-end", "first-ece"):
+        d = {
+            "scheme": scheme("nd", "front", 20, "newdctcp"),
+            "n": 16,
+            "app": {"sru_bytes": 65536, "rounds": 10},
+            "transport": {"init_cwnd": 2, "newdctcp_cut": cut},
+        }
+        runs[cut] = run_point(d)
+    we, fe = runs["window-end"], runs["first-ece"]
+    assert we["status"] == fe["status"] == "ok"
+    marked = {k: r["switch"]["ports"]["1"]["marked"] for k, r in runs.items()}
+    assert marked["first-ece"] > 2 * marked["window-end"], marked
+    assert _goodput(fe) > 1.2 * _goodput(we), (_goodput(fe), _goodput(we))
