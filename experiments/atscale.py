@@ -444,6 +444,7 @@ def _settings(exp: AtScaleExperiment) -> dict[str, Any]:
 
 def _write(out: Path, exp: AtScaleExperiment, records: list[dict[str, Any]]) -> None:
     data = {"scenario": SCENARIO, "name": exp.name, "settings": _settings(exp), "runs": records}
+    out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / "results.json", json.dumps(data, indent=1))
 
 
@@ -548,8 +549,7 @@ def run(
     or on a Ray cluster (`cluster`: an address as p4incast-run --cluster takes it;
     `jobs` then caps the actors) — the incast sweeps' executors (experiments/executors.py).
     Raises ClusterError when the cluster cannot be used, KeyboardInterrupt on Ctrl-C
-    (what finished is in `out` either way)."""
-    out.mkdir(parents=True, exist_ok=True)
+    (what finished is in `out` either way; `out` is made with the first record)."""
     records: list[dict[str, Any]] = []
     if resume:
         check_resumable(out, exp)
@@ -689,7 +689,8 @@ def main(argv: list[str] | None = None, prog: str = "p4incast-run") -> int:
         print(f"{prog}: {err}", file=sys.stderr)
         return 2
     except ClusterError as err:
-        print(f"{prog}: {err}; resume with --resume {out}", file=sys.stderr)
+        hint = f"; resume with --resume {out}" if (out / "results.json").is_file() else ""
+        print(f"{prog}: {err}{hint}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -73,6 +73,14 @@ def test_unreachable_cluster_is_one_line(tmp_path: Path) -> None:
     assert line.startswith(f"p4incast-run: cluster {address}: cannot reach 127.0.0.1:")
     assert "Connection refused" in line
     assert not (tmp_path / "o").exists()
+    # the at-scale runner: the same executor, the same one line, no folder
+    preset = Path(__file__).resolve().parents[2] / "experiments/papers/rcc-at-scale.yaml"
+    small = ("--repeats", "1", "--loads", "0.5", "--schemes", "tcp")
+    proc = cli(str(preset), *small, "--cluster", address, "--out", str(tmp_path / "a"))
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(f"p4incast-run: cluster {address}: cannot reach 127.0.0.1:")
+    assert not (tmp_path / "a").exists()
 
 
 @pytest.mark.skipif(SIM.unavailable() is not None, reason=f"simulator: {SIM.unavailable()}")
