@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from p4incast.engines.bmv2 import ENGINE
-from p4incast.model.scheme import Point
+from p4incast.model.scheme import Point, Scheme, Transport
 
 WHY = ENGINE.unavailable()
 
@@ -100,3 +100,19 @@ def test_failed_run_is_recorded_and_sweep_goes_on(tmp_path: Path) -> None:
     rows = {(r["n"], r["status"]) for r in rs.aggregate()}
     assert rows == {(65, "failed"), (2, "ok")}
     assert "failed" in rs.summary_table()
+
+
+def test_simulator_only_settings_are_refused_by_name() -> None:
+    """Settings the testbed's Linux hosts and BPF senders cannot honour are each one
+    problem naming the setting; the testbed's own values pass."""
+
+    def problems(t: Transport) -> list[str]:
+        return ENGINE.check(Point(Scheme("x", "front", 12, "reno"), 2, transport=t))
+
+    bad = problems(Transport(syn_rto_ms=10, newdctcp_cut="window-end", delack_ms=2))
+    assert [p.split(":")[0] for p in bad] == [
+        "transport.delack_ms",
+        "transport.newdctcp_cut",
+        "transport.syn_rto_ms",
+    ]
+    assert problems(Transport(newdctcp_cut="first-ece")) == problems(Transport()) == []
