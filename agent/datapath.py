@@ -52,6 +52,8 @@ ST_NAMES = (
     "bad_opts",
     "no_handshake",
     "idle_reset",
+    "hs_reopen",
+    "forge_fail",
 )
 FL_PEER_SYN, FL_LOCAL_SYN = 1 << 0, 1 << 1
 FL_MARKED, FL_COUNTED, FL_SLOW = 1 << 6, 1 << 7, 1 << 10

@@ -312,7 +312,9 @@ class VethLab:
         time.sleep(0.3)
         return p
 
-    def start_reverse_client(self, seconds: float, port: int = 5202) -> subprocess.Popen:
+    def start_reverse_client(
+        self, seconds: float, port: int = 5202, parallel: int = 1
+    ) -> subprocess.Popen:
         """The receiver connects (active open, as the incast client does); data flows
         from the sender's namespace to the receiver's (iperf3 -R)."""
         return self.spawn(
@@ -327,8 +329,22 @@ class VethLab:
             "-R",
             "-C",
             "cubic",
+            "-P",
+            str(parallel),
             "-J",
         )
+
+    def sender_segment_sizes(self, port: int) -> list[float]:
+        """Mean data segment size (bytes_sent / data_segs_out) of every connection
+        the sender's side of `port` sent data on, from `ss -ti`."""
+        out = self.ns(self.ns_s, "ss", "-tinH", "sport", f"= :{port}", check=False)
+        sizes = []
+        for block in re.split(r"\n(?=\S)", out.strip()):
+            segs = re.search(r"\bdata_segs_out:(\d+)", block)
+            sent = re.search(r"\bbytes_sent:(\d+)", block)
+            if segs and sent and int(segs.group(1)) >= 50:
+                sizes.append(int(sent.group(1)) / int(segs.group(1)))
+        return sizes
 
     def start_client(
         self, seconds: float, port: int = 5201, cc: str = "cubic", parallel: int = 1

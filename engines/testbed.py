@@ -32,7 +32,13 @@ from p4incast.controller.config import EcnPolicy
 from p4incast.controller.connection import connect, quiet_finsy
 from p4incast.model import batching
 from p4incast.model.dilation import Dilation
-from p4incast.model.scheme import BUDGET_AGENT, Point, Transport, rx_budget_bytes
+from p4incast.model.scheme import (
+    BUDGET_AGENT,
+    RECEIVER_WINDOW_CLAMP,
+    Point,
+    Transport,
+    rx_budget_bytes,
+)
 from p4incast.model.wire import ETH_FRAME_BYTES, MSS_BYTES, WIRE_FRAME_BYTES
 from p4incast.topologies.bmv2_switch import Bmv2GrpcSwitch
 from p4incast.topologies.incast import (
@@ -146,6 +152,7 @@ def host_setup(
     congctl: str | None = None,
 ) -> None:
     """Offloads off, ECN on, and the route's TCP settings: min RTO, initial window,
+    the largest window RECEIVER_WINDOW_CLAMP (window scale 3),
     quickack (no delayed ACK) unless both transport.delayed_ack and `delayed_ack`
     (the point's receiver_delayed_ack, on the receiver) hold, and `congctl`, the
     congestion control of the host's connections (on the receiver: how it
@@ -159,7 +166,7 @@ def host_setup(
     cc = f" congctl {congctl}" if congctl else ""
     host.cmd(
         f"ip route replace 10.0.0.0/8 dev {intf} rto_min {rto_min_ms}ms "
-        f"initcwnd {t.init_cwnd}{quickack}{cc}"
+        f"initcwnd {t.init_cwnd} window {RECEIVER_WINDOW_CLAMP}{quickack}{cc}"
     )
 
 

@@ -43,11 +43,14 @@
  *   share = max(B / F, min_segs * MSS),  F = flows whose handshake we saw
  *
  * so the windows of all F flows, idle ones included, add up to at most B
- * while the shares are above the floor; a flow starts at init_segs MSS,
- * uncapped (newdctcp-budget runs with init_segs 2: a window advertised cannot
- * be taken back when more flows arrive, and a Linux sender never sends
+ * while the shares are above the floor; a flow starts at init_segs MSS
+ * (newdctcp-budget runs with init_segs 2: a Linux sender never sends
  * segments larger than half the largest window it was offered), and W is
- * capped at every window end and on every ACK. p4i_budget counts F: +1 when a
+ * capped at every window end and on every ACK. The handshake's ACK of a
+ * flow we opened goes out twice: a copy (bpf_clone_redirect) offering
+ * init_segs MSS, so the sender's segments stay full-size, then the ACK with a
+ * zero window, so the request opens the window at the share of that moment
+ * (handshake_reopen; a peer that sends first waits for our first segment). p4i_budget counts F: +1 when a
  * handshake completes, -1 when that entry is deleted — here on FIN/RST, or
  * by userspace's idle sweep. Reference: agent/policies/newdctcp_rx.py).
  * FIN/RST delete the entry; the LRU map bounds memory; userspace deletes idle
@@ -316,7 +319,14 @@ static __always_inline __u64 budget_cap(struct rx_config *cfg, __u64 w, __u32 ms
 	if (cfg->policy != RX_POLICY_BUDGET)
 		return w;
 	share = budget_share(cfg, mss);
-	return w < share ? w : share;
+	if (w > share)
+		w = share;
+	/* whole segments, at least one (newdctcp_rx.budget_window: a window that
+	 * ends inside a segment gets the rest of it sent as a runt) */
+	if (!mss)
+		return w;
+	w = w / mss * mss;
+	return w < mss ? mss : w;
 }
 
 /* Delete the entry (FIN/RST); a counted flow stops sharing the budget. */
@@ -527,6 +537,48 @@ int rx_ingress(struct __sk_buff *skb)
 	return TC_ACT_UNSPEC_;
 }
 
+/* Set the window field of the ACK in skb from `from` to `to`, checksum fixed. */
+static __always_inline void set_field(struct __sk_buff *skb, struct pkt *p, __u32 from, __u32 to)
+{
+	__be16 old_be = bpf_htons(from), new_be = bpf_htons(to);
+
+	bpf_l4_csum_replace(skb, p->tcp_off + 16, old_be, new_be, 2);
+	bpf_skb_store_bytes(skb, p->tcp_off + 14, &new_be, 2, 0);
+}
+
+/* newdctcp-budget, the handshake's ACK of a flow we opened: a copy offering
+ * the initial window w0 goes out first (the sender takes half the largest
+ * window it was offered as the bound on its segment size,
+ * tcp_bound_to_half_wnd: offered 1.1 MSS it would send 0.55-MSS segments),
+ * then this ACK with a zero window (accepted at the same sequence number,
+ * tcp_may_update_window; the sender, with nothing to send, does nothing), so
+ * our first data segment, the request, opens the window at the share of that
+ * moment — a smaller non-zero window at the same sequence number would be
+ * ignored, and the flows opened while the share was still >= w0 would all
+ * send w0 at once. Returns the field now in the ACK: 0, or w0 (scaled) when
+ * the copy could not be sent. */
+static __always_inline __u32 handshake_reopen(struct __sk_buff *skb, struct pkt *p, __u32 w0,
+					       __u32 ws)
+{
+	__u32 open = (w0 + (1U << ws) - 1) >> ws;
+	__u32 mark = skb->mark;
+	long err;
+
+	if (open > p->window)
+		open = p->window;
+	set_field(skb, p, p->window, open);
+	skb->mark = RX_CLONE_MARK;
+	err = bpf_clone_redirect(skb, skb->ifindex, 0);
+	skb->mark = mark;
+	if (err) {
+		stat_inc(ST_FORGE_FAIL);
+		return open;
+	}
+	stat_inc(ST_HS_REOPEN);
+	set_field(skb, p, open, 0);
+	return 0;
+}
+
 SEC("tc")
 int rx_egress(struct __sk_buff *skb)
 {
@@ -537,7 +589,7 @@ int rx_egress(struct __sk_buff *skb)
 	__u32 field, newf, ws;
 	__u64 now;
 
-	if (!cfg || cfg->policy == RX_POLICY_OFF)
+	if (!cfg || cfg->policy == RX_POLICY_OFF || skb->mark == RX_CLONE_MARK)
 		return TC_ACT_UNSPEC_;
 	if (parse(skb, &p))
 		return TC_ACT_UNSPEC_;
@@ -596,6 +648,12 @@ int rx_egress(struct __sk_buff *skb)
 		} else if (cfg->policy == RX_POLICY_BUDGET) {
 			/* The share may have shrunk since W was set: a flow arrived. */
 			w = budget_cap(cfg, f->w, f->mss);
+			if (!f->re_valid && !f->pkts && !p.payload) {
+				/* The handshake's ACK of a flow we opened (see the header). */
+				field = handshake_reopen(skb, &p, f->w, ws);
+				newf = field;
+				w = 0;
+			}
 		} else {
 			__u32 *u = bpf_map_lookup_elem(&p4i_wset, &key);
 
@@ -622,10 +680,7 @@ int rx_egress(struct __sk_buff *skb)
 		}
 	}
 	if (newf != field) {
-		__be16 old_be = bpf_htons(field), new_be = bpf_htons(newf);
-
-		bpf_l4_csum_replace(skb, p.tcp_off + 16, old_be, new_be, 2);
-		bpf_skb_store_bytes(skb, p.tcp_off + 14, &new_be, 2, 0);
+		set_field(skb, &p, field, newf);
 		f->rewrites++;
 		stat_inc(ST_REWRITES);
 	}

@@ -35,7 +35,13 @@
 #define ST_BAD_OPTS 5    /* malformed TCP option lists */
 #define ST_NO_HS 6       /* ACKs not rewritten: handshake not seen */
 #define ST_IDLE_RESET 7  /* window state reset after idle */
-#define ST_MAX 8
+#define ST_HS_REOPEN 8   /* newdctcp-budget: handshake ACK sent as init window, then zero */
+#define ST_FORGE_FAIL 9  /* bpf_clone_redirect failed (the ACK went out with the share) */
+#define ST_MAX 10
+
+/* skb->mark of the copies rx_egress sends itself (bpf_clone_redirect): it lets
+ * them pass untouched when they cross the program again. */
+#define RX_CLONE_MARK 0x50344943U /* "P4IC" */
 
 #define RX_DEFAULT_MSS 536
 #define RX_MAX_WSCALE 14

@@ -45,8 +45,16 @@ bandwidth-delay product):
       share (the engines run this policy with init_segs = BUDGET_INIT_SEGS, 2:
       a Linux sender never sends segments larger than half the largest window
       it was offered, and the handshake's window is the first one it sees)
-    W <- min(W, share)   at every window end
-    enforced with min(W, share) on each ACK (the share shrinks when a flow arrives)
+    W <- min(W, share)   at every window end, in whole segments (at least one)
+    enforced the same way on each ACK (the share shrinks when a flow arrives)
+    the handshake's ACK of a flow we opened: a copy offering W goes out
+      first, then the ACK itself with a zero window. The sender's segments
+      stay full-size (its bound is half the largest window offered), and our
+      request, at the same sequence number, then opens the window at the
+      share of that moment: a Linux sender ignores a smaller non-zero window
+      there (tcp_may_update_window) but takes a zero one, and, with nothing
+      to send, a zero window costs it nothing (a peer that speaks first
+      waits for our first segment, or its persist timer)
 
 Idle flows keep their share: the window a flow's last ACK advertised is what
 its next burst may send at once, so the windows of all F flows, idle or not,
@@ -70,6 +78,7 @@ __all__ = [
     "RxReference",
     "TcpOptions",
     "budget_share",
+    "budget_window",
     "next_window",
     "parse_frame",
     "parse_options",
@@ -210,6 +219,14 @@ def budget_share(budget: int, flows: int, mss: int, min_segs: int) -> int:
     return max(budget // max(flows, 1), min_segs * mss)
 
 
+def budget_window(w: int, share: int, mss: int) -> int:
+    """newdctcp-budget's W: min(W, share) in whole segments, at least one. A window
+    that ends inside a segment makes a window-limited sender (TCP_NODELAY, or
+    nothing in flight) send the rest as a runt: two packets for one segment's
+    worth, and a queue that counts packets (BMv2's) fills twice as fast."""
+    return max(min(w, share) // mss * mss, mss)
+
+
 def _u32(x: int) -> int:
     return x & 0xFFFFFFFF
 
@@ -298,7 +315,7 @@ class RxFlow:
                 self.min_segs,
             )
             if cap is not None:
-                self.w = min(self.w, cap)
+                self.w = budget_window(self.w, cap, self.mss)
             self.win_bytes = self.win_pkts = self.win_ce = 0
             self.windows.append(self.w)
 
@@ -335,6 +352,8 @@ class RxReference:
         self.min_segs = min_segs
         self.flows: dict[tuple[str, int, str, int], RxFlow] = {}
         self.user_w: dict[tuple[str, int, str, int], int] = {}
+        # (flow, window field) of each copy the data path sends ahead of an ACK
+        self.copies: list[tuple[tuple[str, int, str, int], int]] = []
 
     def share(self, mss: int) -> int:
         """newdctcp-budget: a flow's share of the budget now."""
@@ -408,7 +427,12 @@ class RxReference:
             if self.policy == "newdctcp-rx":
                 w = f.w
             elif self.policy == BUDGET_POLICY:
-                w = min(f.w, self.share(f.mss))
+                w = budget_window(f.w, self.share(f.mss), f.mss)
+                if f.last_re is None and not f.pkts and not p.payload:
+                    # the handshake's ACK of a flow we opened: a copy offering
+                    # the initial window first, then this ACK with a zero window
+                    self.copies.append((key, f.ack_field(p.ack, p.window, f.w)))
+                    return f.ack_field(p.ack, 0, None)
             else:  # ictcp / rcc: userspace's W, the initial window until it writes one
                 w = self.user_w.get(key, self.init_segs * f.mss)
         return f.ack_field(p.ack, p.window, w)

@@ -57,6 +57,13 @@ NEWDCTCP_CUTS = ("window-end", "first-ece")
 BUDGET_AGENT = "newdctcp-budget"
 BUDGET_MIN_SEGS = 1
 BUDGET_INIT_SEGS = 2
+# The largest window the hosts advertise, bytes (the route's `window`
+# attribute; the testbed sets it): window scale ilog2(256 KiB) - 15 = 3, a
+# granularity of 8 bytes, in which a receiver can advertise whole 1448-byte
+# segments. At the scale Linux takes from its buffer limits (7 for 4 MiB) a
+# 1-MSS window is 1536 bytes, and a window-limited sender with TCP_NODELAY
+# sends the last 88 as a runt: two packets for one segment.
+RECEIVER_WINDOW_CLAMP = 256 * 1024
 # The model's delayed-ACK timeout: a datacenter host's (Linux's 40 ms minimum is
 # for WANs; the papers' simulators use ~1 ms, DCTCP's testbed hosts too).
 SIM_DELACK_MS = 1.0

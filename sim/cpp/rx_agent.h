@@ -20,8 +20,11 @@
 //    al., Springer 2015.
 //  - newdctcp-budget: the same W, capped by an even share of a receiver-wide
 //    budget B: share = max(B / F, minSegs·MSS), F = flows whose handshake was
-//    seen; W starts at initSegs·MSS; W <- min(W, share) at each window end, and
-//    min(W, share) on each ACK (newdctcp_rx.RxReference, budget_share).
+//    seen; W starts at initSegs·MSS; W <- min(W, share) in whole segments (at
+//    least one) at each window end and on each ACK (newdctcp_rx.RxReference,
+//    budget_share, budget_window). The BPF data path's zero-window copy of the
+//    handshake's ACK is not modelled: ns-3's sender does not bound its segments
+//    by the largest window offered (Linux's tcp_bound_to_half_wnd).
 //  - ictcp / rcc: W comes from the shared Python policies
 //    (agent/policies/ictcp.py, rcc.py), stepped every agent tick by
 //    p4incast.sim.engine with the counters kept here (SetUserWindow).
@@ -129,9 +132,15 @@ class RxAgent : public EgressHook
         return std::max<uint64_t>(budgetBytes / std::max<uint32_t>(counted, 1), floor);
     }
 
+    // newdctcp_rx.budget_window: whole segments, at least one
     uint64_t Cap(uint64_t w, uint32_t fmss) const
     {
-        return policy == RX_BUDGET ? std::min(w, Share(fmss)) : w;
+        if (policy != RX_BUDGET)
+        {
+            return w;
+        }
+        w = std::min(w, Share(fmss)) / fmss * fmss;
+        return std::max<uint64_t>(w, fmss);
     }
 
     void Erase(uint64_t key)

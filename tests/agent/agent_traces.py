@@ -44,7 +44,14 @@ class FlowTrace:
         self.rcv = self.r_next  # what L has received in order
 
     def _l(
-        self, flags: str, *, seq: int, ack: int = 0, window: int | None = None, opts=None
+        self,
+        flags: str,
+        *,
+        seq: int,
+        ack: int = 0,
+        window: int | None = None,
+        opts=None,
+        payload: int = 0,
     ) -> bytes:
         o = list(opts or [])
         window = self.window if window is None else window
@@ -62,6 +69,7 @@ class FlowTrace:
                 window=window,
                 options=o,
             )
+            / (b"r" * payload)
         )
         return bytes(p)
 
@@ -104,6 +112,12 @@ class FlowTrace:
 
     def ack(self, window: int | None = None) -> Item:
         return (True, self._l("A", seq=self.l_next, ack=self.rcv, window=window))
+
+    def request(self, size: int = 100) -> Item:
+        """L sends data (the incast client's request), acknowledging all received."""
+        f = self._l("PA", seq=self.l_next, ack=self.rcv, payload=size)
+        self.l_next = (self.l_next + size) & 0xFFFFFFFF
+        return (True, f)
 
     def fin(self) -> Item:
         return (False, self._r("FA", seq=self.r_next, ack=self.l_next))

@@ -265,3 +265,32 @@ def test_budget_share_shrinks_when_a_flow_arrives(rxwin: RxWin) -> None:
     fields = [Ether(rxwin.run(e, fr)[1])[TCP].window for e, fr in bulk(first, 40) if e]
     assert fields[-1] == -(-5 * 1448 // 128)
     assert rxwin.recount_budget() == 4
+
+
+def test_budget_handshake_offers_the_initial_window_then_zero(rxwin: RxWin) -> None:
+    """The handshake's ACK goes out as a copy offering the initial 2 MSS (a Linux
+    sender bounds its segments by half the largest window it was offered) and then
+    with a zero window, so each request opens the window at the share of that
+    moment: the first flight is the share, also for the flows that connected while
+    the share was still above 2 MSS."""
+    budget = 3 * 1448
+    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2)
+    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1)
+    flows = [FlowTrace(lport=42000 + i, l_isn=7000 * (i + 1)) for i in range(4)]
+    items: list[Item] = []
+    for ft in flows:
+        items += ft.handshake()
+    items += [ft.request() for ft in flows]
+    items += bulk(flows[3], 6, ack_every=1)
+    got, want = drive(rxwin, ref, items)
+    assert got == want
+    scaled = -(-2 * 1448 // 128)
+    # handshake ACKs: zero, each after a copy offering 2 MSS
+    assert got[:4] == [0, 0, 0, 0]
+    assert ref.copies == [((R, 5001, L, 42000 + i), scaled) for i in range(4)]
+    stats = rxwin.stats()
+    assert stats["hs_reopen"] == 4 and stats["forge_fail"] == 0
+    # the requests open at the share now (4 flows: the 1-MSS floor), the first
+    # flow's too, though its share was 3 MSS when it connected
+    assert got[4:8] == [-(-1448 // 128)] * 4
+    assert all(w == -(-1448 // 128) for w in got[8:])

@@ -24,6 +24,7 @@ import pytest
 
 from p4incast.agent.runner import status
 from p4incast.agent.vethlab import SsSample, VethLab, lab_skip_reason
+from p4incast.model.scheme import RECEIVER_WINDOW_CLAMP
 
 pytestmark = pytest.mark.root
 
@@ -225,3 +226,29 @@ def test_active_open_by_the_receiver(lab: VethLab) -> None:
         gran = 1 << f["wscale"]
         assert s.snd_wnd <= -(-65536 // gran) * gran
         assert s.inflight <= s.snd_wnd + s.mss
+
+
+def test_budget_keeps_full_size_segments_when_shares_fall_below_2_mss(lab: VethLab) -> None:
+    """newdctcp-budget with a budget of 5 MSS and 5 connections (iperf3 -R -P 4 and
+    its control connection): the shares reach the 1-MSS floor. A Linux sender sends
+    no segment larger than half the largest window it was offered; the agent offers
+    every connection it opens 2 MSS at the handshake (then closes the window until
+    the first request), and only whole segments (at the testbed's window scale 3),
+    so the data segments stay full-size: no runts at the window's edge."""
+    # as on the testbed: the largest window, and no delayed ACK (1-MSS windows)
+    clamp = ("window", str(RECEIVER_WINDOW_CLAMP), "quickack", "1")
+    lab.ns(lab.ns_r, "ip", "route", "replace", f"{lab.ip_s}/32", "dev", lab.dev_r, *clamp)
+    lab.start_server(port=5202, in_sender=True)
+    agent = lab.start_agent(
+        "newdctcp-budget", "--budget-bytes", str(5 * 1448), "--min-segs", "1"
+    )
+    client = lab.start_reverse_client(3, parallel=4)
+    time.sleep(2.5)
+    sizes = lab.sender_segment_sizes(5202)
+    gp = lab.goodput_bps(client)
+    st = [a for a in status() if a["pid"] == agent.pid][0]
+    assert lab.stop(agent) == 0
+    assert len(sizes) == 4, sizes
+    assert min(sizes) > 0.95 * 1448, sizes
+    assert st["totals"]["hs_reopen"] >= 5 and st["totals"]["forge_fail"] == 0
+    assert gp > 0.3 * lab.rate_mbit * 1e6
