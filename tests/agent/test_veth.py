@@ -239,9 +239,7 @@ def test_budget_keeps_full_size_segments_when_shares_fall_below_2_mss(lab: VethL
     clamp = ("window", str(RECEIVER_WINDOW_CLAMP), "quickack", "1")
     lab.ns(lab.ns_r, "ip", "route", "replace", f"{lab.ip_s}/32", "dev", lab.dev_r, *clamp)
     lab.start_server(port=5202, in_sender=True)
-    agent = lab.start_agent(
-        "newdctcp-budget", "--budget-bytes", str(5 * 1448), "--min-segs", "1"
-    )
+    agent = lab.start_agent("newdctcp-budget", "--budget-bytes", str(5 * 1448), "--min-segs", "1")
     client = lab.start_reverse_client(3, parallel=4)
     time.sleep(2.5)
     sizes = lab.sender_segment_sizes(5202)
