@@ -24,6 +24,15 @@ attribute RTOs to rounds: round r had an RTO iff some server's TCPTimeouts
 grew between its round-r and round-(r+1) headers. A last request of size 0
 closes the final round's counters.
 
+TCPTimeouts misses the costliest recovery a small window meets: a flow with
+one segment in flight that loses it is rescued by Linux's tail-loss probe,
+armed at the route's min RTO + 2 SRTT (tcp_schedule_loss_probe), which costs
+the round a timeout and counts as none. So the client also times every flow's
+longest wait for data within a round (stall_s: from the request to the first
+byte, and between arrivals), and with --stall-s S a round counts as an RTO
+round when TCPTimeouts grew or some flow waited at least S (the engines pass
+half the min RTO in effect: no queue here delays a packet that long).
+
 One JSON record per round goes to --out (JSON lines).
 """
 
@@ -109,6 +118,15 @@ def serve(port: int, cc: str | None) -> None:
     with _Server(("0.0.0.0", port), _Handler) as srv:
         srv.cc = cc
         set_cc(srv.socket, cc)
+        # Delayed-ACK (pingpong) mode from the start, where Linux puts a
+        # request/response server after its first answer: a request's ACK rides
+        # on the response. In quick-ACK mode (a new connection's first
+        # segments) each of round 0's requests drew a pure ACK: N of them
+        # toward the receiver beside the data, in a queue that counts packets
+        # (BMv2's 64 slots; a switch's 96 KB byte buffer or the simulator's
+        # holds them in 4 KB). Set on the listener, so accepted connections
+        # have it before their first request (the handler thread may start later).
+        srv.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 0)
         print(f"incast server on :{port} cc={cc or 'default'}", flush=True)
         srv.serve_forever()
 
@@ -134,6 +152,8 @@ class Flow:
     counters: tuple[int, int] | None = None
     sent_at: float = 0.0
     done_at: float = 0.0
+    last_at: float = 0.0  # the request, or the last data that arrived
+    max_gap: float = 0.0  # this round's longest wait for data
 
 
 @dataclass
@@ -147,6 +167,7 @@ class RoundRecord:
     # Filled one round later, from the servers' counters.
     timeouts: int = 0
     retrans: int = 0
+    stall_s: float = 0.0  # the longest any flow waited for data this round
     rto: bool = False
 
 
@@ -216,7 +237,7 @@ def run_round(
     start = time.monotonic()
     pending = sorted(range(len(flows)), key=lambda i: offsets[i])
     for f in flows:
-        f.got, f.header, f.counters, f.done_at = 0, bytearray(), None, 0.0
+        f.got, f.header, f.counters, f.done_at, f.max_gap = 0, bytearray(), None, 0.0, 0.0
     active = 0
     remaining = len(flows)
     while remaining:
@@ -225,6 +246,7 @@ def run_round(
             i = pending.pop(0)
             f = flows[i]
             f.size, f.sent_at = sizes[i], time.monotonic()
+            f.last_at = f.sent_at
             if port is None:
                 _request(f, rnd, sel, registered=False)
             else:
@@ -252,6 +274,9 @@ def run_round(
                 continue
             if not data:
                 raise SystemExit(f"incast: server {f.server} closed the connection")
+            now = time.monotonic()
+            f.max_gap = max(f.max_gap, now - f.last_at)
+            f.last_at = now
             if f.counters is None:
                 need = RESP.size - len(f.header)
                 f.header += data[:need]
@@ -274,8 +299,8 @@ def run_round(
 def client(args: argparse.Namespace) -> int:
     servers = [s for s in args.servers.split(",") if s]
     n = len(servers)
-    if n < 1 or args.sru < 1 or args.rounds < 1:
-        raise SystemExit("incast: need >= 1 server, --sru >= 1, --rounds >= 1")
+    if n < 1 or args.sru < 1 or args.rounds < 1 or args.stall_s < 0:
+        raise SystemExit("incast: need >= 1 server, --sru >= 1, --rounds >= 1, --stall-s >= 0")
     sizes = [args.sru if args.mode == "per-server" else max(1, args.sru // n)] * n
     if args.batch and args.batch < n:
         k = -(-n // args.batch)  # batches
@@ -307,7 +332,7 @@ def client(args: argparse.Namespace) -> int:
                 rec = records[-1]
                 rec.timeouts = sum(c[0] - p[0] for c, p in zip(counters, prev, strict=True))
                 rec.retrans = sum(c[1] - p[1] for c, p in zip(counters, prev, strict=True))
-                rec.rto = rec.timeouts > 0
+                rec.rto = rec.timeouts > 0 or (args.stall_s > 0 and rec.stall_s >= args.stall_s)
                 out.write(json.dumps(asdict(rec)) + "\n")
                 out.flush()
             prev = counters
@@ -325,6 +350,7 @@ def client(args: argparse.Namespace) -> int:
                     fct_s=[
                         f.done_at - (start + off) for f, off in zip(flows, offsets, strict=True)
                     ],
+                    stall_s=max(f.max_gap for f in flows),
                 )
             )
     finally:
@@ -355,6 +381,13 @@ def main(argv: list[str] | None = None) -> int:
         choices=APP_CONNECTIONS,
         default=APP_CONNECTIONS[0],
         help="one connection per server for the run, or a new one each round",
+    )
+    c.add_argument(
+        "--stall-s",
+        type=float,
+        default=0.0,
+        help="a round where some flow waits this long for data counts as an RTO round "
+        "(0: TCPTimeouts alone)",
     )
     c.add_argument("--round-timeout", type=float, default=60.0)
     c.add_argument("--connect-timeout", type=float, default=10.0)

@@ -35,6 +35,7 @@ from p4incast.model.dilation import Dilation
 from p4incast.model.scheme import (
     BUDGET_AGENT,
     RECEIVER_WINDOW_CLAMP,
+    STALL_RTO_FRACTION,
     Point,
     Transport,
     rx_budget_bytes,
@@ -369,6 +370,8 @@ def _run(
         a.mode,
         "--connections",
         a.connections,
+        "--stall-s",
+        f"{STALL_RTO_FRACTION * rto / 1e3:.3f}",
         "--out",
         str(out),
     ]

@@ -64,6 +64,12 @@ BUDGET_INIT_SEGS = 2
 # 1-MSS window is 1536 bytes, and a window-limited sender with TCP_NODELAY
 # sends the last 88 as a runt: two packets for one segment.
 RECEIVER_WINDOW_CLAMP = 256 * 1024
+# A testbed round counts as an RTO round when a server's TCPTimeouts grew or some
+# flow waited this fraction of the min RTO for data (apps/incast.py --stall-s):
+# Linux rescues a lone lost segment with a tail-loss probe at min RTO + 2 SRTT,
+# which costs a timeout and is not counted as one. No queue here delays a packet
+# half a min RTO (64 packets drain in 16 ms; the dilated min RTO is ~4 s).
+STALL_RTO_FRACTION = 0.5
 # The model's delayed-ACK timeout: a datacenter host's (Linux's 40 ms minimum is
 # for WANs; the papers' simulators use ~1 ms, DCTCP's testbed hosts too).
 SIM_DELACK_MS = 1.0

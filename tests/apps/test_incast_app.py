@@ -4,13 +4,19 @@ rounds, batch staggering, RTO attribution from the servers' counters."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from p4incast.apps.incast import REQ, RESP
 
 
 def free_port() -> int:
@@ -172,3 +178,86 @@ def test_connections_persistent_or_new_each_round(
         assert 3 * 3 <= closed <= 3 * (3 + 1) + 3, closed
     else:
         assert closed <= 3, closed
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("tcpdump"), reason="needs root and tcpdump"
+)
+def test_server_acknowledges_each_request_with_its_response(server: int, tmp_path: Path) -> None:
+    """The servers start in delayed-ACK mode, so no round — round 0 on a new
+    connection included — costs a pure ACK per server toward the receiver
+    (in quick-ACK mode the first requests each drew one: on the BMv2 testbed
+    N of them beside N segments overflowed the packet-counted queue)."""
+    dump = tmp_path / "lo.txt"
+    with dump.open("w") as out:
+        cap = subprocess.Popen(
+            ["tcpdump", "-i", "lo", "-nn", "-l", f"tcp port {server}"],
+            stdout=out,
+            stderr=subprocess.PIPE,
+        )
+        assert cap.stderr is not None
+        cap.stderr.readline()  # "listening on lo ..."
+        try:
+            recs = run_client(
+                server, tmp_path / "r.jsonl", "--servers", "127.0.0.1,127.0.0.1", "--sru",
+                "3000", "--rounds", "3",
+            )  # fmt: skip
+        finally:
+            time.sleep(0.3)
+            cap.terminate()
+            cap.wait(timeout=5)
+    assert len(recs) == 3
+    text = dump.read_text().splitlines()
+    before_close = []
+    for line in text:
+        if "Flags [F" in line or "Flags [R" in line:
+            break
+        before_close.append(line)
+    from_server = [ln for ln in before_close if f".{server} >" in ln and "Flags [S" not in ln]
+    data = [ln for ln in from_server if not ln.endswith("length 0")]
+    pure_acks = [ln for ln in from_server if ln.endswith("length 0")]
+    assert len(data) >= 2 * 3, text  # every response arrived in the capture
+    assert pure_acks == [], pure_acks
+
+
+@pytest.fixture
+def pausing_server() -> Iterator[int]:
+    """A server speaking the incast protocol that stops for 0.4 s halfway
+    through its round-1 response, as a sender waiting on a timer does."""
+    lsock = socket.create_server(("127.0.0.1", 0))
+    port = lsock.getsockname()[1]
+
+    def serve() -> None:
+        conn, _ = lsock.accept()
+        with conn:
+            while True:
+                req = conn.recv(REQ.size, socket.MSG_WAITALL)
+                if len(req) < REQ.size:
+                    return
+                rnd, size = REQ.unpack(req)
+                conn.sendall(RESP.pack(0, 0) + bytes(size // 2))
+                if rnd == 1:
+                    time.sleep(0.4)
+                conn.sendall(bytes(size - size // 2))
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    yield port
+    lsock.close()
+
+
+@pytest.mark.parametrize("stall_s", [0.0, 0.25])
+def test_a_flow_that_waits_a_timeout_marks_its_round(
+    pausing_server: int, tmp_path: Path, stall_s: float
+) -> None:
+    """stall_s is each round's longest wait for data; with --stall-s a round
+    whose wait reaches it counts as an RTO round even with no TCPTimeouts (a
+    tail-loss probe at min RTO), and only that round."""
+    recs = run_client(
+        pausing_server, tmp_path / "r.jsonl", "--servers", "127.0.0.1", "--sru", "20000",
+        "--rounds", "3", "--stall-s", str(stall_s),
+    )  # fmt: skip
+    assert [r["timeouts"] for r in recs] == [0, 0, 0]
+    assert recs[1]["stall_s"] >= 0.4 and recs[1]["completion_s"] >= 0.4
+    assert recs[0]["stall_s"] < 0.2 and recs[2]["stall_s"] < 0.2
+    assert [r["rto"] for r in recs] == [False, stall_s > 0, False]
