@@ -53,6 +53,8 @@ from p4incast.topologies.incast import (
 
 SERVER_PORT = 5001
 ECHO_CCS = ("dctcp", "newdctcp")  # scheme ccs whose receiver must run them too
+# net.ipv4.tcp_early_retrans with the tail-loss probe on (Linux's default; 0: off).
+LINUX_EARLY_RETRANS_TLP = 3
 DEPTH_POLL_S = 0.1  # the queue-depth series: one histogram read per 100 ms
 DEPTH_SERIES_KIND = f"mean depth per {DEPTH_POLL_S * 1000:.0f} ms poll of the depth histogram"
 
@@ -152,7 +154,8 @@ def host_setup(
     delayed_ack: bool = True,
     congctl: str | None = None,
 ) -> None:
-    """Offloads off, ECN on, and the route's TCP settings: min RTO, initial window,
+    """Offloads off, ECN on, the tail-loss probe as transport.tail_loss_probe
+    says, and the route's TCP settings: min RTO, initial window,
     the largest window RECEIVER_WINDOW_CLAMP (window scale 3),
     quickack (no delayed ACK) unless both transport.delayed_ack and `delayed_ack`
     (the point's receiver_delayed_ack, on the receiver) hold, and `congctl`, the
@@ -163,6 +166,8 @@ def host_setup(
     host.cmd(f"ethtool -K {intf} tx off rx off tso off gso off gro off >/dev/null 2>&1")
     host.cmd(f"sysctl -qw net.ipv6.conf.{intf}.disable_ipv6=1")
     host.cmd("sysctl -qw net.ipv4.tcp_ecn=1")
+    tlp = LINUX_EARLY_RETRANS_TLP if t.tail_loss_probe else 0
+    host.cmd(f"sysctl -qw net.ipv4.tcp_early_retrans={tlp}")
     quickack = "" if t.delayed_ack and delayed_ack else " quickack 1"
     cc = f" congctl {congctl}" if congctl else ""
     host.cmd(

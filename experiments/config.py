@@ -38,6 +38,7 @@ each engine reads the topology keys that apply to it.
       syn_rto_ms: 200             # sim: SYN retransmission timeout (the testbed: Linux's 1 s)
       newdctcp_cut: window-end    # sim: when NewDCTCP cuts: window-end | first-ece (the
                                   # testbed's p4i_newdctcp); unset: each engine's own
+      tail_loss_probe: false      # testbed: Linux's tail-loss probe (the model has none)
     senders: [1, 2, 4, 8, 16, 32, 48, 64]
     repeats: 1
     variants:                     # optional: one sub-experiment per combination

@@ -84,7 +84,13 @@ def init_worker() -> None:
 
 def check_point(point: Point) -> list[str]:
     """Problems with a point that would stop it from running (empty = fine)."""
-    return point.problems()
+    problems = point.problems()
+    if point.transport.tail_loss_probe:
+        problems.append(
+            "transport.tail_loss_probe: the model's senders (ns-3) have no tail-loss "
+            "probe; it is a testbed (Linux) ablation"
+        )
+    return problems
 
 
 def _decimate(ts: list[float], ds: list[int], limit: int) -> list[list[float]]:

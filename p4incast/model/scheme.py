@@ -147,6 +147,10 @@ class Transport:
     newdctcp_cut: str | None = None  # NEWDCTCP_CUTS; None: the engine's own (sim window-end)
     ack_queue: bool = True  # sim: RCC holds ACKs while the flows' windows overfill the path
     ack_hold_max_us: float = 1000.0  # sim: longest an ACK waits in RCC's ACK queue, µs
+    # bmv2: Linux's tail-loss probe (net.ipv4.tcp_early_retrans). Off: the papers'
+    # hosts predate it, the simulator has none, and its 2 ms floor cannot be
+    # dilated (docs/algorithms.md "Time dilation").
+    tail_loss_probe: bool = False
 
 
 @dataclass(frozen=True)

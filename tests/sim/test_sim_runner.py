@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from p4incast.engines.sim import ENGINE
+from p4incast.model.scheme import Point, Scheme, Transport
 
 WHY = ENGINE.unavailable()
 
@@ -45,3 +46,11 @@ def test_sim_engine_through_the_runner(tmp_path: Path) -> None:
             port = run["switch"]["ports"][run["switch"]["bottleneck_port"]]
             assert port["marked"] > 0  # N=8 x 64 KB bursts cross K = 20
         assert (tmp_path / "o" / variant / "goodput.png").stat().st_size > 0
+
+
+def test_testbed_only_settings_are_refused_by_name() -> None:
+    """Linux's tail-loss probe is a testbed ablation: the model has none, so a
+    point asking for it is one problem naming the setting, not a silent run."""
+    point = Point(Scheme("x", "front", 12, "reno"), 2, transport=Transport(tail_loss_probe=True))
+    assert [p.split(":")[0] for p in ENGINE.check(point)] == ["transport.tail_loss_probe"]
+    assert ENGINE.check(Point(Scheme("x", "front", 12, "reno"), 2)) == []
