@@ -24,10 +24,11 @@ attribute RTOs to rounds: round r had an RTO iff some server's TCPTimeouts
 grew between its round-r and round-(r+1) headers. A last request of size 0
 closes the final round's counters.
 
-TCPTimeouts misses the costliest recovery a small window meets: a flow with
-one segment in flight that loses it is rescued by Linux's tail-loss probe,
-armed at the route's min RTO + 2 SRTT (tcp_schedule_loss_probe), which costs
-the round a timeout and counts as none. So the client also times every flow's
+TCPTimeouts misses waits that cost a round as much as a timeout: a flow with
+one segment in flight that loses it is rescued by Linux's tail-loss probe
+(when the host runs it), armed at the route's min RTO + 2 SRTT
+(tcp_schedule_loss_probe), and a sender facing a zero window waits for its
+persist timer; neither counts as a timeout. So the client also times every flow's
 longest wait for data within a round (stall_s: from the request to the first
 byte, and between arrivals), and with --stall-s S a round counts as an RTO
 round when TCPTimeouts grew or some flow waited at least S (the engines pass

@@ -66,8 +66,9 @@ BUDGET_INIT_SEGS = 2
 RECEIVER_WINDOW_CLAMP = 256 * 1024
 # A testbed round counts as an RTO round when a server's TCPTimeouts grew or some
 # flow waited this fraction of the min RTO for data (apps/incast.py --stall-s):
-# Linux rescues a lone lost segment with a tail-loss probe at min RTO + 2 SRTT,
-# which costs a timeout and is not counted as one. No queue here delays a packet
+# Linux's tail-loss probe rescues a lone lost segment at min RTO + 2 SRTT, and a
+# zero window waits for the persist timer (at least the min RTO); neither counts
+# as a timeout, both cost as much. No queue here delays a packet
 # half a min RTO (64 packets drain in 16 ms; the dilated min RTO is ~4 s).
 STALL_RTO_FRACTION = 0.5
 # The model's delayed-ACK timeout: a datacenter host's (Linux's 40 ms minimum is
@@ -149,7 +150,7 @@ class Transport:
     ack_hold_max_us: float = 1000.0  # sim: longest an ACK waits in RCC's ACK queue, µs
     # bmv2: Linux's tail-loss probe (net.ipv4.tcp_early_retrans). Off: the papers'
     # hosts predate it, the simulator has none, and its 2 ms floor cannot be
-    # dilated (docs/algorithms.md "Time dilation").
+    # dilated (README "Time dilation").
     tail_loss_probe: bool = False
 
 
