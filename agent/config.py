@@ -11,7 +11,13 @@ from typing import Any
 import yaml
 
 from p4incast.agent.policies.ictcp import IctcpParams
-from p4incast.model.scheme import AGENT_POLICIES, BUDGET_AGENT, BUDGET_INIT_SEGS, RX_MIN_SEGS
+from p4incast.model.scheme import (
+    AGENT_POLICIES,
+    BUDGET_AGENT,
+    BUDGET_INIT_SEGS,
+    ROTATE_MAX_DIV,
+    RX_MIN_SEGS,
+)
 
 __all__ = ["AgentConfig", "ConfigError", "TUNABLES", "start_segs"]
 
@@ -45,6 +51,12 @@ TUNABLES: dict[str, tuple[float, float, float, str]] = {
         1 << 31,
         "newdctcp-budget: sum of all flows' windows, bytes (queue + bandwidth-delay product)",
     ),
+    "rotate": (
+        0,
+        0,
+        ROTATE_MAX_DIV,
+        "newdctcp-budget: 0, or windows below one segment by rotation, W's floor MSS / rotate",
+    ),
 }
 
 
@@ -72,6 +84,7 @@ class AgentConfig:
     capacity_mbps: float = 0
     queue_maxsize: int = 40
     budget_bytes: int = 0
+    rotate: int = 0
 
     def validated(self) -> AgentConfig:
         if self.policy not in POLICY_NAMES:
@@ -87,6 +100,8 @@ class AgentConfig:
                 f"policy {BUDGET_AGENT} needs budget_bytes (--budget-bytes): what the "
                 "bottleneck holds, queue + bandwidth-delay product, in bytes"
             )
+        if self.rotate and self.policy != BUDGET_AGENT:
+            raise ConfigError(f"rotate={self.rotate}: only policy {BUDGET_AGENT} rotates windows")
         return self
 
     @classmethod

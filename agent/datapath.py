@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from p4incast.agent.libbpf import BpfError, Lib, TcOpts, lib
+from p4incast.agent.policies.newdctcp_rx import ROT_ONE
 from p4incast.model.scheme import BUDGET_AGENT
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "ST_NAMES",
     "Flow",
     "FlowKey",
+    "RotGlobal",
     "RxConfig",
     "RxWin",
     "default_bpf_dir",
@@ -54,6 +56,10 @@ ST_NAMES = (
     "idle_reset",
     "hs_reopen",
     "forge_fail",
+    "rot_grant",
+    "rot_release",
+    "rot_idle",
+    "rot_defer",
 )
 FL_PEER_SYN, FL_LOCAL_SYN = 1 << 0, 1 << 1
 FL_MARKED, FL_COUNTED, FL_SLOW = 1 << 6, 1 << 7, 1 << 10
@@ -78,7 +84,7 @@ class RxConfig(ctypes.Structure):
         ("min_segs", ctypes.c_uint32),
         ("idle_ns", ctypes.c_uint64),
         ("budget_bytes", ctypes.c_uint32),
-        ("pad", ctypes.c_uint32),
+        ("rotate", ctypes.c_uint32),
     ]
 
 
@@ -139,6 +145,7 @@ class Flow(ctypes.Structure):
         ("local_ws", ctypes.c_uint8),
         ("peer_ws", ctypes.c_uint8),
         ("re_valid", ctypes.c_uint8),
+        ("last_len", ctypes.c_uint32),
     ]
 
     def as_dict(self) -> dict[str, int | bool]:
@@ -151,6 +158,19 @@ class Flow(ctypes.Structure):
         d["slow_start"] = not self.flags & FL_MARKED
         d["rtt_excluded"] = bool(self.flags & FL_SLOW)
         return d
+
+
+class RotGlobal(ctypes.Structure):
+    _fields_ = [
+        ("frac_sum", ctypes.c_int64),
+        ("open", ctypes.c_int64),
+        ("waiting", ctypes.c_int64),
+    ]
+
+    @property
+    def slots(self) -> int:
+        """H: how many flows may hold an open window at once."""
+        return max(1, self.frac_sum // ROT_ONE)
 
 
 @dataclass(frozen=True)
@@ -173,12 +193,13 @@ class RxWin:
             raise FileNotFoundError(f"{path} not built: run scripts/build-agent.sh (make build)")
         self.obj = self.lib.open_object(path)
         c = self.lib.c
-        for name in ("p4i_flows", "p4i_wset"):
+        for name in ("p4i_flows", "p4i_wset", "p4i_rot_flows", "p4i_rotq"):
             c.bpf_map__set_max_entries(self.lib.map(self.obj, name), max_flows)
         self.lib.load_object(self.obj, str(path))
         self.max_flows = max_flows
         m = {n: self.lib.map(self.obj, n) for n in ("p4i_config", "p4i_flows", "p4i_wset")}
-        for n, t in (("p4i_config", RxConfig), ("p4i_flows", Flow)):
+        m["p4i_rot"] = self.lib.map(self.obj, "p4i_rot")
+        for n, t in (("p4i_config", RxConfig), ("p4i_flows", Flow), ("p4i_rot", RotGlobal)):
             if c.bpf_map__value_size(m[n]) != ctypes.sizeof(t):
                 raise BpfError(f"{n}: value size differs from datapath.py (rebuild)", 22)
         self.config_fd = c.bpf_map__fd(m["p4i_config"])
@@ -186,6 +207,7 @@ class RxWin:
         self.wset_fd = c.bpf_map__fd(m["p4i_wset"])
         self.stats_fd = c.bpf_map__fd(self.lib.map(self.obj, "p4i_stats"))
         self.budget_fd = c.bpf_map__fd(self.lib.map(self.obj, "p4i_budget"))
+        self.rot_fd = c.bpf_map__fd(m["p4i_rot"])
         self.ingress_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_ingress"))
         self.egress_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_egress"))
         self.attachment: Attachment | None = None
@@ -203,6 +225,7 @@ class RxWin:
         ifindex: int = 0,
         min_segs: int = 2,
         budget_bytes: int = 0,
+        rotate: int = 0,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}; one of {', '.join(POLICIES)}")
@@ -215,6 +238,7 @@ class RxWin:
         c.min_segs = min_segs
         c.idle_ns = int(idle_s * 1e9)
         c.budget_bytes = budget_bytes
+        c.rotate = rotate
         self.lib.update(self.config_fd, ctypes.c_uint32(0), c)
         self.cfg = c
 
@@ -251,6 +275,13 @@ class RxWin:
         n = sum(1 for _, f in self.dump() if f.flags & FL_COUNTED)
         self.lib.update(self.budget_fd, ctypes.c_uint32(0), ctypes.c_uint64(n))
         return n
+
+    def rotation(self) -> RotGlobal:
+        """newdctcp-budget's rotation: the sum of min(W, MSS) / MSS (in
+        ROT_ONE), flows holding a slot, flows waiting for one."""
+        g = RotGlobal()
+        self.lib.lookup(self.rot_fd, ctypes.c_uint32(0), g)
+        return g
 
     def set_w(self, key: FlowKey, w: int) -> None:
         self.lib.update(self.wset_fd, key, ctypes.c_uint32(max(0, min(w, 0xFFFFFFFF))))

@@ -117,6 +117,7 @@ def run(cfg: AgentConfig, *, ready: Path | None = None, log=print) -> int:  # no
                 idle_s=cfg.idle_reset_s,
                 ifindex=ifindex,
                 budget_bytes=cfg.budget_bytes,
+                rotate=cfg.rotate,
             )
             att = rx.attach(cfg.iface, cfg.attach)
             STATE_DIR.mkdir(parents=True, exist_ok=True)

@@ -35,6 +35,7 @@ from p4incast.model.dilation import Dilation
 from p4incast.model.scheme import (
     BUDGET_AGENT,
     RECEIVER_WINDOW_CLAMP,
+    ROTATE_FLOOR_DIV,
     STALL_RTO_FRACTION,
     Point,
     Transport,
@@ -144,6 +145,8 @@ def _agent_cmd(
     if policy == BUDGET_AGENT:
         bdp = (shape.queue_rate_pps or 0) * (rtt_ms or 0) / 1e3
         cmd += ["--budget-bytes", str(rx_budget_bytes(transport, shape.queue_pkts, bdp))]
+        if point.scheme.rotate:
+            cmd += ["--rotate", str(ROTATE_FLOOR_DIV)]
     return cmd
 
 

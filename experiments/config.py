@@ -48,11 +48,14 @@ each engine reads the topology keys that apply to it.
       - {name: droptail, ecn: off, cc: reno}
       - {name: mark-tail, ecn: tail, k: 20, cc: dctcp}
       - {name: front+rx, ecn: front, k: 20, cc: reno, agent: newdctcp-rx}
+      - {name: front+rotate, ecn: front, k: 20, cc: reno, agent: newdctcp-budget,
+         rotate: true}            # windows below one segment (testbed only)
       - {name: batched, ecn: off, cc: reno, batching: true}
 
 A scheme is everything that differs between the things compared: the switch's
 ECN mode and K (packets), the senders' congestion control, the receiver
-agent's policy and seed-003 application-level batching.
+agent's policy (with newdctcp-budget: `rotate`, windows below one segment taken
+in turns) and seed-003 application-level batching.
 """
 
 from __future__ import annotations

@@ -90,6 +90,11 @@ def check_point(point: Point) -> list[str]:
             "transport.tail_loss_probe: the model's senders (ns-3) have no tail-loss "
             "probe; it is a testbed (Linux) ablation"
         )
+    if point.scheme.rotate:
+        problems.append(
+            f"scheme {point.scheme.name}: rotate: the model's receiver has no rotation of "
+            "zero windows (it is the host agent's, docs/algorithms.md §3.6)"
+        )
     return problems
 
 

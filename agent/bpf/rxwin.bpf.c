@@ -119,6 +119,64 @@ struct {
 	__type(value, __u64);
 } p4i_budget SEC(".maps");
 
+/* Rotation (newdctcp-budget with config.rotate): the sum, the slots, the queue. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rot_global);
+} p4i_rot SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, P4I_MAX_FLOWS);
+	__type(key, struct flow_key);
+	__type(value, struct rot_flow);
+} p4i_rot_flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, P4I_MAX_FLOWS);
+	__type(value, struct flow_key);
+} p4i_rotq SEC(".maps");
+
+/* The forged ACK is built here (too large for the stack beside the parser). */
+struct rot_pseudo {
+	__be32 saddr;
+	__be32 daddr;
+	__u8 zero;
+	__u8 proto;
+	__be16 len;
+};
+
+struct rot_tcp {
+	__be16 source;
+	__be16 dest;
+	__be32 seq;
+	__be32 ack_seq;
+	__u8 doff_res;
+	__u8 flags;
+	__be16 window;
+	__u16 check;
+	__be16 urg_ptr;
+	__u8 opt[4];
+	__be32 tsval;
+	__be32 tsecr;
+};
+
+struct rot_scratch {
+	struct rot_pseudo ph;
+	struct rot_tcp tcp;
+	__u8 save[ROT_FRAME_LEN + 2];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rot_scratch);
+} p4i_scratch SEC(".maps");
+
 struct tcp_hdr_raw {
 	__be16 source;
 	__be16 dest;
@@ -300,6 +358,55 @@ static __always_inline void budget_add(__s64 d)
 		__sync_fetch_and_add(n, d);
 }
 
+static __always_inline struct rot_global *rot_global(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&p4i_rot, &zero);
+}
+
+/* A flow's part of the rotation's sum: min(W, MSS) / MSS, in ROT_ONE. */
+static __always_inline __s64 w_frac(__u64 w, __u32 mss)
+{
+	if (!mss)
+		return 0;
+	if (w > mss)
+		w = mss;
+	return (__s64)(w * ROT_ONE / mss);
+}
+
+static __always_inline void frac_add(__s64 d)
+{
+	struct rot_global *g = rot_global();
+
+	if (g && d)
+		__sync_fetch_and_add(&g->frac_sum, d);
+}
+
+/* Every change of a counted flow's W goes through here: the sum follows it. */
+static __always_inline void set_w(struct flow *f, __u64 w)
+{
+	if (f->flags & FL_COUNTED)
+		frac_add(w_frac(w, f->mss) - w_frac(f->w, f->mss));
+	f->w = w;
+}
+
+/* The flow's rotation entry goes: the slot it held or its place in the queue
+ * is counted out (a queue entry left behind is skipped when popped). */
+static __always_inline void rot_end(struct flow_key *key)
+{
+	struct rot_flow *r = bpf_map_lookup_elem(&p4i_rot_flows, key);
+	struct rot_global *g = rot_global();
+
+	if (!r)
+		return;
+	if (g && r->state == ROT_HOLD)
+		__sync_fetch_and_add(&g->open, -1);
+	else if (g && r->state == ROT_WAIT)
+		__sync_fetch_and_add(&g->waiting, -1);
+	bpf_map_delete_elem(&p4i_rot_flows, key);
+}
+
 /* newdctcp-budget: this flow's share of the budget, bytes. */
 static __always_inline __u64 budget_share(struct rx_config *cfg, __u32 mss)
 {
@@ -307,7 +414,8 @@ static __always_inline __u64 budget_share(struct rx_config *cfg, __u32 mss)
 	__u64 *n = bpf_map_lookup_elem(&p4i_budget, &zero);
 	__u64 cnt = n && (__s64)*n > 0 ? *n : 1;
 	__u64 share = cfg->budget_bytes / cnt;
-	__u64 floor = (__u64)cfg->min_segs * mss;
+	/* with rotation a share below one segment is a turn (rotate_ack) */
+	__u64 floor = cfg->rotate ? (mss / cfg->rotate ?: 1) : (__u64)cfg->min_segs * mss;
 
 	return share < floor ? floor : share;
 }
@@ -334,13 +442,17 @@ static __always_inline void end_flow(struct flow_key *key)
 {
 	struct flow *old = bpf_map_lookup_elem(&p4i_flows, key);
 	__u32 flags = old ? old->flags : 0;
+	__s64 frac = old ? w_frac(old->w, old->mss) : 0;
 
 	if (bpf_map_delete_elem(&p4i_flows, key) == 0) {
 		stat_inc(ST_FLOWS_END);
-		if (flags & FL_COUNTED)
+		if (flags & FL_COUNTED) {
 			budget_add(-1);
+			frac_add(-frac);
+		}
 	}
 	bpf_map_delete_elem(&p4i_wset, key);
+	rot_end(key);
 }
 
 static __always_inline struct flow *new_flow(struct flow_key *key, __u64 now,
@@ -349,8 +461,11 @@ static __always_inline struct flow *new_flow(struct flow_key *key, __u64 now,
 	struct flow f = {};
 	struct flow *old = bpf_map_lookup_elem(&p4i_flows, key);
 
-	if (old && (old->flags & FL_COUNTED))
+	if (old && (old->flags & FL_COUNTED)) {
 		budget_add(-1); /* a new SYN on a counted key replaces that flow */
+		frac_add(-w_frac(old->w, old->mss));
+	}
+	rot_end(key);
 
 	f.first_ns = now;
 	f.last_ns = now;
@@ -367,9 +482,11 @@ static __always_inline struct flow *new_flow(struct flow_key *key, __u64 now,
 static __always_inline void finish_handshake(struct flow *f, struct rx_config *cfg)
 {
 	__u32 mss = 0xffff;
+	__s64 before;
 
 	if ((f->flags & FL_HS) != FL_HS)
 		return;
+	before = (f->flags & FL_COUNTED) ? w_frac(f->w, f->mss) : 0;
 	f->wscale = (f->flags & FL_PEER_WS) && (f->flags & FL_LOCAL_WS) ? f->local_ws : 0;
 	if (f->local_mss)
 		mss = f->local_mss;
@@ -387,6 +504,7 @@ static __always_inline void finish_handshake(struct flow *f, struct rx_config *c
 		budget_add(1);
 	}
 	f->w = (__u64)cfg->init_segs * mss;
+	frac_add(w_frac(f->w, mss) - before);
 	f->flags &= ~FL_MARKED;
 	f->win_bytes = 0;
 	f->win_pkts = 0;
@@ -398,7 +516,11 @@ static __always_inline void window_end(struct flow *f, struct rx_config *cfg)
 {
 	__u64 w = f->w;
 	__u32 n = f->win_pkts, m = f->win_ce;
+	__u64 floor = (__u64)cfg->min_segs * f->mss;
+	int rot = cfg->policy == RX_POLICY_BUDGET && cfg->rotate;
 
+	if (rot)
+		floor = f->mss / cfg->rotate ?: 1; /* below one segment: the rotation's */
 	f->windows++;
 	if (m) {
 		__u64 a = (__u64)(n - m) * f->mss;
@@ -408,8 +530,8 @@ static __always_inline void window_end(struct flow *f, struct rx_config *cfg)
 		w = w / 2;
 		if (a > w)
 			w = a;
-		if (w < (__u64)cfg->min_segs * f->mss)
-			w = (__u64)cfg->min_segs * f->mss;
+		if (w < floor)
+			w = floor;
 	} else if (!(f->flags & FL_MARKED)) {
 		w = w * 2;
 	} else {
@@ -417,7 +539,13 @@ static __always_inline void window_end(struct flow *f, struct rx_config *cfg)
 	}
 	if (w > cfg->max_w)
 		w = cfg->max_w;
-	f->w = budget_cap(cfg, w, f->mss);
+	if (rot) {
+		__u64 share = budget_share(cfg, f->mss);
+
+		set_w(f, w < share ? w : share); /* not rounded: W < MSS is a turn */
+	} else {
+		set_w(f, budget_cap(cfg, w, f->mss));
+	}
 	f->win_bytes = 0;
 	f->win_pkts = 0;
 	f->win_ce = 0;
@@ -484,7 +612,7 @@ int rx_ingress(struct __sk_buff *skb)
 	}
 	if (now - f->last_ns > cfg->idle_ns) {
 		/* Idle: restart the window like TCP restarts after idle. */
-		f->w = (__u64)cfg->init_segs * f->mss;
+		set_w(f, (__u64)cfg->init_segs * f->mss);
 		f->flags &= ~FL_MARKED;
 		f->win_bytes = 0;
 		f->win_pkts = 0;
@@ -513,6 +641,7 @@ int rx_ingress(struct __sk_buff *skb)
 
 		f->pkts += segs;
 		f->bytes += p.payload;
+		f->last_len = p.payload / segs;
 		if (p.ecn == 3)
 			f->ce += segs;
 		else if (p.ecn)
@@ -579,6 +708,225 @@ static __always_inline __u32 handshake_reopen(struct __sk_buff *skb, struct pkt 
 	return 0;
 }
 
+static __always_inline __u16 csum_fold16(__s64 c)
+{
+	__u64 x = (__u32)c;
+
+	x = (x & 0xffff) + (x >> 16);
+	x = (x & 0xffff) + (x >> 16);
+	return (__u16)x;
+}
+
+/* Turn the pure ACK in skb (ROT_FRAME_LEN bytes) into flow bk's window update
+ * offering `field`, send that copy, and put the ACK back as it was. The copy
+ * is bk's last pure ACK as the sender saw it — its Ethernet and IP headers, our
+ * next sequence number, its ack and timestamps — with the window changed: a
+ * Linux sender takes it (same ack and sequence number, larger window:
+ * tcp_may_update_window) and sends. The TCP checksum is computed whole; when
+ * the stack left it to the device (CHECKSUM_PARTIAL: the field holds the
+ * pseudo-header's sum, as in the ACK being sent), the copy's field is its
+ * pseudo-header sum too. Returns 0 when the copy went out. */
+static __always_inline int rot_forge(struct __sk_buff *skb, struct rot_flow *br,
+				     struct flow_key *bk, __u16 field)
+{
+	__u32 zero = 0;
+	struct rot_scratch *sc = bpf_map_lookup_elem(&p4i_scratch, &zero);
+	__u16 check_now;
+	__s64 c;
+	int partial;
+	__u32 mark = skb->mark;
+	long err;
+
+	if (!sc)
+		return -1;
+	if (bpf_skb_load_bytes(skb, 0, sc->save, ROT_FRAME_LEN))
+		return -1;
+	/* Is the ACK being sent CHECKSUM_PARTIAL? Its field is then its own
+	 * pseudo-header sum (a full checksum equal to that: 1 in 65535). */
+	__builtin_memcpy(&sc->ph.saddr, &sc->save[ETH_HLEN + 12], 4);
+	__builtin_memcpy(&sc->ph.daddr, &sc->save[ETH_HLEN + 16], 4);
+	sc->ph.zero = 0;
+	sc->ph.proto = IPPROTO_TCP_;
+	sc->ph.len = bpf_htons(ROT_FRAME_LEN - ROT_HDR_LEN);
+	c = bpf_csum_diff(0, 0, (__be32 *)&sc->ph, sizeof(sc->ph), 0);
+	if (c < 0)
+		return -1;
+	__builtin_memcpy(&check_now, &sc->save[ROT_HDR_LEN + 16], 2);
+	partial = check_now == csum_fold16(c);
+
+	sc->ph.saddr = bk->laddr_be;
+	sc->ph.daddr = bk->raddr_be;
+	sc->tcp.source = bk->lport_be;
+	sc->tcp.dest = bk->rport_be;
+	sc->tcp.seq = bpf_htonl(br->seq_next);
+	sc->tcp.ack_seq = bpf_htonl(br->ack);
+	sc->tcp.doff_res = (ROT_FRAME_LEN - ROT_HDR_LEN) / 4 << 4;
+	sc->tcp.flags = TH_ACK;
+	sc->tcp.window = bpf_htons(field);
+	sc->tcp.check = 0;
+	sc->tcp.urg_ptr = 0;
+	sc->tcp.opt[0] = 1;
+	sc->tcp.opt[1] = 1;
+	sc->tcp.opt[2] = 8;
+	sc->tcp.opt[3] = 10;
+	sc->tcp.tsval = bpf_htonl(br->tsval);
+	sc->tcp.tsecr = bpf_htonl(br->tsecr);
+	c = bpf_csum_diff(0, 0, (__be32 *)&sc->ph, sizeof(sc->ph), 0);
+	if (c < 0)
+		return -1;
+	if (partial) {
+		sc->tcp.check = csum_fold16(c);
+	} else {
+		c = bpf_csum_diff(0, 0, (__be32 *)&sc->tcp, sizeof(sc->tcp), (__u32)c);
+		if (c < 0)
+			return -1;
+		sc->tcp.check = (__u16)~csum_fold16(c);
+	}
+	if (bpf_skb_store_bytes(skb, 0, br->hdr, ROT_HDR_LEN, 0) ||
+	    bpf_skb_store_bytes(skb, ROT_HDR_LEN, &sc->tcp, sizeof(sc->tcp), 0))
+		err = -1;
+	else {
+		skb->mark = RX_CLONE_MARK;
+		err = bpf_clone_redirect(skb, skb->ifindex, 0);
+		skb->mark = mark;
+	}
+	if (bpf_skb_store_bytes(skb, 0, sc->save, ROT_FRAME_LEN, 0))
+		return -1;
+	return err ? -1 : 0;
+}
+
+/* A waiting flow takes a slot: the head of p4i_rotq gets a one-segment window
+ * through a copy of the pure ACK in skb (rot_forge). Entries of flows that
+ * ended or left the queue are skipped. A flow that cannot be forged yet goes
+ * back to the tail. */
+static __always_inline void rot_grant(struct __sk_buff *skb, struct rx_config *cfg,
+				      struct rot_global *g)
+{
+	struct flow_key bk;
+	int i;
+
+	if (skb->len != ROT_FRAME_LEN) {
+		stat_inc(ST_ROT_DEFER); /* the next pure ACK carries it */
+		return;
+	}
+	for (i = 0; i < 4; i++) {
+		struct rot_flow *br;
+		struct flow *bf;
+		__u32 w, ws;
+
+		if (bpf_map_pop_elem(&p4i_rotq, &bk))
+			return;
+		br = bpf_map_lookup_elem(&p4i_rot_flows, &bk);
+		if (!br || br->state != ROT_WAIT)
+			continue;
+		bf = bpf_map_lookup_elem(&p4i_flows, &bk);
+		if (!bf || !br->has_hdr) {
+			bpf_map_push_elem(&p4i_rotq, &bk, BPF_EXIST);
+			return;
+		}
+		ws = bf->wscale & 15;
+		w = bf->mss; /* one segment a turn */
+		if (rot_forge(skb, br, &bk, (w + (1U << ws) - 1) >> ws)) {
+			stat_inc(ST_FORGE_FAIL);
+			bpf_map_push_elem(&p4i_rotq, &bk, BPF_EXIST);
+			return;
+		}
+		br->state = ROT_HOLD;
+		__sync_fetch_and_add(&g->waiting, -1);
+		__sync_fetch_and_add(&g->open, 1);
+		stat_inc(ST_ROT_GRANT);
+		return;
+	}
+}
+
+/* newdctcp-budget with rotation (docs/algorithms.md §3.6): at most
+ * H = max(1, floor(sum of min(W, MSS) / MSS)) flows hold an open window; the
+ * others wait in p4i_rotq with a zero window. A holder's turn ends with the
+ * ACK that leaves less than a segment of the window it was offered (or acknowledges a short
+ * segment: the end of what it had to send); while flows wait, that ACK closes
+ * its window and the slot passes to the head of the queue. Sets *zero when
+ * this ACK must close the window; returns the W to enforce otherwise. */
+static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config *cfg,
+					struct flow *f, struct flow_key *key, struct pkt *p,
+					__u32 w, int *zero)
+{
+	struct rot_global *g = rot_global();
+	struct rot_flow *r = bpf_map_lookup_elem(&p4i_rot_flows, key);
+	int to_wait = 0;
+	__s64 h;
+
+	if (!g)
+		return w;
+	if (!r) {
+		struct rot_flow nr = {};
+
+		bpf_map_update_elem(&p4i_rot_flows, key, &nr, BPF_NOEXIST);
+		r = bpf_map_lookup_elem(&p4i_rot_flows, key);
+		if (!r)
+			return w;
+	}
+	/* What a forged window update for this flow needs, from its latest packet. */
+	r->seq_next = p->seq + p->payload;
+	r->ack = p->ack;
+	if (p->o.has_ts) {
+		r->tsval = p->o.tsval;
+		r->tsecr = p->o.tsecr;
+	}
+	if (skb->len == ROT_FRAME_LEN && p->tcp_off == ROT_HDR_LEN && !p->payload && p->o.has_ts) {
+		__u32 opt = 0;
+
+		if (!bpf_skb_load_bytes(skb, ROT_HDR_LEN + 20, &opt, 4) &&
+		    opt == bpf_htonl(0x0101080a) &&
+		    !bpf_skb_load_bytes(skb, 0, r->hdr, ROT_HDR_LEN))
+			r->has_hdr = 1;
+	}
+
+	h = g->frac_sum > 0 ? (__s64)((__u64)g->frac_sum / ROT_ONE) : 0;
+	if (h < 1)
+		h = 1;
+	if (r->state == ROT_IDLE) {
+		if (g->open < h && g->waiting <= 0) {
+			r->state = ROT_HOLD;
+			__sync_fetch_and_add(&g->open, 1);
+		} else {
+			r->state = ROT_WAIT;
+			to_wait = 1;
+			*zero = 1;
+		}
+	} else if (r->state == ROT_HOLD) {
+		int runt = f->last_len && f->last_len < f->mss && p->ack == f->hi_seq;
+		/* less than a segment left to send: at window scale s the window
+		 * is a multiple of 2^s, so one segment is offered as a bit more */
+		int end = runt || (f->re_valid && (__s32)(f->last_re - p->ack) < (__s32)f->mss);
+
+		/* the slot goes back when H shrank, or to a waiting flow when
+		 * none is free (a free one goes to the queue's head below) */
+		if (end && (runt || g->open > h || (g->waiting > 0 && g->open >= h))) {
+			__sync_fetch_and_add(&g->open, -1);
+			*zero = 1;
+			stat_inc(ST_ROT_RELEASE);
+			if (runt) {
+				r->state = ROT_IDLE;
+				stat_inc(ST_ROT_IDLE);
+			} else {
+				r->state = ROT_WAIT;
+				to_wait = 1;
+			}
+		} else if (g->waiting > 0 && w > f->mss) {
+			w = f->mss; /* one segment a turn while flows wait */
+		}
+	} else {
+		*zero = 1;
+	}
+	if (g->waiting > 0 && g->open < h)
+		rot_grant(skb, cfg, g);
+	if (to_wait) {
+		bpf_map_push_elem(&p4i_rotq, key, BPF_EXIST);
+		__sync_fetch_and_add(&g->waiting, 1);
+	}
+	return w;
+}
+
 SEC("tc")
 int rx_egress(struct __sk_buff *skb)
 {
@@ -642,6 +990,7 @@ int rx_egress(struct __sk_buff *skb)
 		stat_inc(ST_NO_HS);
 	} else if (cfg->policy >= RX_POLICY_NEWDCTCP && !(f->flags & FL_SLOW)) {
 		__u32 w = 0;
+		int zero = 0;
 
 		if (cfg->policy == RX_POLICY_NEWDCTCP) {
 			w = f->w;
@@ -653,6 +1002,8 @@ int rx_egress(struct __sk_buff *skb)
 				field = handshake_reopen(skb, &p, f->w, ws);
 				newf = field;
 				w = 0;
+			} else if (cfg->rotate) {
+				w = rotate_ack(skb, cfg, f, &key, &p, w, &zero);
 			}
 		} else {
 			__u32 *u = bpf_map_lookup_elem(&p4i_wset, &key);
@@ -660,11 +1011,11 @@ int rx_egress(struct __sk_buff *skb)
 			/* Until userspace has written a W: the initial window. */
 			w = u ? *u : cfg->init_segs * f->mss;
 		}
-		if (w) {
+		if (w || zero) {
 			/* Rounded up: never offer less than W (rounding 2 MSS down to
 			 * 1.8 at a large scale leaves one segment waiting for a
 			 * delayed ACK). */
-			__u32 want = (w + (1U << ws) - 1) >> ws;
+			__u32 want = zero ? 0 : (w + (1U << ws) - 1) >> ws;
 			if (f->re_valid) {
 				__u32 d = f->last_re - p.ack;
 

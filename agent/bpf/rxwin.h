@@ -37,7 +37,24 @@
 #define ST_IDLE_RESET 7  /* window state reset after idle */
 #define ST_HS_REOPEN 8   /* newdctcp-budget: handshake ACK sent as init window, then zero */
 #define ST_FORGE_FAIL 9  /* bpf_clone_redirect failed (the ACK went out with the share) */
-#define ST_MAX 10
+#define ST_ROT_GRANT 10  /* rotation: a waiting flow's window opened by a forged update */
+#define ST_ROT_RELEASE 11 /* rotation: a flow's turn ended with a zero window */
+#define ST_ROT_IDLE 12   /* rotation: a flow gave its slot back after a short segment */
+#define ST_ROT_DEFER 13  /* rotation: a grant waited for a pure ACK to carry it */
+#define ST_MAX 14
+
+/* Rotation states (rot_flow.state). */
+#define ROT_IDLE 0 /* holds no slot, waits for none; takes one at its next ACK */
+#define ROT_HOLD 1 /* holds a slot: its window is open */
+#define ROT_WAIT 2 /* in p4i_rotq with a zero window */
+
+/* Fixed point of the rotation's sum: one segment = ROT_ONE. */
+#define ROT_ONE 256
+
+/* The frame a grant is forged as: Ethernet + IPv4 (no options) + TCP with
+ * NOP NOP TS, no payload — Linux's pure ACK with timestamps. */
+#define ROT_HDR_LEN 34
+#define ROT_FRAME_LEN 66
 
 /* skb->mark of the copies rx_egress sends itself (bpf_clone_redirect): it lets
  * them pass untouched when they cross the program again. */
@@ -55,7 +72,7 @@ struct rx_config {
 	__u32 min_segs;     /* W floor, in MSS (2: one segment alone waits for a delayed ACK) */
 	__u64 idle_ns;      /* idle longer than this: W restarts from init_segs */
 	__u32 budget_bytes; /* newdctcp-budget: the sum of all flows' W stays within this */
-	__u32 pad;
+	__u32 rotate;       /* newdctcp-budget: 0, or rotation with W floor MSS / rotate */
 };
 
 struct flow_key {
@@ -98,6 +115,25 @@ struct flow {
 	__u8 local_ws;
 	__u8 peer_ws;
 	__u8 re_valid;   /* last_re holds the right edge we advertised (egress) */
+	__u32 last_len;  /* payload of the last data packet (ingress) */
+};
+
+/* Rotation, per flow; egress writes it (end_flow may delete it). */
+struct rot_flow {
+	__u32 state;
+	__u32 seq_next; /* our next sequence number, from our last packet */
+	__u32 ack;      /* the ack of our last packet */
+	__u32 tsval;
+	__u32 tsecr;
+	__u32 has_hdr;  /* hdr holds the Ethernet + IPv4 header of one of our pure ACKs */
+	__u8 hdr[36];   /* ROT_HDR_LEN used */
+};
+
+/* Rotation, receiver-wide (p4i_rot[0]); atomic adds. */
+struct rot_global {
+	__s64 frac_sum; /* sum over counted flows of min(W, MSS) / MSS, in ROT_ONE */
+	__s64 open;     /* flows in ROT_HOLD */
+	__s64 waiting;  /* flows in ROT_WAIT */
 };
 
 #endif

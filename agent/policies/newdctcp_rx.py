@@ -65,12 +65,24 @@ Xu et al. 2017, here with NewDCTCP-rx's reaction to CE inside each share).
 from __future__ import annotations
 
 import struct
+from collections import deque
 from dataclasses import dataclass, field
 
 from p4incast.model.scheme import BUDGET_AGENT as BUDGET_POLICY
 
+# rxwin.h: rotation states, the fixed point of its sum, the forged frame
+ROT_IDLE, ROT_HOLD, ROT_WAIT = 0, 1, 2
+ROT_ONE = 256
+ROT_HDR_LEN, ROT_FRAME_LEN = 34, 66
+
 __all__ = [
     "BUDGET_POLICY",
+    "ROT_ONE",
+    "RotEntry",
+    "forged_update",
+    "rotation_floor",
+    "tcp_checksum",
+    "w_frac",
     "DEFAULT_MSS",
     "MAX_WSCALE",
     "Frame",
@@ -201,11 +213,19 @@ def parse_frame(b: bytes) -> Frame | None:
 
 
 def next_window(
-    w: int, n: int, m: int, mss: int, marked: bool, max_w: int, min_segs: int = 2
+    w: int,
+    n: int,
+    m: int,
+    mss: int,
+    marked: bool,
+    max_w: int,
+    min_segs: int = 2,
+    floor: int | None = None,
 ) -> tuple[int, bool]:
-    """One end of a window of data: (new W, slow start over)."""
+    """One end of a window of data: (new W, slow start over). `floor` (bytes)
+    replaces min_segs·MSS: the rotation's W goes below one segment."""
     if m > 0:
-        w = max(w // 2, (n - m) * mss, min_segs * mss)
+        w = max(w // 2, (n - m) * mss, min_segs * mss if floor is None else floor)
         marked = True
     elif not marked:
         w = 2 * w
@@ -214,9 +234,11 @@ def next_window(
     return min(w, max_w), marked
 
 
-def budget_share(budget: int, flows: int, mss: int, min_segs: int) -> int:
-    """newdctcp-budget: one flow's share of the receiver-wide budget, bytes."""
-    return max(budget // max(flows, 1), min_segs * mss)
+def budget_share(budget: int, flows: int, mss: int, min_segs: int, rotate: int = 0) -> int:
+    """newdctcp-budget: one flow's share of the receiver-wide budget, bytes; with
+    rotation its floor is the rotation's (a share below one segment is a turn)."""
+    floor = rotation_floor(mss, rotate) if rotate else min_segs * mss
+    return max(budget // max(flows, 1), floor)
 
 
 def budget_window(w: int, share: int, mss: int) -> int:
@@ -225,6 +247,16 @@ def budget_window(w: int, share: int, mss: int) -> int:
     nothing in flight) send the rest as a runt: two packets for one segment's
     worth, and a queue that counts packets (BMv2's) fills twice as fast."""
     return max(min(w, share) // mss * mss, mss)
+
+
+def rotation_floor(mss: int, rotate: int) -> int:
+    """newdctcp-budget with rotation: W's floor, bytes (MSS / rotate, at least 1)."""
+    return max(mss // rotate, 1)
+
+
+def w_frac(w: int, mss: int) -> int:
+    """A flow's part of the rotation's sum: min(W, MSS) / MSS in ROT_ONE."""
+    return min(w, mss) * ROT_ONE // mss if mss else 0
 
 
 def _u32(x: int) -> int:
@@ -263,6 +295,8 @@ class RxFlow:
     ce: int = 0
     last_re: int | None = None
     counted: bool = False  # handshake complete: shares the budget
+    rotate: int = 0  # newdctcp-budget's rotation: W's floor is MSS / rotate
+    last_len: int = 0  # payload of the last data packet
     windows: list[int] = field(default_factory=list)  # W after each window end
 
     def __post_init__(self) -> None:
@@ -295,6 +329,7 @@ class RxFlow:
         end = _u32(seq + payload)
         self.pkts += 1
         self.ce += ce
+        self.last_len = payload
         if self.hi_seq is None:
             self.hi_seq = seq
         nb = 0
@@ -313,18 +348,22 @@ class RxFlow:
                 self.marked,
                 self.max_w,
                 self.min_segs,
+                rotation_floor(self.mss, self.rotate) if self.rotate else None,
             )
-            if cap is not None:
+            if cap is not None and self.rotate:
+                self.w = min(self.w, cap)  # not rounded: W < MSS is a turn
+            elif cap is not None:
                 self.w = budget_window(self.w, cap, self.mss)
             self.win_bytes = self.win_pkts = self.win_ce = 0
             self.windows.append(self.w)
 
-    def ack_field(self, ack: int, kernel_field: int, w: int | None) -> int:
-        """Window field to send on an ACK; w None = do not clamp (observe)."""
+    def ack_field(self, ack: int, kernel_field: int, w: int | None, zero: bool = False) -> int:
+        """Window field to send on an ACK; w None = do not clamp (observe);
+        zero: close the window (as far as the right edge allows)."""
         ws = self.wscale
         out = kernel_field
-        if w:
-            want = (w + (1 << ws) - 1) >> ws
+        if w or zero:
+            want = 0 if zero else (w + (1 << ws) - 1) >> ws
             if self.last_re is not None:
                 d = _u32(self.last_re - ack)
                 if _s32(d) > 0:
@@ -332,6 +371,57 @@ class RxFlow:
             out = min(kernel_field, want)
         self.last_re = _u32(ack + (out << ws))
         return out
+
+
+@dataclass
+class RotEntry:
+    """Rotation state of one flow (struct rot_flow)."""
+
+    state: int = ROT_IDLE
+    seq_next: int = 0
+    ack: int = 0
+    tsval: int = 0
+    tsecr: int = 0
+    hdr: bytes | None = None  # Ethernet + IPv4 header of our last pure ACK
+
+
+def tcp_checksum(src: bytes, dst: bytes, segment: bytes) -> int:
+    """Internet checksum of a TCP segment (its check field zero) and pseudo-header."""
+    data = src + dst + struct.pack("!BBH", 0, 6, len(segment)) + segment
+    if len(data) % 2:
+        data += b"\x00"
+    x = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while x >> 16:
+        x = (x & 0xFFFF) + (x >> 16)
+    return ~x & 0xFFFF
+
+
+def forged_update(r: RotEntry, key: tuple[str, int, str, int], field: int) -> bytes:
+    """The window update the rotation sends for a waiting flow: its last pure
+    ACK's Ethernet and IP headers, our next sequence number, its ack and
+    timestamps, the window `field`, a full TCP checksum."""
+    assert r.hdr is not None
+    raddr, rport, laddr, lport = key
+
+    def tcp(check: int) -> bytes:
+        return struct.pack(
+            "!HHIIBBHHH4sII",
+            lport,
+            rport,
+            r.seq_next,
+            r.ack,
+            (ROT_FRAME_LEN - ROT_HDR_LEN) // 4 << 4,
+            ACK,
+            field,
+            check,
+            0,
+            b"\x01\x01\x08\x0a",
+            r.tsval,
+            r.tsecr,
+        )
+
+    src, dst = bytes(map(int, laddr.split("."))), bytes(map(int, raddr.split(".")))
+    return r.hdr + tcp(tcp_checksum(src, dst, tcp(0)))
 
 
 class RxReference:
@@ -344,9 +434,17 @@ class RxReference:
         max_w: int = 4 << 20,
         min_segs: int = 2,
         budget: int = 0,
+        rotate: int = 0,
     ) -> None:
         self.policy = policy
         self.budget = budget
+        self.rotate = rotate if policy == BUDGET_POLICY else 0
+        self.rot: dict[tuple[str, int, str, int], RotEntry] = {}
+        self.rotq: deque[tuple[str, int, str, int]] = deque()
+        self.open = 0  # flows holding a slot
+        self.waiting = 0  # flows in rotq
+        # every window update the rotation forged, in order (whole frames)
+        self.forged: list[bytes] = []
         self.init_segs = init_segs
         self.max_w = max_w
         self.min_segs = min_segs
@@ -358,13 +456,97 @@ class RxReference:
     def share(self, mss: int) -> int:
         """newdctcp-budget: a flow's share of the budget now."""
         flows = sum(1 for f in self.flows.values() if f.counted)
-        return budget_share(self.budget, flows, mss, self.min_segs)
+        return budget_share(self.budget, flows, mss, self.min_segs, self.rotate)
+
+    def slots(self) -> int:
+        """Rotation: H = max(1, sum of min(W, MSS) / MSS) flows may hold a window."""
+        total = sum(w_frac(f.w, f.mss) for f in self.flows.values() if f.counted)
+        return max(1, total // ROT_ONE)
 
     def _new(self, key: tuple[str, int, str, int]) -> RxFlow:
-        f = RxFlow(self.init_segs, self.max_w, self.min_segs)
+        self._end(key)
+        f = RxFlow(self.init_segs, self.max_w, self.min_segs, rotate=self.rotate)
         self.flows[key] = f
-        self.user_w.pop(key, None)
         return f
+
+    def _end(self, key: tuple[str, int, str, int]) -> None:
+        self.flows.pop(key, None)
+        self.user_w.pop(key, None)
+        r = self.rot.pop(key, None)
+        if r is not None and r.state == ROT_HOLD:
+            self.open -= 1
+        elif r is not None and r.state == ROT_WAIT:
+            self.waiting -= 1
+
+    def _grant(self, frame_len: int) -> None:
+        """The head of the queue takes a slot through a forged window update of
+        one segment; entries of flows that ended or left the queue are skipped."""
+        if frame_len != ROT_FRAME_LEN:
+            return
+        for _ in range(4):
+            if not self.rotq:
+                return
+            bk = self.rotq.popleft()
+            br = self.rot.get(bk)
+            if br is None or br.state != ROT_WAIT:
+                continue
+            bf = self.flows.get(bk)
+            if bf is None or br.hdr is None:
+                self.rotq.append(bk)
+                return
+            ws = bf.wscale
+            field = (bf.mss + (1 << ws) - 1) >> ws
+            self.forged.append(forged_update(br, bk, field))
+            br.state = ROT_HOLD
+            self.waiting -= 1
+            self.open += 1
+            return
+
+    def _rotate(
+        self, key: tuple[str, int, str, int], f: RxFlow, p: Frame, b: bytes, w: int
+    ) -> tuple[int, bool]:
+        """rxwin.bpf.c rotate_ack: (W to enforce, close the window)."""
+        r = self.rot.setdefault(key, RotEntry())
+        r.seq_next = _u32(p.seq + p.payload)
+        r.ack = p.ack
+        if p.opts.ts is not None:
+            r.tsval, r.tsecr = p.opts.ts
+        if (
+            len(b) == ROT_FRAME_LEN
+            and (b[14] & 15) == 5
+            and not p.payload
+            and p.opts.ts is not None
+            and b[ROT_HDR_LEN + 20 : ROT_HDR_LEN + 24] == b"\x01\x01\x08\x0a"
+        ):
+            r.hdr = b[:ROT_HDR_LEN]
+        h = self.slots()
+        zero = to_wait = False
+        if r.state == ROT_IDLE:
+            if self.open < h and self.waiting <= 0:
+                r.state = ROT_HOLD
+                self.open += 1
+            else:
+                r.state, to_wait, zero = ROT_WAIT, True, True
+        elif r.state == ROT_HOLD:
+            runt = 0 < f.last_len < f.mss and p.ack == f.hi_seq
+            end = runt or (f.last_re is not None and _s32(f.last_re - p.ack) < f.mss)
+            if end and (runt or self.open > h or (self.waiting > 0 and self.open >= h)):
+                self.open -= 1
+                zero = True
+                if runt:
+                    r.state = ROT_IDLE
+                else:
+                    r.state, to_wait = ROT_WAIT, True
+            elif self.waiting > 0 and w > f.mss:
+                w = f.mss
+        else:
+            zero = True
+        if self.waiting > 0 and self.open < h:
+            self._grant(len(b))
+        if to_wait:
+            self.rotq.append(key)
+            self.waiting += 1
+        return w, zero
 
     def ingress(self, b: bytes) -> None:
         p = parse_frame(b)
@@ -372,8 +554,7 @@ class RxReference:
             return
         key = p.key_in()
         if p.flags & (RST | FIN):
-            self.flows.pop(key, None)
-            self.user_w.pop(key, None)
+            self._end(key)
             return
         f = self.flows.get(key)
         if p.flags & SYN:
@@ -404,8 +585,7 @@ class RxReference:
             return None
         key = p.key_out()
         if p.flags & (RST | FIN):
-            self.flows.pop(key, None)
-            self.user_w.pop(key, None)
+            self._end(key)
             return None
         f = self.flows.get(key)
         if p.flags & SYN:
@@ -433,6 +613,9 @@ class RxReference:
                     # the initial window first, then this ACK with a zero window
                     self.copies.append((key, f.ack_field(p.ack, p.window, f.w)))
                     return f.ack_field(p.ack, 0, None)
+                if self.rotate:
+                    w, zero = self._rotate(key, f, p, b, w)
+                    return f.ack_field(p.ack, p.window, w, zero)
             else:  # ictcp / rcc: userspace's W, the initial window until it writes one
                 w = self.user_w.get(key, self.init_segs * f.mss)
         return f.ack_field(p.ack, p.window, w)

@@ -57,6 +57,11 @@ NEWDCTCP_CUTS = ("window-end", "first-ece")
 BUDGET_AGENT = "newdctcp-budget"
 BUDGET_MIN_SEGS = 1
 BUDGET_INIT_SEGS = 2
+# newdctcp-budget's rotation: a flow's W may fall to MSS / ROTATE_FLOOR_DIV; H =
+# sum of min(W, MSS) / MSS flows hold a window at once (docs/algorithms.md §3.6).
+# No paper has it; 16 lets 64 flows share 4 segments.
+ROTATE_FLOOR_DIV = 16
+ROTATE_MAX_DIV = 64  # the agent's --rotate: at most 64 (W >= 22 bytes at MSS 1448)
 # The largest window the hosts advertise, bytes (the route's `window`
 # attribute; the testbed sets it): window scale ilog2(256 KiB) - 15 = 3, a
 # granularity of 8 bytes, in which a receiver can advertise whole 1448-byte
@@ -162,6 +167,8 @@ class Scheme:
     cc: str = "reno"  # sender congestion control
     agent: str = "off"  # receiver host-agent policy
     batching: bool = False  # seed-003 application-level batch scheduling
+    # newdctcp-budget: windows below one segment by rotation (docs/algorithms.md §3.6)
+    rotate: bool = False
 
     @property
     def mode(self) -> EcnMode:
@@ -171,6 +178,8 @@ class Scheme:
         parts = [f"ECN {self.ecn}" + (f" K={self.k}" if self.ecn != "off" else ""), self.cc]
         if self.agent != "off":
             parts.append(f"agent {self.agent}")
+        if self.rotate:
+            parts.append(f"rotation (W floor MSS/{ROTATE_FLOOR_DIV})")
         if self.batching:
             parts.append("batching")
         return ", ".join(parts)
@@ -274,6 +283,8 @@ def check_scheme(s: Scheme, topo: Topology) -> None:
     ]
     if wrong:
         raise ModelError("; ".join(wrong))
+    if s.rotate and s.agent != BUDGET_AGENT:
+        raise ModelError(f"{where}: rotate needs agent {BUDGET_AGENT}")
     if s.ecn == EcnMode.OFF:
         if s.k:
             raise ModelError(f"{where}: k={s.k} given but ecn is off")

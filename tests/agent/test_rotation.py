@@ -1,0 +1,237 @@
+"""newdctcp-budget's rotation: the BPF data path against the Python reference.
+
+A driver plays the senders: a flow sends a segment only while the right edge
+it was last offered (by an ACK, or by a window update the rotation forged)
+lets it. Every ACK goes through rx_egress (BPF_PROG_TEST_RUN) and through
+RxReference; the forged updates, which bpf_clone_redirect sends out of the
+loopback device the test run uses, are captured there and must be
+byte-identical to the reference's.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from agent_traces import FlowTrace, L, R
+from scapy.layers.inet import TCP
+from scapy.layers.l2 import Ether
+from test_conformance import tcp_checksum_ok
+
+from p4incast.agent import datapath
+from p4incast.agent.datapath import FlowKey, RxWin
+from p4incast.agent.policies import newdctcp_rx
+from p4incast.agent.policies.newdctcp_rx import ROT_HOLD, RxReference
+
+pytestmark = pytest.mark.root
+
+MSS = 1448
+ROTATE = 16
+PACKET_OUTGOING = 4
+ETH_P_ALL = 3
+
+
+@pytest.fixture
+def lo_capture() -> Iterator[socket.socket]:
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    s.bind(("lo", 0))
+    s.setblocking(False)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def drain(s: socket.socket) -> list[bytes]:
+    """Frames sent out of lo since the last call (the forged updates)."""
+    out = []
+    while True:
+        try:
+            data, addr = s.recvfrom(4096)
+        except BlockingIOError:
+            return out
+        if addr[2] == PACKET_OUTGOING:
+            out.append(data)
+
+
+class Driver:
+    """Senders that respect the windows they were offered; L ACKs every segment."""
+
+    def __init__(self, rx: RxWin, ref: RxReference, cap: socket.socket, n: int) -> None:
+        self.rx, self.ref, self.cap = rx, ref, cap
+        self.flows = [FlowTrace(lport=43000 + i, l_isn=9000 * (i + 1)) for i in range(n)]
+        self.edge: dict[int, int] = {}  # lport -> right edge the sender last saw
+        self.forged = 0
+        self.max_open = 0
+
+    def key(self, ft: FlowTrace) -> tuple[str, int, str, int]:
+        return (R, ft.rport, L, ft.lport)
+
+    def egress(self, ft: FlowTrace, frame: bytes, handshake: bool = False) -> int:
+        rv, out, _ = self.rx.run(True, frame)
+        assert rv == -1
+        want = self.ref.egress(frame)
+        t = Ether(out)[TCP]
+        if want is not None:
+            assert t.window == want, f"flow {ft.lport}: BPF {t.window}, reference {want}"
+        assert tcp_checksum_ok(out)
+        self.edge[ft.lport] = (t.ack + (t.window << 7)) & 0xFFFFFFFF
+        got = drain(self.cap)
+        if handshake:  # the copy offering 2 MSS ahead of the zero window
+            assert len(got) == 1 and self.ref.copies[-1] == (self.key(ft), 23)
+            return t.window
+        ref_new = self.ref.forged[self.forged :]
+        assert got == ref_new, "forged updates differ from the reference's"
+        for fr in got:
+            assert tcp_checksum_ok(fr)
+            ft2 = next(f for f in self.flows if f.lport == Ether(fr)[TCP].sport)
+            u = Ether(fr)[TCP]
+            assert u.seq == ft2.l_next and u.ack == ft2.rcv  # the sender accepts it
+            self.edge[ft2.lport] = (u.ack + (u.window << 7)) & 0xFFFFFFFF
+        self.forged += len(got)
+        opened = sum(1 for f in self.flows if self.can_send(f, 1))
+        self.max_open = max(self.max_open, opened)
+        return t.window
+
+    def ingress(self, frame: bytes) -> None:
+        rv, out, _ = self.rx.run(False, frame)
+        assert rv == -1 and out == frame
+        self.ref.ingress(frame)
+
+    def can_send(self, ft: FlowTrace, size: int) -> bool:
+        e = self.edge.get(ft.lport)
+        return (
+            e is not None
+            and ((e - ft.r_next) & 0xFFFFFFFF) < 0x80000000
+            and ((e - ft.r_next) & 0xFFFFFFFF) >= size
+        )
+
+    def open_all(self) -> None:
+        for ft in self.flows:
+            syn, syn_ack, last_ack = ft.handshake()
+            self.egress(ft, syn[1])
+            self.ingress(syn_ack[1])
+            self.egress(ft, last_ack[1], handshake=True)
+        for ft in self.flows:
+            self.egress(ft, ft.request()[1])
+
+    def step(self, ce: bool, size: int = MSS) -> int:
+        """Every flow whose window allows sends one segment, L acknowledges it."""
+        sent = 0
+        for ft in self.flows:
+            if self.can_send(ft, size):
+                self.ingress(ft.data(ce=ce, size=size)[1])
+                self.egress(ft, ft.ack()[1])
+                sent += 1
+        return sent
+
+
+def test_rotation_matches_reference_and_keeps_h_flows_open(
+    rxwin: RxWin, lo_capture: socket.socket
+) -> None:
+    n = 8
+    budget = n * MSS
+    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=ROTATE)
+    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=ROTATE)
+    d = Driver(rxwin, ref, lo_capture, n)
+    d.open_all()
+    assert ref.open == n and ref.slots() == n  # each flow starts at 2 MSS: one slot each
+
+    # Every segment marked: W falls below one segment, fewer flows hold a window,
+    # the others wait and take turns.
+    for _ in range(10):
+        d.step(ce=True)
+    g = rxwin.rotation()
+    assert (g.open, g.waiting, g.slots) == (ref.open, ref.waiting, ref.slots())
+    assert g.slots < n / 2 and g.waiting == n - g.slots
+    # From here at most H flows have a window open at any moment, and turns go
+    # round: every flow gets segments through, each its share.
+    d.max_open = 0
+    before = [ft.r_next for ft in d.flows]
+    for _ in range(5):
+        d.step(ce=True)
+    assert 1 <= d.max_open <= g.slots
+    got = [((ft.r_next - b) & 0xFFFFFFFF) // MSS for ft, b in zip(d.flows, before, strict=True)]
+    assert min(got) >= 1 and max(got) - min(got) <= 1, got
+    st = rxwin.stats()
+    assert st["rot_grant"] == d.forged > 2 * n and st["forge_fail"] == 0
+
+    # Unmarked: W grows back, every flow holds a slot again, no one waits.
+    for _ in range(20):
+        d.step(ce=False)
+    g = rxwin.rotation()
+    assert g.waiting == ref.waiting == 0 and g.open == ref.open == n
+    assert d.step(ce=False) == n
+
+    # The BPF sum of min(W, MSS) / MSS is the reference's.
+    for ft in d.flows:
+        f = rxwin.flow(_key(ft))
+        assert f is not None and f.w == ref.flows[d.key(ft)].w
+    assert ref.slots() == g.slots
+
+
+def test_rotation_short_segment_gives_the_slot_back(
+    rxwin: RxWin, lo_capture: socket.socket
+) -> None:
+    """A segment shorter than the MSS ends what the flow had to send: its ACK
+    closes the window and the slot goes to a waiting flow, not to the queue
+    tail; the flow's next request takes a slot again."""
+    n = 4
+    budget = n * MSS
+    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=ROTATE)
+    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=ROTATE)
+    d = Driver(rxwin, ref, lo_capture, n)
+    d.open_all()
+    for _ in range(12):
+        d.step(ce=True)
+    assert ref.waiting > 0
+    holder = next(ft for ft in d.flows if ref.rot[d.key(ft)].state == ROT_HOLD)
+    d.ingress(holder.data(size=500)[1])
+    w = d.egress(holder, holder.ack()[1])
+    assert w == 0 and ref.rot[d.key(holder)].state == 0  # idle
+    assert rxwin.stats()["rot_idle"] == 1
+    # Its request comes back as a slot or a place in the queue, never lost.
+    d.egress(holder, holder.request()[1])
+    assert ref.rot[d.key(holder)].state in (1, 2)
+    g = rxwin.rotation()
+    assert (g.open, g.waiting) == (ref.open, ref.waiting)
+
+
+def test_rotation_fin_counts_the_flow_out(rxwin: RxWin, lo_capture: socket.socket) -> None:
+    n = 4
+    budget = n * MSS
+    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=ROTATE)
+    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=ROTATE)
+    d = Driver(rxwin, ref, lo_capture, n)
+    d.open_all()
+    for _ in range(12):
+        d.step(ce=True)
+    for ft in d.flows:
+        d.ingress(ft.fin()[1])
+    g = rxwin.rotation()
+    assert (g.open, g.waiting, g.frac_sum) == (0, 0, 0)
+    assert ref.open == ref.waiting == 0
+
+
+def _key(ft: FlowTrace) -> FlowKey:
+    return FlowKey.make(R, ft.rport, L, ft.lport)
+
+
+def test_rotation_constants_match_rxwin_h() -> None:
+    """ROT_ONE, the rotation states and the statistics names are defined in
+    rxwin.h and mirrored in Python."""
+    h = (Path(datapath.__file__).parent / "bpf" / "rxwin.h").read_text()
+    defs = {}
+    for line in h.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[0] == "#define":
+            defs[parts[1]] = parts[2]
+    assert int(defs["ROT_ONE"]) == newdctcp_rx.ROT_ONE
+    assert int(defs["ROT_HOLD"]) == newdctcp_rx.ROT_HOLD
+    assert int(defs["ROT_WAIT"]) == newdctcp_rx.ROT_WAIT
+    assert int(defs["ROT_FRAME_LEN"]) == newdctcp_rx.ROT_FRAME_LEN
+    assert int(defs["ST_MAX"]) == len(datapath.ST_NAMES)
+    assert struct.calcsize("=HHIIBBHHH4sII") == newdctcp_rx.ROT_FRAME_LEN - newdctcp_rx.ROT_HDR_LEN
