@@ -14,6 +14,7 @@ window again.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import statistics
 import subprocess
@@ -24,7 +25,7 @@ import pytest
 
 from p4incast.agent.runner import status
 from p4incast.agent.vethlab import SsSample, VethLab, lab_skip_reason
-from p4incast.model.scheme import RECEIVER_WINDOW_CLAMP
+from p4incast.model.scheme import RECEIVER_WINDOW_CLAMP, ROTATE_FLOOR_DIV
 
 pytestmark = pytest.mark.root
 
@@ -250,3 +251,51 @@ def test_budget_keeps_full_size_segments_when_shares_fall_below_2_mss(lab: VethL
     assert min(sizes) > 0.95 * 1448, sizes
     assert st["totals"]["hs_reopen"] >= 5 and st["totals"]["forge_fail"] == 0
     assert gp > 0.3 * lab.rate_mbit * 1e6
+
+
+def sender_unacked_total(lab: VethLab, port: int) -> int:
+    """Segments in flight over all of the sender's connections from `port`."""
+    out = lab.ns(lab.ns_s, "ss", "-tinH", "sport", f"= :{port}", check=False)
+    return sum(int(m) for m in re.findall(r"\bunacked:(\d+)", out))
+
+
+def test_budget_rotation_holds_the_budget_below_one_segment_per_flow(lab: VethLab) -> None:
+    """newdctcp-budget with rotation, a budget of 2 MSS and 9 connections (iperf3
+    -R -P 8 and its control connection): the shares are 2/9 of a segment, so at
+    most H = 2 connections may hold a window at once; the others wait with a
+    zero window and get it back through a window update the agent forges from
+    another flow's ACK. Real Linux senders: the segments in flight over all
+    connections stay at the budget, not one per connection, and every stream
+    moves (a flow left waiting would stall for its persist timer)."""
+    clamp = ("window", str(RECEIVER_WINDOW_CLAMP), "quickack", "1")
+    lab.ns(lab.ns_r, "ip", "route", "replace", f"{lab.ip_s}/32", "dev", lab.dev_r, *clamp)
+    lab.start_server(port=5202, in_sender=True)
+    agent = lab.start_agent(
+        "newdctcp-budget",
+        "--budget-bytes",
+        str(2 * 1448),
+        "--min-segs",
+        "1",
+        "--rotate",
+        str(ROTATE_FLOOR_DIV),
+    )
+    client = lab.start_reverse_client(4, parallel=8)
+    time.sleep(1.5)
+    inflight = []
+    for _ in range(20):
+        inflight.append(sender_unacked_total(lab, 5202))
+        time.sleep(0.05)
+    out, _ = client.communicate(timeout=60)
+    st = [a for a in status() if a["pid"] == agent.pid][0]
+    assert lab.stop(agent) == 0
+    res = json.loads(out)
+    streams = [s["receiver"]["bits_per_second"] for s in res["end"]["streams"]]
+    total = res["end"]["sum_received"]["bits_per_second"]
+    # The budget holds: about 2 segments in flight in all (a grant and the
+    # release it answers may overlap by one), where 9 windows of one segment
+    # would keep 8 or more.
+    assert statistics.median(inflight) <= 3, inflight
+    assert st["totals"]["rot_grant"] > 1000 and st["totals"]["forge_fail"] == 0
+    # Every stream moves at a fair share's order; none waits on a persist timer.
+    assert len(streams) == 8 and min(streams) > 0.3 * total / 8, streams
+    assert total > 0.1 * lab.rate_mbit * 1e6, total
