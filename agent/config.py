@@ -15,7 +15,6 @@ from p4incast.model.scheme import (
     AGENT_POLICIES,
     BUDGET_AGENT,
     BUDGET_INIT_SEGS,
-    ROTATE_MAX_DIV,
     RX_MIN_SEGS,
 )
 
@@ -51,12 +50,7 @@ TUNABLES: dict[str, tuple[float, float, float, str]] = {
         1 << 31,
         "newdctcp-budget: sum of all flows' windows, bytes (queue + bandwidth-delay product)",
     ),
-    "rotate": (
-        0,
-        0,
-        ROTATE_MAX_DIV,
-        "newdctcp-budget: 0, or windows below one segment by rotation, W's floor MSS / rotate",
-    ),
+    "rotate": (0, 0, 1, "newdctcp-budget: 1 = windows below one segment, flows take turns"),
 }
 
 

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from p4incast.agent.libbpf import BpfError, Lib, TcOpts, lib
-from p4incast.agent.policies.newdctcp_rx import ROT_ONE
 from p4incast.model.scheme import BUDGET_AGENT
 
 __all__ = [
@@ -30,6 +29,7 @@ __all__ = [
     "ST_NAMES",
     "Flow",
     "FlowKey",
+    "RotFlow",
     "RotGlobal",
     "RxConfig",
     "RxWin",
@@ -106,9 +106,14 @@ class FlowKey(ctypes.Structure):
         return k
 
     def label(self) -> str:
+        r, rp, l_, lp = self.as_tuple()
+        return f"{r}:{rp}>{l_}:{lp}"
+
+    def as_tuple(self) -> tuple[str, int, str, int]:
+        """(remote, rport, local, lport): the Python reference's flow key."""
         r = socket.inet_ntoa(struct.pack("=I", self.raddr_be))
         l_ = socket.inet_ntoa(struct.pack("=I", self.laddr_be))
-        return f"{r}:{socket.ntohs(self.rport_be)}>{l_}:{socket.ntohs(self.lport_be)}"
+        return (r, socket.ntohs(self.rport_be), l_, socket.ntohs(self.lport_be))
 
 
 class Flow(ctypes.Structure):
@@ -161,16 +166,37 @@ class Flow(ctypes.Structure):
 
 
 class RotGlobal(ctypes.Structure):
+    """struct rot_global: H (`slots`, 0 until the first window of data ends),
+    flows holding a window, flows waiting, the receiver's window of data."""
+
     _fields_ = [
-        ("frac_sum", ctypes.c_int64),
+        ("slots", ctypes.c_int64),
         ("open", ctypes.c_int64),
         ("waiting", ctypes.c_int64),
+        ("win_bytes", ctypes.c_uint64),
+        ("win_pkts", ctypes.c_uint64),
+        ("win_ce", ctypes.c_uint64),
+        ("win_floor_ce", ctypes.c_uint64),
+        ("windows", ctypes.c_uint64),
+        ("cuts", ctypes.c_uint64),
+        ("mss", ctypes.c_uint64),
+        ("grants", ctypes.c_uint64),
     ]
 
-    @property
-    def slots(self) -> int:
-        """H: how many flows may hold an open window at once."""
-        return max(1, self.frac_sum // ROT_ONE)
+
+class RotFlow(ctypes.Structure):
+    """struct rot_flow: a flow's rotation state and what its window update needs."""
+
+    _fields_ = [
+        ("state", ctypes.c_uint32),
+        ("seq_next", ctypes.c_uint32),
+        ("ack", ctypes.c_uint32),
+        ("tsval", ctypes.c_uint32),
+        ("tsecr", ctypes.c_uint32),
+        ("has_hdr", ctypes.c_uint32),
+        ("hdr", ctypes.c_uint8 * 36),
+        ("since", ctypes.c_uint64),
+    ]
 
 
 @dataclass(frozen=True)
@@ -198,8 +224,14 @@ class RxWin:
         self.lib.load_object(self.obj, str(path))
         self.max_flows = max_flows
         m = {n: self.lib.map(self.obj, n) for n in ("p4i_config", "p4i_flows", "p4i_wset")}
-        m["p4i_rot"] = self.lib.map(self.obj, "p4i_rot")
-        for n, t in (("p4i_config", RxConfig), ("p4i_flows", Flow), ("p4i_rot", RotGlobal)):
+        for n in ("p4i_rot", "p4i_rot_flows", "p4i_rotq"):
+            m[n] = self.lib.map(self.obj, n)
+        for n, t in (
+            ("p4i_config", RxConfig),
+            ("p4i_flows", Flow),
+            ("p4i_rot", RotGlobal),
+            ("p4i_rot_flows", RotFlow),
+        ):
             if c.bpf_map__value_size(m[n]) != ctypes.sizeof(t):
                 raise BpfError(f"{n}: value size differs from datapath.py (rebuild)", 22)
         self.config_fd = c.bpf_map__fd(m["p4i_config"])
@@ -208,6 +240,8 @@ class RxWin:
         self.stats_fd = c.bpf_map__fd(self.lib.map(self.obj, "p4i_stats"))
         self.budget_fd = c.bpf_map__fd(self.lib.map(self.obj, "p4i_budget"))
         self.rot_fd = c.bpf_map__fd(m["p4i_rot"])
+        self.rot_flows_fd = c.bpf_map__fd(m["p4i_rot_flows"])
+        self.rotq_fd = c.bpf_map__fd(m["p4i_rotq"])
         self.ingress_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_ingress"))
         self.egress_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_egress"))
         self.attachment: Attachment | None = None
@@ -277,11 +311,34 @@ class RxWin:
         return n
 
     def rotation(self) -> RotGlobal:
-        """newdctcp-budget's rotation: the sum of min(W, MSS) / MSS (in
-        ROT_ONE), flows holding a slot, flows waiting for one."""
+        """newdctcp-budget's rotation: H, flows holding a window, flows waiting."""
         g = RotGlobal()
         self.lib.lookup(self.rot_fd, ctypes.c_uint32(0), g)
         return g
+
+    def set_rotation_counts(self, open_: int, waiting: int, grants: int) -> None:
+        """Write H's holders, waiting flows and grant count (userspace's rescue;
+        the rest of the entry as the data path left it a moment ago)."""
+        g = self.rotation()
+        g.open, g.waiting, g.grants = open_, waiting, grants
+        self.lib.update(self.rot_fd, ctypes.c_uint32(0), g)
+
+    def rot_flows(self) -> list[tuple[FlowKey, RotFlow]]:
+        return self.lib.dump(self.rot_flows_fd, FlowKey, RotFlow)  # type: ignore[return-value]
+
+    def rot_flow(self, key: FlowKey) -> RotFlow | None:
+        r = RotFlow()
+        return r if self.lib.lookup(self.rot_flows_fd, key, r) else None
+
+    def set_rot_flow(self, key: FlowKey, r: RotFlow) -> None:
+        self.lib.update(self.rot_flows_fd, key, r)
+
+    def rotq_pop(self) -> FlowKey | None:
+        k = FlowKey()
+        return k if self.lib.pop(self.rotq_fd, k) else None
+
+    def rotq_push(self, key: FlowKey) -> None:
+        self.lib.push(self.rotq_fd, key)
 
     def set_w(self, key: FlowKey, w: int) -> None:
         self.lib.update(self.wset_fd, key, ctypes.c_uint32(max(0, min(w, 0xFFFFFFFF))))

@@ -23,6 +23,7 @@ BPF_TCX_EGRESS = 47
 BPF_TC_INGRESS = 1
 BPF_TC_EGRESS = 2
 BPF_ANY = 0
+BPF_EXIST = 2
 
 
 class BpfError(RuntimeError):
@@ -105,6 +106,7 @@ _PROTOS: dict[str, tuple[object, list[object]]] = {
     "bpf_map_update_elem": (_I, [_I, _P, _P, ctypes.c_uint64]),
     "bpf_map_lookup_elem": (_I, [_I, _P, _P]),
     "bpf_map_delete_elem": (_I, [_I, _P]),
+    "bpf_map_lookup_and_delete_elem": (_I, [_I, _P, _P]),
     "bpf_map_get_next_key": (_I, [_I, _P, _P]),
     "bpf_map_lookup_batch": (_I, [_I, _P, _P, _P, _P, ctypes.POINTER(_U32), _P]),
     "bpf_map_get_next_id": (_I, [_U32, ctypes.POINTER(_U32)]),
@@ -182,6 +184,21 @@ class Lib:
     def delete(self, fd: int, key: ctypes._CData) -> bool:
         rc = self.c.bpf_map_delete_elem(fd, ctypes.byref(key))
         return rc == 0
+
+    def pop(self, fd: int, value: ctypes._CData) -> bool:
+        """The head of a queue map into `value`; False when it is empty."""
+        rc = self.c.bpf_map_lookup_and_delete_elem(fd, None, ctypes.byref(value))
+        if rc == -errno.ENOENT:
+            return False
+        if rc:
+            raise BpfError("bpf_map_lookup_and_delete_elem", rc)
+        return True
+
+    def push(self, fd: int, value: ctypes._CData) -> None:
+        """`value` onto a queue map's tail (the oldest goes when it is full)."""
+        rc = self.c.bpf_map_update_elem(fd, None, ctypes.byref(value), BPF_EXIST)
+        if rc:
+            raise BpfError("bpf_map_update_elem (push)", rc)
 
     def keys(self, fd: int, key_type: type[ctypes.Structure]) -> list[ctypes.Structure]:
         out: list[ctypes.Structure] = []

@@ -40,6 +40,7 @@ from p4incast.agent.datapath import (
 from p4incast.agent.libbpf import BpfError, MapInfo, lib
 from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
 from p4incast.agent.policies.rcc import Rcc, RccParams
+from p4incast.agent.rotation import Rescuer
 from p4incast.model.scheme import BUDGET_AGENT
 
 __all__ = ["STATE_DIR", "run", "status"]
@@ -140,7 +141,7 @@ def run(cfg: AgentConfig, *, ready: Path | None = None, log=print) -> int:  # no
             log(f"p4incast-agent: {cfg.policy} on {cfg.iface} ({att.kind}); SIGINT/SIGTERM detach")
             if ready:
                 ready.write_text(f"{att.kind}\n")
-            _loop(rx, cfg, capacity)
+            _loop(rx, cfg, capacity, log)
         except _Stop as s:
             log(f"p4incast-agent: {s}; detaching from {cfg.iface}")
         finally:
@@ -153,12 +154,17 @@ def run(cfg: AgentConfig, *, ready: Path | None = None, log=print) -> int:  # no
     return 0
 
 
-def _loop(rx: RxWin, cfg: AgentConfig, capacity_Bps: float) -> None:
+def _loop(rx: RxWin, cfg: AgentConfig, capacity_Bps: float, log=print) -> None:  # noqa: ANN001
     tick = cfg.interval_ms / 1000
     ictcp = Ictcp(IctcpParams(capacity_Bps=capacity_Bps)) if cfg.policy == "ictcp" else None
     rcc = Rcc(RccParams(queue_maxsize=cfg.queue_maxsize)) if cfg.policy == "rcc" else None
     next_sweep = time.monotonic() + 1.0
     next_scan = 0.0
+    rescue = (
+        Rescuer(rx, cfg.iface, cfg.budget_bytes, tick)
+        if cfg.policy == BUDGET_AGENT and cfg.rotate
+        else None
+    )
     rx_bytes = open(f"/sys/class/net/{cfg.iface}/statistics/rx_bytes", "rb")  # noqa: SIM115
     keys: dict[bytes, FlowKey] = {}
     written: dict[bytes, int] = {}
@@ -167,11 +173,13 @@ def _loop(rx: RxWin, cfg: AgentConfig, capacity_Bps: float) -> None:
         # ictcp / rcc: a full table scan (cost grows with max_flows: the kernel walks
         # every bucket) every 100 ms finds new flows; each tick looks up only those.
         while True:
-            if ictcp is None and rcc is None:
+            if ictcp is None and rcc is None and rescue is None:
                 time.sleep(max(0.0, next_sweep - time.monotonic()))
             else:
                 time.sleep(tick)
             now = time.monotonic()
+            if rescue is not None:
+                rescue.step(time.monotonic_ns())
             if ictcp is not None or rcc is not None:
                 if now >= next_scan:
                     keys = {bytes(k): k for k, _ in rx.dump()}
@@ -200,6 +208,15 @@ def _loop(rx: RxWin, cfg: AgentConfig, capacity_Bps: float) -> None:
                 next_sweep = now + 1.0
     finally:
         rx_bytes.close()
+        if rescue is not None:
+            rescue.close()
+            c, st = rescue.counts, rx.stats()
+            log(
+                f"p4incast-agent: rotation: {st['rot_grant']} slots passed on, "
+                f"{st['rot_release']} released, {st['rot_idle']} after a short segment, "
+                f"{st['rot_defer']} grants deferred; rescue: {c.reclaimed} idle slots "
+                f"taken back, {c.granted} window updates sent from userspace"
+            )
 
 
 def _summary(rx: RxWin) -> str:

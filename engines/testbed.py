@@ -35,7 +35,6 @@ from p4incast.model.dilation import Dilation
 from p4incast.model.scheme import (
     BUDGET_AGENT,
     RECEIVER_WINDOW_CLAMP,
-    ROTATE_FLOOR_DIV,
     STALL_RTO_FRACTION,
     Point,
     Transport,
@@ -146,7 +145,7 @@ def _agent_cmd(
         bdp = (shape.queue_rate_pps or 0) * (rtt_ms or 0) / 1e3
         cmd += ["--budget-bytes", str(rx_budget_bytes(transport, shape.queue_pkts, bdp))]
         if point.scheme.rotate:
-            cmd += ["--rotate", str(ROTATE_FLOOR_DIV)]
+            cmd += ["--rotate", "1"]
     return cmd
 
 

@@ -365,30 +365,69 @@ static __always_inline struct rot_global *rot_global(void)
 	return bpf_map_lookup_elem(&p4i_rot, &zero);
 }
 
-/* A flow's part of the rotation's sum: min(W, MSS) / MSS, in ROT_ONE. */
-static __always_inline __s64 w_frac(__u64 w, __u32 mss)
+/* H's ceiling: one slot per flow sharing the budget, and no more whole
+ * segments than the budget holds. */
+static __always_inline __s64 rot_cap(struct rx_config *cfg, __u32 mss)
 {
-	if (!mss)
-		return 0;
-	if (w > mss)
-		w = mss;
-	return (__s64)(w * ROT_ONE / mss);
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&p4i_budget, &zero);
+	__s64 flows = n && (__s64)*n > 0 ? (__s64)*n : 1;
+	__s64 segs = mss ? cfg->budget_bytes / mss : 1;
+
+	if (segs < 1)
+		segs = 1;
+	return flows < segs ? flows : segs;
 }
 
-static __always_inline void frac_add(__s64 d)
+/* H now: the controller's value within [1, ceiling]; the ceiling until set. */
+static __always_inline __s64 rot_slots(struct rot_global *g, struct rx_config *cfg, __u32 mss)
+{
+	__s64 cap = rot_cap(cfg, mss);
+	__s64 h = g->slots;
+
+	return h <= 0 || h > cap ? cap : h;
+}
+
+/* One data packet, the rotation's side (ingress): H follows NewDCTCP's rule
+ * over the receiver's window of data — H segments of new bytes from all
+ * flows — cut to max(H/2, n - m) when a flow already at one segment saw CE
+ * (a flow above it takes the cut in its own W), else H + 1; within
+ * [1, ceiling]. The counters are plain adds: two CPUs may lose a count. */
+static __always_inline void rot_on_data(struct rx_config *cfg, struct flow *f, __u32 nb,
+					__u32 segs, int ce)
 {
 	struct rot_global *g = rot_global();
+	__u64 h, n, m, cap;
 
-	if (g && d)
-		__sync_fetch_and_add(&g->frac_sum, d);
-}
-
-/* Every change of a counted flow's W goes through here: the sum follows it. */
-static __always_inline void set_w(struct flow *f, __u64 w)
-{
-	if (f->flags & FL_COUNTED)
-		frac_add(w_frac(w, f->mss) - w_frac(f->w, f->mss));
-	f->w = w;
+	if (!g)
+		return;
+	g->win_bytes += nb;
+	g->win_pkts += segs;
+	if (ce) {
+		g->win_ce += segs;
+		if (f->w <= f->mss)
+			g->win_floor_ce += segs;
+	}
+	h = rot_slots(g, cfg, f->mss);
+	if (g->win_bytes < (__u64)h * f->mss)
+		return;
+	n = g->win_pkts;
+	m = g->win_ce < n ? g->win_ce : n;
+	if (g->win_floor_ce) {
+		h = h / 2 > n - m ? h / 2 : n - m;
+		g->cuts++;
+	} else {
+		h += 1;
+	}
+	cap = rot_cap(cfg, f->mss);
+	if (h > cap)
+		h = cap;
+	g->slots = h < 1 ? 1 : (__s64)h;
+	g->win_bytes = 0;
+	g->win_pkts = 0;
+	g->win_ce = 0;
+	g->win_floor_ce = 0;
+	g->windows++;
 }
 
 /* The flow's rotation entry goes: the slot it held or its place in the queue
@@ -414,8 +453,7 @@ static __always_inline __u64 budget_share(struct rx_config *cfg, __u32 mss)
 	__u64 *n = bpf_map_lookup_elem(&p4i_budget, &zero);
 	__u64 cnt = n && (__s64)*n > 0 ? *n : 1;
 	__u64 share = cfg->budget_bytes / cnt;
-	/* with rotation a share below one segment is a turn (rotate_ack) */
-	__u64 floor = cfg->rotate ? (mss / cfg->rotate ?: 1) : (__u64)cfg->min_segs * mss;
+	__u64 floor = (__u64)cfg->min_segs * mss;
 
 	return share < floor ? floor : share;
 }
@@ -442,14 +480,11 @@ static __always_inline void end_flow(struct flow_key *key)
 {
 	struct flow *old = bpf_map_lookup_elem(&p4i_flows, key);
 	__u32 flags = old ? old->flags : 0;
-	__s64 frac = old ? w_frac(old->w, old->mss) : 0;
 
 	if (bpf_map_delete_elem(&p4i_flows, key) == 0) {
 		stat_inc(ST_FLOWS_END);
-		if (flags & FL_COUNTED) {
+		if (flags & FL_COUNTED)
 			budget_add(-1);
-			frac_add(-frac);
-		}
 	}
 	bpf_map_delete_elem(&p4i_wset, key);
 	rot_end(key);
@@ -461,10 +496,8 @@ static __always_inline struct flow *new_flow(struct flow_key *key, __u64 now,
 	struct flow f = {};
 	struct flow *old = bpf_map_lookup_elem(&p4i_flows, key);
 
-	if (old && (old->flags & FL_COUNTED)) {
+	if (old && (old->flags & FL_COUNTED))
 		budget_add(-1); /* a new SYN on a counted key replaces that flow */
-		frac_add(-w_frac(old->w, old->mss));
-	}
 	rot_end(key);
 
 	f.first_ns = now;
@@ -482,11 +515,9 @@ static __always_inline struct flow *new_flow(struct flow_key *key, __u64 now,
 static __always_inline void finish_handshake(struct flow *f, struct rx_config *cfg)
 {
 	__u32 mss = 0xffff;
-	__s64 before;
 
 	if ((f->flags & FL_HS) != FL_HS)
 		return;
-	before = (f->flags & FL_COUNTED) ? w_frac(f->w, f->mss) : 0;
 	f->wscale = (f->flags & FL_PEER_WS) && (f->flags & FL_LOCAL_WS) ? f->local_ws : 0;
 	if (f->local_mss)
 		mss = f->local_mss;
@@ -504,7 +535,6 @@ static __always_inline void finish_handshake(struct flow *f, struct rx_config *c
 		budget_add(1);
 	}
 	f->w = (__u64)cfg->init_segs * mss;
-	frac_add(w_frac(f->w, mss) - before);
 	f->flags &= ~FL_MARKED;
 	f->win_bytes = 0;
 	f->win_pkts = 0;
@@ -517,10 +547,7 @@ static __always_inline void window_end(struct flow *f, struct rx_config *cfg)
 	__u64 w = f->w;
 	__u32 n = f->win_pkts, m = f->win_ce;
 	__u64 floor = (__u64)cfg->min_segs * f->mss;
-	int rot = cfg->policy == RX_POLICY_BUDGET && cfg->rotate;
 
-	if (rot)
-		floor = f->mss / cfg->rotate ?: 1; /* below one segment: the rotation's */
 	f->windows++;
 	if (m) {
 		__u64 a = (__u64)(n - m) * f->mss;
@@ -539,13 +566,7 @@ static __always_inline void window_end(struct flow *f, struct rx_config *cfg)
 	}
 	if (w > cfg->max_w)
 		w = cfg->max_w;
-	if (rot) {
-		__u64 share = budget_share(cfg, f->mss);
-
-		set_w(f, w < share ? w : share); /* not rounded: W < MSS is a turn */
-	} else {
-		set_w(f, budget_cap(cfg, w, f->mss));
-	}
+	f->w = budget_cap(cfg, w, f->mss);
 	f->win_bytes = 0;
 	f->win_pkts = 0;
 	f->win_ce = 0;
@@ -612,7 +633,7 @@ int rx_ingress(struct __sk_buff *skb)
 	}
 	if (now - f->last_ns > cfg->idle_ns) {
 		/* Idle: restart the window like TCP restarts after idle. */
-		set_w(f, (__u64)cfg->init_segs * f->mss);
+		f->w = (__u64)cfg->init_segs * f->mss;
 		f->flags &= ~FL_MARKED;
 		f->win_bytes = 0;
 		f->win_pkts = 0;
@@ -660,6 +681,9 @@ int rx_ingress(struct __sk_buff *skb)
 		if (p.ecn == 3)
 			f->win_ce += segs;
 		f->win_bytes += nb;
+		if (cfg->policy == RX_POLICY_BUDGET && cfg->rotate && (f->flags & FL_COUNTED) &&
+		    !(f->flags & FL_SLOW))
+			rot_on_data(cfg, f, nb, segs, p.ecn == 3);
 		if (f->win_bytes >= f->w)
 			window_end(f, cfg);
 	}
@@ -798,16 +822,15 @@ static __always_inline int rot_forge(struct __sk_buff *skb, struct rot_flow *br,
 /* A waiting flow takes a slot: the head of p4i_rotq gets a one-segment window
  * through a copy of the pure ACK in skb (rot_forge). Entries of flows that
  * ended or left the queue are skipped. A flow that cannot be forged yet goes
- * back to the tail. */
-static __always_inline void rot_grant(struct __sk_buff *skb, struct rx_config *cfg,
-				      struct rot_global *g)
+ * back to the tail. Returns 0 when a flow got its window. */
+static __always_inline int rot_grant(struct __sk_buff *skb, struct rot_global *g)
 {
 	struct flow_key bk;
 	int i;
 
 	if (skb->len != ROT_FRAME_LEN) {
 		stat_inc(ST_ROT_DEFER); /* the next pure ACK carries it */
-		return;
+		return -1;
 	}
 	for (i = 0; i < 4; i++) {
 		struct rot_flow *br;
@@ -815,57 +838,65 @@ static __always_inline void rot_grant(struct __sk_buff *skb, struct rx_config *c
 		__u32 w, ws;
 
 		if (bpf_map_pop_elem(&p4i_rotq, &bk))
-			return;
+			return -1;
 		br = bpf_map_lookup_elem(&p4i_rot_flows, &bk);
 		if (!br || br->state != ROT_WAIT)
 			continue;
 		bf = bpf_map_lookup_elem(&p4i_flows, &bk);
 		if (!bf || !br->has_hdr) {
 			bpf_map_push_elem(&p4i_rotq, &bk, BPF_EXIST);
-			return;
+			return -1;
 		}
 		ws = bf->wscale & 15;
 		w = bf->mss; /* one segment a turn */
 		if (rot_forge(skb, br, &bk, (w + (1U << ws) - 1) >> ws)) {
 			stat_inc(ST_FORGE_FAIL);
 			bpf_map_push_elem(&p4i_rotq, &bk, BPF_EXIST);
-			return;
+			return -1;
 		}
 		br->state = ROT_HOLD;
+		br->since = bpf_ktime_get_ns();
 		__sync_fetch_and_add(&g->waiting, -1);
 		__sync_fetch_and_add(&g->open, 1);
+		__sync_fetch_and_add(&g->grants, 1);
 		stat_inc(ST_ROT_GRANT);
-		return;
+		return 0;
 	}
+	return -1;
 }
 
-/* newdctcp-budget with rotation (docs/algorithms.md §3.6): at most
- * H = max(1, floor(sum of min(W, MSS) / MSS)) flows hold an open window; the
+/* Flows wait while a slot is free (a holder ended, H grew): the packet in skb
+ * carries the grant if it can. */
+static __always_inline void rot_fill(struct __sk_buff *skb, struct rx_config *cfg)
+{
+	struct rot_global *g = rot_global();
+
+	if (g && g->waiting > 0 && g->open < rot_slots(g, cfg, g->mss ?: RX_DEFAULT_MSS))
+		rot_grant(skb, g);
+}
+
+/* newdctcp-budget with rotation (docs/algorithms.md §3.6): at most H flows
+ * (rot_on_data) hold an open window; the
  * others wait in p4i_rotq with a zero window. A holder's turn ends with the
  * ACK that leaves less than a segment of the window it was offered (or acknowledges a short
  * segment: the end of what it had to send); while flows wait, that ACK closes
  * its window and the slot passes to the head of the queue. Sets *zero when
  * this ACK must close the window; returns the W to enforce otherwise. */
-static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config *cfg,
-					struct flow *f, struct flow_key *key, struct pkt *p,
-					__u32 w, int *zero)
+/* What a forged window update for this flow needs, from each of its ACKs (the
+ * handshake's included: a flow may wait from its first request on). */
+static __always_inline struct rot_flow *rot_note(struct __sk_buff *skb, struct flow_key *key,
+						 struct pkt *p)
 {
-	struct rot_global *g = rot_global();
 	struct rot_flow *r = bpf_map_lookup_elem(&p4i_rot_flows, key);
-	int to_wait = 0;
-	__s64 h;
 
-	if (!g)
-		return w;
 	if (!r) {
 		struct rot_flow nr = {};
 
 		bpf_map_update_elem(&p4i_rot_flows, key, &nr, BPF_NOEXIST);
 		r = bpf_map_lookup_elem(&p4i_rot_flows, key);
 		if (!r)
-			return w;
+			return 0;
 	}
-	/* What a forged window update for this flow needs, from its latest packet. */
 	r->seq_next = p->seq + p->payload;
 	r->ack = p->ack;
 	if (p->o.has_ts) {
@@ -880,13 +911,25 @@ static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config 
 		    !bpf_skb_load_bytes(skb, 0, r->hdr, ROT_HDR_LEN))
 			r->has_hdr = 1;
 	}
+	return r;
+}
 
-	h = g->frac_sum > 0 ? (__s64)((__u64)g->frac_sum / ROT_ONE) : 0;
-	if (h < 1)
-		h = 1;
+static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config *cfg,
+					struct flow *f, struct rot_flow *r, struct flow_key *key,
+					struct pkt *p, __u32 w, int *zero)
+{
+	struct rot_global *g = rot_global();
+	int to_wait = 0;
+	__s64 h;
+
+	if (!g)
+		return w;
+	g->mss = f->mss;
+	h = rot_slots(g, cfg, f->mss);
 	if (r->state == ROT_IDLE) {
 		if (g->open < h && g->waiting <= 0) {
 			r->state = ROT_HOLD;
+			r->since = bpf_ktime_get_ns();
 			__sync_fetch_and_add(&g->open, 1);
 		} else {
 			r->state = ROT_WAIT;
@@ -899,9 +942,22 @@ static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config 
 		 * is a multiple of 2^s, so one segment is offered as a bit more */
 		int end = runt || (f->re_valid && (__s32)(f->last_re - p->ack) < (__s32)f->mss);
 
-		/* the slot goes back when H shrank, or to a waiting flow when
-		 * none is free (a free one goes to the queue's head below) */
-		if (end && (runt || g->open > h || (g->waiting > 0 && g->open >= h))) {
+		int release = 0;
+
+		/* The slot goes back when H shrank or the flow sent a short
+		 * segment (the end of what it had: a slot must not sit with a flow
+		 * that has nothing to send); otherwise it passes to a waiting flow
+		 * when none is free, and only once that flow's grant went out (a
+		 * holder that cannot hand it on keeps it: no flow may be left
+		 * waiting with no window open anywhere). A free slot goes to the
+		 * queue's head below. */
+		if (end) {
+			if (g->open > h || runt)
+				release = 1;
+			else if (g->waiting > 0 && g->open >= h)
+				release = !rot_grant(skb, g);
+		}
+		if (release) {
 			__sync_fetch_and_add(&g->open, -1);
 			*zero = 1;
 			stat_inc(ST_ROT_RELEASE);
@@ -919,7 +975,7 @@ static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config 
 		*zero = 1;
 	}
 	if (g->waiting > 0 && g->open < h)
-		rot_grant(skb, cfg, g);
+		rot_grant(skb, g);
 	if (to_wait) {
 		bpf_map_push_elem(&p4i_rotq, key, BPF_EXIST);
 		__sync_fetch_and_add(&g->waiting, 1);
@@ -948,6 +1004,8 @@ int rx_egress(struct __sk_buff *skb)
 
 	if (p.flags & (TH_RST | TH_FIN)) {
 		end_flow(&key);
+		if (cfg->policy == RX_POLICY_BUDGET && cfg->rotate)
+			rot_fill(skb, cfg); /* the slot it held, if any */
 		return TC_ACT_UNSPEC_;
 	}
 	now = bpf_ktime_get_ns();
@@ -972,8 +1030,11 @@ int rx_egress(struct __sk_buff *skb)
 		finish_handshake(f, cfg);
 		return TC_ACT_UNSPEC_;
 	}
-	if (!f || !(p.flags & TH_ACK))
+	if (!f || !(p.flags & TH_ACK)) {
+		if (cfg->policy == RX_POLICY_BUDGET && cfg->rotate)
+			rot_fill(skb, cfg); /* e.g. our ACK of a peer's FIN */
 		return TC_ACT_UNSPEC_;
+	}
 	stat_inc(ST_TX_ACKS);
 	f->acks++;
 	if (p.o.has_ts && p.o.tsval != f->ts_val) {
@@ -995,6 +1056,8 @@ int rx_egress(struct __sk_buff *skb)
 		if (cfg->policy == RX_POLICY_NEWDCTCP) {
 			w = f->w;
 		} else if (cfg->policy == RX_POLICY_BUDGET) {
+			struct rot_flow *r = cfg->rotate ? rot_note(skb, &key, &p) : 0;
+
 			/* The share may have shrunk since W was set: a flow arrived. */
 			w = budget_cap(cfg, f->w, f->mss);
 			if (!f->re_valid && !f->pkts && !p.payload) {
@@ -1002,8 +1065,8 @@ int rx_egress(struct __sk_buff *skb)
 				field = handshake_reopen(skb, &p, f->w, ws);
 				newf = field;
 				w = 0;
-			} else if (cfg->rotate) {
-				w = rotate_ack(skb, cfg, f, &key, &p, w, &zero);
+			} else if (r) {
+				w = rotate_ack(skb, cfg, f, r, &key, &p, w, &zero);
 			}
 		} else {
 			__u32 *u = bpf_map_lookup_elem(&p4i_wset, &key);

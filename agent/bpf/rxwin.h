@@ -48,9 +48,6 @@
 #define ROT_HOLD 1 /* holds a slot: its window is open */
 #define ROT_WAIT 2 /* in p4i_rotq with a zero window */
 
-/* Fixed point of the rotation's sum: one segment = ROT_ONE. */
-#define ROT_ONE 256
-
 /* The frame a grant is forged as: Ethernet + IPv4 (no options) + TCP with
  * NOP NOP TS, no payload — Linux's pure ACK with timestamps. */
 #define ROT_HDR_LEN 34
@@ -72,7 +69,7 @@ struct rx_config {
 	__u32 min_segs;     /* W floor, in MSS (2: one segment alone waits for a delayed ACK) */
 	__u64 idle_ns;      /* idle longer than this: W restarts from init_segs */
 	__u32 budget_bytes; /* newdctcp-budget: the sum of all flows' W stays within this */
-	__u32 rotate;       /* newdctcp-budget: 0, or rotation with W floor MSS / rotate */
+	__u32 rotate;       /* newdctcp-budget: 1 = windows below one segment by rotation */
 };
 
 struct flow_key {
@@ -127,13 +124,23 @@ struct rot_flow {
 	__u32 tsecr;
 	__u32 has_hdr;  /* hdr holds the Ethernet + IPv4 header of one of our pure ACKs */
 	__u8 hdr[36];   /* ROT_HDR_LEN used */
+	__u64 since;    /* when it took its slot (bpf_ktime; userspace's stale check) */
 };
 
-/* Rotation, receiver-wide (p4i_rot[0]); atomic adds. */
+/* Rotation, receiver-wide (p4i_rot[0]). open and waiting change by atomic
+ * adds (egress, any flow); the window of data belongs to ingress. */
 struct rot_global {
-	__s64 frac_sum; /* sum over counted flows of min(W, MSS) / MSS, in ROT_ONE */
+	__s64 slots;    /* H: flows that may hold a window at once (0: not yet set) */
 	__s64 open;     /* flows in ROT_HOLD */
 	__s64 waiting;  /* flows in ROT_WAIT */
+	__u64 win_bytes; /* the receiver's window of data: new bytes, */
+	__u64 win_pkts;  /* packets, */
+	__u64 win_ce;    /* CE packets, */
+	__u64 win_floor_ce; /* CE packets of flows whose W is one segment */
+	__u64 windows;   /* windows of data ended */
+	__u64 cuts;      /* of them, cuts of H */
+	__u64 mss;       /* the MSS of the last flow that sent an ACK (rot_fill) */
+	__u64 grants;    /* slots passed on (BPF and userspace's rescue) */
 };
 
 #endif

@@ -72,17 +72,19 @@ from p4incast.model.scheme import BUDGET_AGENT as BUDGET_POLICY
 
 # rxwin.h: rotation states, the fixed point of its sum, the forged frame
 ROT_IDLE, ROT_HOLD, ROT_WAIT = 0, 1, 2
-ROT_ONE = 256
 ROT_HDR_LEN, ROT_FRAME_LEN = 34, 66
 
 __all__ = [
     "BUDGET_POLICY",
-    "ROT_ONE",
+    "ROT_HDR_LEN",
+    "ROT_HOLD",
+    "ROT_IDLE",
+    "ROT_WAIT",
     "RotEntry",
     "forged_update",
-    "rotation_floor",
+    "rotation_ceiling",
+    "rotation_window_end",
     "tcp_checksum",
-    "w_frac",
     "DEFAULT_MSS",
     "MAX_WSCALE",
     "Frame",
@@ -213,19 +215,11 @@ def parse_frame(b: bytes) -> Frame | None:
 
 
 def next_window(
-    w: int,
-    n: int,
-    m: int,
-    mss: int,
-    marked: bool,
-    max_w: int,
-    min_segs: int = 2,
-    floor: int | None = None,
+    w: int, n: int, m: int, mss: int, marked: bool, max_w: int, min_segs: int = 2
 ) -> tuple[int, bool]:
-    """One end of a window of data: (new W, slow start over). `floor` (bytes)
-    replaces min_segs·MSS: the rotation's W goes below one segment."""
+    """One end of a window of data: (new W, slow start over)."""
     if m > 0:
-        w = max(w // 2, (n - m) * mss, min_segs * mss if floor is None else floor)
+        w = max(w // 2, (n - m) * mss, min_segs * mss)
         marked = True
     elif not marked:
         w = 2 * w
@@ -234,11 +228,9 @@ def next_window(
     return min(w, max_w), marked
 
 
-def budget_share(budget: int, flows: int, mss: int, min_segs: int, rotate: int = 0) -> int:
-    """newdctcp-budget: one flow's share of the receiver-wide budget, bytes; with
-    rotation its floor is the rotation's (a share below one segment is a turn)."""
-    floor = rotation_floor(mss, rotate) if rotate else min_segs * mss
-    return max(budget // max(flows, 1), floor)
+def budget_share(budget: int, flows: int, mss: int, min_segs: int) -> int:
+    """newdctcp-budget: one flow's share of the receiver-wide budget, bytes."""
+    return max(budget // max(flows, 1), min_segs * mss)
 
 
 def budget_window(w: int, share: int, mss: int) -> int:
@@ -249,14 +241,17 @@ def budget_window(w: int, share: int, mss: int) -> int:
     return max(min(w, share) // mss * mss, mss)
 
 
-def rotation_floor(mss: int, rotate: int) -> int:
-    """newdctcp-budget with rotation: W's floor, bytes (MSS / rotate, at least 1)."""
-    return max(mss // rotate, 1)
+def rotation_ceiling(budget: int, flows: int, mss: int) -> int:
+    """The rotation's H at most: one slot per flow, no more segments than B."""
+    return min(max(flows, 1), max(budget // mss, 1))
 
 
-def w_frac(w: int, mss: int) -> int:
-    """A flow's part of the rotation's sum: min(W, MSS) / MSS in ROT_ONE."""
-    return min(w, mss) * ROT_ONE // mss if mss else 0
+def rotation_window_end(h: int, n: int, m: int, floor_ce: int, ceiling: int) -> int:
+    """The end of the receiver's window of data (H segments of new bytes from all
+    flows): NewDCTCP's rule on H — max(H/2, n - m) when a flow already at one
+    segment saw CE, else H + 1 — within [1, ceiling]."""
+    h = max(h // 2, n - m) if floor_ce else h + 1
+    return max(1, min(h, ceiling))
 
 
 def _u32(x: int) -> int:
@@ -295,7 +290,6 @@ class RxFlow:
     ce: int = 0
     last_re: int | None = None
     counted: bool = False  # handshake complete: shares the budget
-    rotate: int = 0  # newdctcp-budget's rotation: W's floor is MSS / rotate
     last_len: int = 0  # payload of the last data packet
     windows: list[int] = field(default_factory=list)  # W after each window end
 
@@ -324,8 +318,9 @@ class RxFlow:
         self.marked = False
         self.win_bytes = self.win_pkts = self.win_ce = 0
 
-    def on_data(self, seq: int, payload: int, ce: bool, cap: int | None = None) -> None:
-        """One data packet; `cap` = the budget's share, which caps W at a window end."""
+    def on_data(self, seq: int, payload: int, ce: bool, cap: int | None = None) -> int:
+        """One data packet; `cap` = the budget's share, which caps W at a window end.
+        Returns the new bytes it brought."""
         end = _u32(seq + payload)
         self.pkts += 1
         self.ce += ce
@@ -348,14 +343,12 @@ class RxFlow:
                 self.marked,
                 self.max_w,
                 self.min_segs,
-                rotation_floor(self.mss, self.rotate) if self.rotate else None,
             )
-            if cap is not None and self.rotate:
-                self.w = min(self.w, cap)  # not rounded: W < MSS is a turn
-            elif cap is not None:
+            if cap is not None:
                 self.w = budget_window(self.w, cap, self.mss)
             self.win_bytes = self.win_pkts = self.win_ce = 0
             self.windows.append(self.w)
+        return nb
 
     def ack_field(self, ack: int, kernel_field: int, w: int | None, zero: bool = False) -> int:
         """Window field to send on an ACK; w None = do not clamp (observe);
@@ -439,6 +432,9 @@ class RxReference:
         self.policy = policy
         self.budget = budget
         self.rotate = rotate if policy == BUDGET_POLICY else 0
+        self.h = 0  # the rotation's H; 0 = not set yet (the ceiling)
+        self.rot_mss = DEFAULT_MSS  # MSS of the last flow that sent an ACK
+        self.win_bytes = self.win_pkts = self.win_ce = self.win_floor_ce = 0
         self.rot: dict[tuple[str, int, str, int], RotEntry] = {}
         self.rotq: deque[tuple[str, int, str, int]] = deque()
         self.open = 0  # flows holding a slot
@@ -456,16 +452,37 @@ class RxReference:
     def share(self, mss: int) -> int:
         """newdctcp-budget: a flow's share of the budget now."""
         flows = sum(1 for f in self.flows.values() if f.counted)
-        return budget_share(self.budget, flows, mss, self.min_segs, self.rotate)
+        return budget_share(self.budget, flows, mss, self.min_segs)
 
-    def slots(self) -> int:
-        """Rotation: H = max(1, sum of min(W, MSS) / MSS) flows may hold a window."""
-        total = sum(w_frac(f.w, f.mss) for f in self.flows.values() if f.counted)
-        return max(1, total // ROT_ONE)
+    def slots(self, mss: int) -> int:
+        """Rotation: H, how many flows may hold a window at once (the ceiling
+        until the first window of data ends)."""
+        flows = sum(1 for f in self.flows.values() if f.counted)
+        cap = rotation_ceiling(self.budget, flows, mss)
+        return cap if self.h <= 0 or self.h > cap else self.h
+
+    def _rot_data(self, f: RxFlow, nb: int, ce: bool, w_before: int) -> None:
+        """rxwin.bpf.c rot_on_data: one data packet in the receiver's window of data."""
+        self.win_bytes += nb
+        self.win_pkts += 1
+        self.win_ce += ce
+        self.win_floor_ce += ce and w_before <= f.mss
+        h = self.slots(f.mss)
+        if self.win_bytes < h * f.mss:
+            return
+        flows = sum(1 for g in self.flows.values() if g.counted)
+        self.h = rotation_window_end(
+            h,
+            self.win_pkts,
+            min(self.win_ce, self.win_pkts),
+            self.win_floor_ce,
+            rotation_ceiling(self.budget, flows, f.mss),
+        )
+        self.win_bytes = self.win_pkts = self.win_ce = self.win_floor_ce = 0
 
     def _new(self, key: tuple[str, int, str, int]) -> RxFlow:
         self._end(key)
-        f = RxFlow(self.init_segs, self.max_w, self.min_segs, rotate=self.rotate)
+        f = RxFlow(self.init_segs, self.max_w, self.min_segs)
         self.flows[key] = f
         return f
 
@@ -478,14 +495,15 @@ class RxReference:
         elif r is not None and r.state == ROT_WAIT:
             self.waiting -= 1
 
-    def _grant(self, frame_len: int) -> None:
+    def _grant(self, frame_len: int) -> bool:
         """The head of the queue takes a slot through a forged window update of
-        one segment; entries of flows that ended or left the queue are skipped."""
+        one segment; entries of flows that ended or left the queue are skipped.
+        True when a flow got its window."""
         if frame_len != ROT_FRAME_LEN:
-            return
+            return False
         for _ in range(4):
             if not self.rotq:
-                return
+                return False
             bk = self.rotq.popleft()
             br = self.rot.get(bk)
             if br is None or br.state != ROT_WAIT:
@@ -493,19 +511,24 @@ class RxReference:
             bf = self.flows.get(bk)
             if bf is None or br.hdr is None:
                 self.rotq.append(bk)
-                return
+                return False
             ws = bf.wscale
             field = (bf.mss + (1 << ws) - 1) >> ws
             self.forged.append(forged_update(br, bk, field))
             br.state = ROT_HOLD
             self.waiting -= 1
             self.open += 1
-            return
+            return True
+        return False
 
-    def _rotate(
-        self, key: tuple[str, int, str, int], f: RxFlow, p: Frame, b: bytes, w: int
-    ) -> tuple[int, bool]:
-        """rxwin.bpf.c rotate_ack: (W to enforce, close the window)."""
+    def _fill(self, frame_len: int) -> None:
+        """rxwin.bpf.c rot_fill: a free slot goes to the queue's head."""
+        if self.rotate and self.waiting > 0 and self.open < self.slots(self.rot_mss):
+            self._grant(frame_len)
+
+    def _rot_note(self, key: tuple[str, int, str, int], p: Frame, b: bytes) -> RotEntry:
+        """rxwin.bpf.c rot_note: what a forged update for the flow needs, from each
+        of its ACKs (the handshake's included)."""
         r = self.rot.setdefault(key, RotEntry())
         r.seq_next = _u32(p.seq + p.payload)
         r.ack = p.ack
@@ -519,7 +542,14 @@ class RxReference:
             and b[ROT_HDR_LEN + 20 : ROT_HDR_LEN + 24] == b"\x01\x01\x08\x0a"
         ):
             r.hdr = b[:ROT_HDR_LEN]
-        h = self.slots()
+        return r
+
+    def _rotate(
+        self, key: tuple[str, int, str, int], r: RotEntry, f: RxFlow, p: Frame, b: bytes, w: int
+    ) -> tuple[int, bool]:
+        """rxwin.bpf.c rotate_ack: (W to enforce, close the window)."""
+        self.rot_mss = f.mss
+        h = self.slots(f.mss)
         zero = to_wait = False
         if r.state == ROT_IDLE:
             if self.open < h and self.waiting <= 0:
@@ -530,7 +560,13 @@ class RxReference:
         elif r.state == ROT_HOLD:
             runt = 0 < f.last_len < f.mss and p.ack == f.hi_seq
             end = runt or (f.last_re is not None and _s32(f.last_re - p.ack) < f.mss)
-            if end and (runt or self.open > h or (self.waiting > 0 and self.open >= h)):
+            release = False
+            if end:
+                if self.open > h or runt:
+                    release = True
+                elif self.waiting > 0 and self.open >= h:
+                    release = self._grant(len(b))  # hand the slot on, or keep it
+            if release:
                 self.open -= 1
                 zero = True
                 if runt:
@@ -576,7 +612,10 @@ class RxReference:
             f = self._new(key)
         if p.payload:
             cap = self.share(f.mss) if self.policy == BUDGET_POLICY else None
-            f.on_data(p.seq, p.payload, p.ecn == 3, cap)
+            w_before = f.w
+            nb = f.on_data(p.seq, p.payload, p.ecn == 3, cap)
+            if self.rotate and f.counted:
+                self._rot_data(f, nb, p.ecn == 3, w_before)
 
     def egress(self, b: bytes) -> int | None:
         """Window field the data path would send (None: frame not an ACK of a flow)."""
@@ -586,6 +625,7 @@ class RxReference:
         key = p.key_out()
         if p.flags & (RST | FIN):
             self._end(key)
+            self._fill(len(b))
             return None
         f = self.flows.get(key)
         if p.flags & SYN:
@@ -601,20 +641,22 @@ class RxReference:
             f.finish_handshake()
             return None
         if f is None or not p.flags & ACK:
+            self._fill(len(b))
             return None
         w: int | None = None
         if f.handshake and self.policy not in ("observe",):
             if self.policy == "newdctcp-rx":
                 w = f.w
             elif self.policy == BUDGET_POLICY:
+                r = self._rot_note(key, p, b) if self.rotate else None
                 w = budget_window(f.w, self.share(f.mss), f.mss)
                 if f.last_re is None and not f.pkts and not p.payload:
                     # the handshake's ACK of a flow we opened: a copy offering
                     # the initial window first, then this ACK with a zero window
                     self.copies.append((key, f.ack_field(p.ack, p.window, f.w)))
                     return f.ack_field(p.ack, 0, None)
-                if self.rotate:
-                    w, zero = self._rotate(key, f, p, b, w)
+                if r is not None:
+                    w, zero = self._rotate(key, r, f, p, b, w)
                     return f.ack_field(p.ack, p.window, w, zero)
             else:  # ictcp / rcc: userspace's W, the initial window until it writes one
                 w = self.user_w.get(key, self.init_segs * f.mss)

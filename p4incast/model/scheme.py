@@ -57,11 +57,6 @@ NEWDCTCP_CUTS = ("window-end", "first-ece")
 BUDGET_AGENT = "newdctcp-budget"
 BUDGET_MIN_SEGS = 1
 BUDGET_INIT_SEGS = 2
-# newdctcp-budget's rotation: a flow's W may fall to MSS / ROTATE_FLOOR_DIV; H =
-# sum of min(W, MSS) / MSS flows hold a window at once (docs/algorithms.md §3.6).
-# No paper has it; 16 lets 64 flows share 4 segments.
-ROTATE_FLOOR_DIV = 16
-ROTATE_MAX_DIV = 64  # the agent's --rotate: at most 64 (W >= 22 bytes at MSS 1448)
 # The largest window the hosts advertise, bytes (the route's `window`
 # attribute; the testbed sets it): window scale ilog2(256 KiB) - 15 = 3, a
 # granularity of 8 bytes, in which a receiver can advertise whole 1448-byte
@@ -179,7 +174,7 @@ class Scheme:
         if self.agent != "off":
             parts.append(f"agent {self.agent}")
         if self.rotate:
-            parts.append(f"rotation (W floor MSS/{ROTATE_FLOOR_DIV})")
+            parts.append("rotation")
         if self.batching:
             parts.append("batching")
         return ", ".join(parts)

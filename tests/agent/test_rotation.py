@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,12 +25,17 @@ from test_conformance import tcp_checksum_ok
 from p4incast.agent import datapath
 from p4incast.agent.datapath import FlowKey, RxWin
 from p4incast.agent.policies import newdctcp_rx
-from p4incast.agent.policies.newdctcp_rx import ROT_HOLD, RxReference
+from p4incast.agent.policies.newdctcp_rx import (
+    ROT_HOLD,
+    ROT_IDLE,
+    RxReference,
+    forged_update,
+)
+from p4incast.agent.rotation import Rescuer, stale
 
 pytestmark = pytest.mark.root
 
 MSS = 1448
-ROTATE = 16
 PACKET_OUTGOING = 4
 ETH_P_ALL = 3
 
@@ -134,19 +140,19 @@ def test_rotation_matches_reference_and_keeps_h_flows_open(
 ) -> None:
     n = 8
     budget = n * MSS
-    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=ROTATE)
-    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=ROTATE)
+    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=1)
+    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=1)
     d = Driver(rxwin, ref, lo_capture, n)
     d.open_all()
-    assert ref.open == n and ref.slots() == n  # each flow starts at 2 MSS: one slot each
+    assert ref.open == n and ref.slots(MSS) == n  # H starts at its ceiling: a slot each
 
-    # Every segment marked: W falls below one segment, fewer flows hold a window,
-    # the others wait and take turns.
+    # Every segment marked: the flows' W fall to one segment, then H is cut,
+    # fewer flows hold a window, the others wait and take turns.
     for _ in range(10):
         d.step(ce=True)
     g = rxwin.rotation()
-    assert (g.open, g.waiting, g.slots) == (ref.open, ref.waiting, ref.slots())
-    assert g.slots < n / 2 and g.waiting == n - g.slots
+    assert (g.open, g.waiting, g.slots) == (ref.open, ref.waiting, ref.h)
+    assert g.cuts > 0 and 1 <= g.slots < n / 2 and g.waiting == n - g.slots
     # From here at most H flows have a window open at any moment, and turns go
     # round: every flow gets segments through, each its share.
     d.max_open = 0
@@ -159,18 +165,17 @@ def test_rotation_matches_reference_and_keeps_h_flows_open(
     st = rxwin.stats()
     assert st["rot_grant"] == d.forged > 2 * n and st["forge_fail"] == 0
 
-    # Unmarked: W grows back, every flow holds a slot again, no one waits.
-    for _ in range(20):
+    # Unmarked: H grows by one per window of data (H segments) back to the
+    # ceiling; every flow holds a slot again, no one waits.
+    for _ in range(40):
         d.step(ce=False)
     g = rxwin.rotation()
+    assert g.slots == ref.h == n
     assert g.waiting == ref.waiting == 0 and g.open == ref.open == n
     assert d.step(ce=False) == n
-
-    # The BPF sum of min(W, MSS) / MSS is the reference's.
     for ft in d.flows:
         f = rxwin.flow(_key(ft))
         assert f is not None and f.w == ref.flows[d.key(ft)].w
-    assert ref.slots() == g.slots
 
 
 def test_rotation_short_segment_gives_the_slot_back(
@@ -181,8 +186,8 @@ def test_rotation_short_segment_gives_the_slot_back(
     tail; the flow's next request takes a slot again."""
     n = 4
     budget = n * MSS
-    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=ROTATE)
-    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=ROTATE)
+    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=1)
+    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=1)
     d = Driver(rxwin, ref, lo_capture, n)
     d.open_all()
     for _ in range(12):
@@ -203,8 +208,8 @@ def test_rotation_short_segment_gives_the_slot_back(
 def test_rotation_fin_counts_the_flow_out(rxwin: RxWin, lo_capture: socket.socket) -> None:
     n = 4
     budget = n * MSS
-    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=ROTATE)
-    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=ROTATE)
+    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=1)
+    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=1)
     d = Driver(rxwin, ref, lo_capture, n)
     d.open_all()
     for _ in range(12):
@@ -212,7 +217,7 @@ def test_rotation_fin_counts_the_flow_out(rxwin: RxWin, lo_capture: socket.socke
     for ft in d.flows:
         d.ingress(ft.fin()[1])
     g = rxwin.rotation()
-    assert (g.open, g.waiting, g.frac_sum) == (0, 0, 0)
+    assert (g.open, g.waiting) == (0, 0)
     assert ref.open == ref.waiting == 0
 
 
@@ -221,17 +226,52 @@ def _key(ft: FlowTrace) -> FlowKey:
 
 
 def test_rotation_constants_match_rxwin_h() -> None:
-    """ROT_ONE, the rotation states and the statistics names are defined in
-    rxwin.h and mirrored in Python."""
+    """The rotation states, the forged frame's length and the statistics names
+    are defined in rxwin.h and mirrored in Python."""
     h = (Path(datapath.__file__).parent / "bpf" / "rxwin.h").read_text()
     defs = {}
     for line in h.splitlines():
         parts = line.split()
         if len(parts) >= 3 and parts[0] == "#define":
             defs[parts[1]] = parts[2]
-    assert int(defs["ROT_ONE"]) == newdctcp_rx.ROT_ONE
     assert int(defs["ROT_HOLD"]) == newdctcp_rx.ROT_HOLD
     assert int(defs["ROT_WAIT"]) == newdctcp_rx.ROT_WAIT
     assert int(defs["ROT_FRAME_LEN"]) == newdctcp_rx.ROT_FRAME_LEN
     assert int(defs["ST_MAX"]) == len(datapath.ST_NAMES)
     assert struct.calcsize("=HHIIBBHHH4sII") == newdctcp_rx.ROT_FRAME_LEN - newdctcp_rx.ROT_HDR_LEN
+
+
+def test_rescue_takes_back_a_silent_holders_slot(rxwin: RxWin, lo_capture: socket.socket) -> None:
+    """A holder with nothing to send never ends its turn: the agent's tick takes
+    its slot back once it has been idle long enough and sends the head of the
+    queue the window update the data path would have forged, from userspace."""
+    n = 4
+    budget = MSS  # H = 1: one flow at a time
+    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=1)
+    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=1)
+    d = Driver(rxwin, ref, lo_capture, n)
+    d.open_all()
+    for _ in range(3):
+        d.step(ce=False)
+    holder = next(ft for ft in d.flows if ref.rot[d.key(ft)].state == ROT_HOLD)
+    head = ref.rotq[0]
+    assert rxwin.rotation().open == 1 and rxwin.rotation().waiting == n - 1
+
+    rescue = Rescuer(rxwin, "lo", budget, tick_s=0.005)
+    try:
+        rescue.step(time.monotonic_ns())  # idle for less than two ticks: kept
+        assert rescue.counts.reclaimed == 0 and drain(lo_capture) == []
+        rescue.step(time.monotonic_ns() + 10**9)
+    finally:
+        rescue.close()
+    assert rescue.counts.reclaimed == 1 and rescue.counts.granted == 1
+    sent = drain(lo_capture)
+    r = ref.rot[head]
+    assert sent == [forged_update(r, head, -(-MSS // 128))]
+    assert tcp_checksum_ok(sent[0])
+    st = {ft.lport: rxwin.rot_flow(_key(ft)).state for ft in d.flows}
+    assert st[holder.lport] == ROT_IDLE and st[head[3]] == ROT_HOLD
+    g = rxwin.rotation()
+    assert (g.open, g.waiting) == (1, n - 2)
+    # idle for 4 minimum RTTs, and at least two ticks
+    assert stale(10**9, 0, 0, 1000, 0.005) and not stale(10**6, 0, 0, 1000, 0.005)
