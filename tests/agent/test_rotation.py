@@ -273,5 +273,5 @@ def test_rescue_takes_back_a_silent_holders_slot(rxwin: RxWin, lo_capture: socke
     assert st[holder.lport] == ROT_IDLE and st[head[3]] == ROT_HOLD
     g = rxwin.rotation()
     assert (g.open, g.waiting) == (1, n - 2)
-    # idle for 4 minimum RTTs, and at least two ticks
+    # idle for 4 smoothed RTTs, and at least two ticks
     assert stale(10**9, 0, 0, 1000, 0.005) and not stale(10**6, 0, 0, 1000, 0.005)
