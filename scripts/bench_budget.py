@@ -2,13 +2,14 @@
 """Benchmark: the budgeted receiver agent against drop-tail on the BMv2 testbed
 (targets in brackets, printed with what was measured; nothing here is a test).
 
-In one run of experiments/default.yaml restricted to droptail and
-front+budget (N = 1..64, 10 rounds; or the results folder given with
---results, e.g. a whole `make run`):
-  - front+budget: goodput / framing limit [>= 0.90] and rounds with an RTO
-    [< 1 %] at every N, beside drop-tail's goodput in the same run (its
-    collapse: below half the framing limit);
-  - front+budget at N = 32: queue p95 [within K ± 25 %].
+In one run of experiments/default.yaml restricted to droptail and the two
+budgeted agents, front+budget and front+rotate (its windows below one
+segment, in turns) (N = 1..64, 10 rounds; or the results folder given with
+--results, e.g. a whole `make run`), for each budgeted agent:
+  - goodput / framing limit [>= 0.90] and rounds with an RTO [< 1 %] at
+    every N, beside drop-tail's goodput in the same run (its collapse: below
+    half the framing limit);
+  - queue p95 at N = 32 [within K ± 25 %].
 The agent's CPU and observe mode's goodput ratio are measured by
 bench_agent.py.
 
@@ -30,7 +31,7 @@ from p4incast.engines.bmv2 import ENGINE  # noqa: E402
 from p4incast.experiments import results  # noqa: E402
 from p4incast.experiments.metrics import framing_limit_bps  # noqa: E402
 
-BUDGET, DROPTAIL = "front+budget", "droptail"
+BUDGETED, DROPTAIL = ("front+budget", "front+rotate"), "droptail"
 
 
 def _run_sweep() -> Path:
@@ -43,7 +44,7 @@ def _run_sweep() -> Path:
         "--engine",
         "bmv2",
         "--schemes",
-        f"{DROPTAIL},{BUDGET}",
+        ",".join((DROPTAIL, *BUDGETED)),
         "--out",
         str(out),
     ]
@@ -61,12 +62,22 @@ def _k_of(rs: results.ResultSet, scheme: str) -> int | None:
 def report(rs: results.ResultSet) -> int:
     rows = {(r["scheme"], r["n"]): r for r in rs.aggregate()}
     limit = framing_limit_bps(rs.link_bps) / 1e6
-    ns = sorted({n for s, n in rows if s == BUDGET})
     print(f"results: {rs.out_dir}  (framing limit {limit:.1f} Mbit/s)")
-    print(f"{'N':>3}  {'budget goodput':>15}  {'ratio':>6}  {'RTO %':>6}  {'droptail ratio':>14}")
+    for scheme in BUDGETED:
+        if any(s == scheme for s, _ in rows):
+            report_scheme(rs, rows, scheme, limit)
+    return 0
+
+
+def report_scheme(
+    rs: results.ResultSet, rows: dict[tuple[str, int], Any], scheme: str, limit: float
+) -> None:
+    ns = sorted({n for s, n in rows if s == scheme})
+    print(f"\n{scheme}")
+    print(f"{'N':>3}  {'goodput':>15}  {'ratio':>6}  {'RTO %':>6}  {'droptail ratio':>14}")
     met_all = True
     for n in ns:
-        b, d = rows[(BUDGET, n)], rows.get((DROPTAIL, n))
+        b, d = rows[(scheme, n)], rows.get((DROPTAIL, n))
         g = b.get("goodput_mbps") or 0.0
         ratio, rto = g / limit, 100 * (b.get("rto_round_ratio") or 0.0)
         dr = (d.get("goodput_mbps") or 0.0) / limit if d else float("nan")
@@ -75,16 +86,15 @@ def report(rs: results.ResultSet) -> int:
         miss = "" if ok else "MISSED"
         print(f"{n:>3}  {g:>10.1f} Mbps  {ratio:>6.2f}  {rto:>6.0f}  {dr:>14.2f}  {miss}")
     print(
-        f"front+budget >= 0.90 of the framing limit and < 1 % RTO rounds at every N: "
+        f"{scheme} >= 0.90 of the framing limit and < 1 % RTO rounds at every N: "
         f"{'met' if met_all else 'missed'}"
     )
-    k = _k_of(rs, BUDGET)
-    q32: Any = rows.get((BUDGET, 32), {}).get("qdepth_p95")
+    k = _k_of(rs, scheme)
+    q32: Any = rows.get((scheme, 32), {}).get("qdepth_p95")
     if k and q32 is not None:
         lo, hi = 0.75 * k, 1.25 * k
         verdict = "met" if lo <= q32 <= hi else "missed"
         print(f"queue p95 at N=32: {q32} packets [K={k}: {lo:.0f}..{hi:.0f}] {verdict}")
-    return 0
 
 
 def main() -> int:
