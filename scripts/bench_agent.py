@@ -6,8 +6,10 @@
 2. Goodput on the p4ia veth pair through an htb bottleneck, agent `observe`
    vs no agent (`off`), interleaved in one run [ratio >= 0.98].
 3. Agent CPU at the bottleneck rate, from /proc/<pid>/stat of the agent
-   process (newdctcp-rx, newdctcp-budget and ictcp) [< 5 % of one core]; plus the in-kernel
-   BPF share estimated as ns/packet x packets/s.
+   process (newdctcp-rx, newdctcp-budget and ictcp; newdctcp-budget with rotation
+   on 8 flows sharing a budget of 2 segments, so that flows wait and the agent's
+   tick looks for idle slots) [< 5 % of one core]; plus the in-kernel BPF share
+   estimated as ns/packet x packets/s.
 
 Exits 0 with one `skip:` line when not root or the BPF objects are not built.
 """
@@ -103,14 +105,16 @@ def bench_veth(rate: int, seconds: float, reps: int, ns_in: float, ns_eg: float)
         # newdctcp-budget: a budget of 64 full segments (a 64-packet queue; the lab's
         # bandwidth-delay product at 1 Gbit/s and ~50 µs is under one segment).
         budget = ("--budget-bytes", str(64 * 1448))
+        rotate = ("--budget-bytes", str(2 * 1448), "--min-segs", "1", "--rotate", "1")
         policies = (
-            ("newdctcp-rx", ()),
-            ("newdctcp-budget", budget),
-            ("ictcp", ("--capacity-mbps", str(rate))),
+            ("newdctcp-rx", "newdctcp-rx", (), 1),
+            ("newdctcp-budget", "newdctcp-budget", budget, 1),
+            ("ictcp", "ictcp", ("--capacity-mbps", str(rate)), 1),
+            ("budget+rotate", "newdctcp-budget", rotate, 8),
         )
-        for pol, extra in policies:
+        for label, pol, extra, parallel in policies:
             agent = lab.start_agent(pol, *extra)
-            cl = lab.start_client(seconds)
+            cl = lab.start_client(seconds, parallel=parallel)
             time.sleep(0.5)
             c0, t0 = _cpu_s(agent.pid), time.monotonic()
             time.sleep(seconds - 1.5)
@@ -118,8 +122,8 @@ def bench_veth(rate: int, seconds: float, reps: int, ns_in: float, ns_eg: float)
             g = lab.goodput_bps(cl)
             lab.stop(agent)
             print(
-                f"agent CPU {pol:<12} {100 * (c1 - c0) / (t1 - t0):5.2f} % of one core at "
-                f"{g / 1e6:.0f} Mbit/s  [target < 5 %]"
+                f"agent CPU {label:<15} {100 * (c1 - c0) / (t1 - t0):5.2f} % of one core at "
+                f"{g / 1e6:.0f} Mbit/s, {parallel} flow(s)  [target < 5 %]"
             )
         many_flows(lab, seconds)
         # In-kernel share: every data packet crosses ingress, every other one an ACK egress.

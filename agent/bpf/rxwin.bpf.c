@@ -1056,7 +1056,9 @@ int rx_egress(struct __sk_buff *skb)
 		if (cfg->policy == RX_POLICY_NEWDCTCP) {
 			w = f->w;
 		} else if (cfg->policy == RX_POLICY_BUDGET) {
-			struct rot_flow *r = cfg->rotate ? rot_note(skb, &key, &p) : 0;
+			/* Rotation needs timestamps: a forged update repeats them. */
+			int rot = cfg->rotate && (f->flags & FL_PEER_TS) && (f->flags & FL_LOCAL_TS);
+			struct rot_flow *r = rot ? rot_note(skb, &key, &p) : 0;
 
 			/* The share may have shrunk since W was set: a flow arrived. */
 			w = budget_cap(cfg, f->w, f->mss);

@@ -648,7 +648,8 @@ class RxReference:
             if self.policy == "newdctcp-rx":
                 w = f.w
             elif self.policy == BUDGET_POLICY:
-                r = self._rot_note(key, p, b) if self.rotate else None
+                rot = self.rotate and f.peer_ts and f.local_ts  # a forged update repeats them
+                r = self._rot_note(key, p, b) if rot else None
                 w = budget_window(f.w, self.share(f.mss), f.mss)
                 if f.last_re is None and not f.pkts and not p.payload:
                     # the handshake's ACK of a flow we opened: a copy offering

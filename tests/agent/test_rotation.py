@@ -275,3 +275,40 @@ def test_rescue_takes_back_a_silent_holders_slot(rxwin: RxWin, lo_capture: socke
     assert (g.open, g.waiting) == (1, n - 2)
     # idle for 4 smoothed RTTs, and at least two ticks
     assert stale(10**9, 0, 0, 1000, 0.005) and not stale(10**6, 0, 0, 1000, 0.005)
+
+
+def test_rotation_leaves_flows_without_timestamps_alone(
+    rxwin: RxWin, lo_capture: socket.socket
+) -> None:
+    """A forged update repeats the flow's timestamps: a flow that negotiated none
+    is never made to wait (its windows are newdctcp-budget's), in BPF and in
+    the reference alike."""
+    budget = MSS
+    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=1)
+    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=1)
+    flows = [FlowTrace(lport=44000 + i, l_isn=3000 * (i + 1), ts=False) for i in range(3)]
+    got, want = [], []
+    for ft in flows:
+        for e, fr in ft.handshake():
+            if e:
+                rv, out, _ = rxwin.run(True, fr)
+                w = ref.egress(fr)
+                if w is not None:
+                    got.append(Ether(out)[TCP].window)
+                    want.append(w)
+            else:
+                rxwin.run(False, fr)
+                ref.ingress(fr)
+    assert len(drain(lo_capture)) == len(flows)  # the handshake's copies, nothing else
+    for _ in range(4):
+        for ft in flows:
+            e, fr = ft.data(ce=True)
+            rxwin.run(False, fr)
+            ref.ingress(fr)
+            e, fr = ft.ack()
+            rv, out, _ = rxwin.run(True, fr)
+            got.append(Ether(out)[TCP].window)
+            want.append(ref.egress(fr))
+    assert got == want and min(got[len(flows) :]) > 0
+    g = rxwin.rotation()
+    assert (g.open, g.waiting) == (0, 0) and not ref.rot and drain(lo_capture) == []
