@@ -292,8 +292,11 @@ class RxWin:
         return f if self.lib.lookup(self.flows_fd, key, f) else None
 
     def delete_flow(self, key: FlowKey) -> None:
+        """Userspace's idle sweep: the entry and its rotation state (the rescue
+        recounts holders and waiting flows from the table)."""
         self.lib.delete(self.flows_fd, key)
         self.lib.delete(self.wset_fd, key)
+        self.lib.delete(self.rot_flows_fd, key)
 
     def budget_flows(self) -> int:
         """newdctcp-budget: how many flows share the budget now (p4i_budget)."""
