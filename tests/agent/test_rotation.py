@@ -135,15 +135,21 @@ class Driver:
         return sent
 
 
+def rotating(rx: RxWin, cap: socket.socket, n: int, budget: int) -> tuple[Driver, RxReference]:
+    """newdctcp-budget with rotation in BPF and in the reference, n flows open."""
+    rx.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=1)
+    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=1)
+    d = Driver(rx, ref, cap, n)
+    d.open_all()
+    return d, ref
+
+
 def test_rotation_matches_reference_and_keeps_h_flows_open(
     rxwin: RxWin, lo_capture: socket.socket
 ) -> None:
     n = 8
-    budget = n * MSS
-    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=1)
-    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=1)
-    d = Driver(rxwin, ref, lo_capture, n)
-    d.open_all()
+    budget = 8 * MSS
+    d, ref = rotating(rxwin, lo_capture, n, budget)
     assert ref.open == n and ref.slots(MSS) == n  # H starts at its ceiling: a slot each
 
     # Every segment marked: the flows' W fall to one segment, then H is cut,
@@ -185,11 +191,8 @@ def test_rotation_short_segment_gives_the_slot_back(
     closes the window and the slot goes to a waiting flow, not to the queue
     tail; the flow's next request takes a slot again."""
     n = 4
-    budget = n * MSS
-    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=1)
-    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=1)
-    d = Driver(rxwin, ref, lo_capture, n)
-    d.open_all()
+    budget = 4 * MSS
+    d, ref = rotating(rxwin, lo_capture, n, budget)
     for _ in range(12):
         d.step(ce=True)
     assert ref.waiting > 0
@@ -207,11 +210,8 @@ def test_rotation_short_segment_gives_the_slot_back(
 
 def test_rotation_fin_counts_the_flow_out(rxwin: RxWin, lo_capture: socket.socket) -> None:
     n = 4
-    budget = n * MSS
-    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=1)
-    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=1)
-    d = Driver(rxwin, ref, lo_capture, n)
-    d.open_all()
+    budget = 4 * MSS
+    d, ref = rotating(rxwin, lo_capture, n, budget)
     for _ in range(12):
         d.step(ce=True)
     for ft in d.flows:
@@ -247,10 +247,7 @@ def test_rescue_takes_back_a_silent_holders_slot(rxwin: RxWin, lo_capture: socke
     queue the window update the data path would have forged, from userspace."""
     n = 4
     budget = MSS  # H = 1: one flow at a time
-    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=1)
-    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=1)
-    d = Driver(rxwin, ref, lo_capture, n)
-    d.open_all()
+    d, ref = rotating(rxwin, lo_capture, n, budget)
     for _ in range(3):
         d.step(ce=False)
     holder = next(ft for ft in d.flows if ref.rot[d.key(ft)].state == ROT_HOLD)

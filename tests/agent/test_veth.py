@@ -30,19 +30,24 @@ from p4incast.model.scheme import RECEIVER_WINDOW_CLAMP
 pytestmark = pytest.mark.root
 
 
-@pytest.fixture
-def lab() -> Iterator[VethLab]:
+def _lab(marker: bool) -> Iterator[VethLab]:
     why = lab_skip_reason()
     if why:
         pytest.skip(why)
     lab = VethLab()
     try:
         lab.up()
-        lab.add_marker(erase_at_receiver=True)
-        lab.start_server()
+        if marker:
+            lab.add_marker(erase_at_receiver=True)
+            lab.start_server()
         yield lab
     finally:
         lab.close()  # kills iperf3/agents, deletes both p4ia namespaces
+
+
+@pytest.fixture
+def lab() -> Iterator[VethLab]:
+    yield from _lab(marker=True)
 
 
 def agent_flow(pid: int | None) -> dict | None:
@@ -262,15 +267,7 @@ def sender_unacked_total(lab: VethLab, port: int) -> int:
 @pytest.fixture
 def plain_lab() -> Iterator[VethLab]:
     """The lab without the test CE marker: the rotation's H stays at the budget."""
-    why = lab_skip_reason()
-    if why:
-        pytest.skip(why)
-    lab = VethLab()
-    try:
-        lab.up()
-        yield lab
-    finally:
-        lab.close()
+    yield from _lab(marker=False)
 
 
 def test_budget_rotation_holds_the_budget_below_one_segment_per_flow(
