@@ -19,7 +19,8 @@ Every agent tick, while flows wait, the agent does two things:
   through a packet socket whose mark the data path lets pass.
 
 It also recounts the holders and the waiting flows from the table, which
-repairs the counters if concurrent updates made them drift.
+repairs the counters if concurrent updates made them drift. It does this
+every RECOUNT_TICKS ticks even when the count says no flow waits.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ __all__ = ["RX_CLONE_MARK", "STALE_RTTS", "STALE_TICKS", "Rescuer", "stale"]
 RX_CLONE_MARK = 0x50344943  # rxwin.h: packets with this mark pass rx_egress untouched
 STALE_RTTS = 4  # a holder idle this many of its smoothed RTTs has nothing to send
 STALE_TICKS = 2  # ... and at least this many agent ticks (the RTT may be unknown)
+RECOUNT_TICKS = 20  # the table is recounted at least this often (100 ms at 5 ms ticks)
 
 
 def stale(now_ns: int, since_ns: int, last_ns: int, srtt_us: int, tick_s: float) -> bool:
@@ -67,13 +69,18 @@ class Rescuer:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_MARK, RX_CLONE_MARK)
         self.sock.bind((iface, 0))
         self.counts = RescueCounts()
+        self.ticks = 0
 
     def close(self) -> None:
         self.sock.close()
 
     def step(self, now_ns: int) -> None:
         g = self.rx.rotation()
-        if g.waiting <= 0:
+        self.ticks += 1
+        # While no flow waits by the count, the table is still read every
+        # RECOUNT_TICKS ticks: a count that drifted to 0 (our write of the
+        # counts races the data path's atomic adds) would strand waiting flows.
+        if g.waiting <= 0 and self.ticks % RECOUNT_TICKS:
             return
         ents = self.rx.rot_flows()
         changed = False
