@@ -19,7 +19,8 @@ Every agent tick, while flows wait, the agent does two things:
   through a packet socket whose mark the data path lets pass.
 
 It also recounts the holders and the waiting flows from the table, which
-repairs the counters if concurrent updates made them drift. It does this
+repairs the counters if concurrent updates made them drift, and puts waiting
+flows the queue has lost back on it. It does this
 every RECOUNT_TICKS ticks even when the count says no flow waits.
 """
 
@@ -58,6 +59,7 @@ def stale(now_ns: int, since_ns: int, last_ns: int, srtt_us: int, tick_s: float)
 class RescueCounts:
     reclaimed: int = 0  # slots taken back from idle holders
     granted: int = 0  # window updates sent from userspace
+    requeued: int = 0  # times waiting flows were missing from the queue
 
 
 class Rescuer:
@@ -99,8 +101,18 @@ class Rescuer:
         cap = rotation_ceiling(self.budget, self.rx.budget_flows(), mss)
         h = cap if g.slots <= 0 or g.slots > cap else g.slots
         grants = g.grants
+        refilled = False
         while open_ < h and waiting > 0:
             key = self.rx.rotq_pop()
+            if key is None and not refilled:
+                # Flows wait by the table but not in the queue: put them back
+                # (a duplicate entry is skipped once its flow holds a slot).
+                for k, r in ents:
+                    if r.state == ROT_WAIT:
+                        self.rx.rotq_push(k)
+                refilled = True
+                self.counts.requeued += 1
+                continue
             if key is None:
                 break
             r = self.rx.rot_flow(key)

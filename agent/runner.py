@@ -215,7 +215,8 @@ def _loop(rx: RxWin, cfg: AgentConfig, capacity_Bps: float, log=print) -> None: 
                 f"p4incast-agent: rotation: {st['rot_grant']} slots passed on, "
                 f"{st['rot_release']} released, {st['rot_idle']} after a short segment, "
                 f"{st['rot_defer']} grants deferred; rescue: {c.reclaimed} idle slots "
-                f"taken back, {c.granted} window updates sent from userspace"
+                f"taken back, {c.granted} window updates sent from userspace, "
+                f"{c.requeued} times waiting flows put back in the queue"
             )
 
 

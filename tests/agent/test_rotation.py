@@ -309,3 +309,25 @@ def test_rotation_leaves_flows_without_timestamps_alone(
     assert got == want and min(got[len(flows) :]) > 0
     g = rxwin.rotation()
     assert (g.open, g.waiting) == (0, 0) and not ref.rot and drain(lo_capture) == []
+
+
+def test_rescue_puts_back_waiting_flows_the_queue_lost(
+    rxwin: RxWin, lo_capture: socket.socket
+) -> None:
+    """Flows that wait by the table but are missing from the queue would never
+    be granted: the rescue puts them back and grants the free slot."""
+    n = 3
+    d, ref = rotating(rxwin, lo_capture, n, MSS)
+    for _ in range(2):
+        d.step(ce=False)
+    while rxwin.rotq_pop() is not None:  # the queue loses its entries
+        pass
+    rescue = Rescuer(rxwin, "lo", MSS, tick_s=0.005)
+    try:
+        rescue.step(time.monotonic_ns() + 10**9)  # the holder is idle: its slot is free
+    finally:
+        rescue.close()
+    assert rescue.counts.requeued == 1 and rescue.counts.granted == 1
+    assert len(drain(lo_capture)) == 1
+    g = rxwin.rotation()
+    assert (g.open, g.waiting) == (1, n - 2)
