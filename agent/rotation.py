@@ -38,7 +38,9 @@ from p4incast.agent.policies.newdctcp_rx import (
     ROT_WAIT,
     RotEntry,
     forged_update,
+    grant_field,
     rotation_ceiling,
+    rotation_slots,
 )
 
 __all__ = ["RX_CLONE_MARK", "STALE_RTTS", "STALE_TICKS", "Rescuer", "stale"]
@@ -98,8 +100,7 @@ class Rescuer:
         open_ = sum(1 for _, r in ents if r.state == ROT_HOLD)
         waiting = sum(1 for _, r in ents if r.state == ROT_WAIT)
         mss = g.mss or DEFAULT_MSS
-        cap = rotation_ceiling(self.budget, self.rx.budget_flows(), mss)
-        h = cap if g.slots <= 0 or g.slots > cap else g.slots
+        h = rotation_slots(g.slots, rotation_ceiling(self.budget, self.rx.budget_flows(), mss))
         grants = g.grants
         refilled = False
         while open_ < h and waiting > 0:
@@ -122,7 +123,7 @@ class Rescuer:
             if f is None or not r.has_hdr:
                 self.rx.rotq_push(key)
                 break
-            self._send(key, r, -(-f.mss // (1 << f.wscale)))
+            self._send(key, r, grant_field(f.mss, f.wscale))
             r.state, r.since = ROT_HOLD, now_ns
             self.rx.set_rot_flow(key, r)
             open_, waiting, grants = open_ + 1, waiting - 1, grants + 1

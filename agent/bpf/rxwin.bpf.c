@@ -119,7 +119,8 @@ struct {
 	__type(value, __u64);
 } p4i_budget SEC(".maps");
 
-/* Rotation (newdctcp-budget with config.rotate): the sum, the slots, the queue. */
+/* Rotation (newdctcp-budget with config.rotate): H and its counts, each flow's
+ * state, the queue of waiting flows. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);

@@ -82,7 +82,9 @@ __all__ = [
     "ROT_WAIT",
     "RotEntry",
     "forged_update",
+    "grant_field",
     "rotation_ceiling",
+    "rotation_slots",
     "rotation_window_end",
     "tcp_checksum",
     "DEFAULT_MSS",
@@ -244,6 +246,17 @@ def budget_window(w: int, share: int, mss: int) -> int:
 def rotation_ceiling(budget: int, flows: int, mss: int) -> int:
     """The rotation's H at most: one slot per flow, no more segments than B."""
     return min(max(flows, 1), max(budget // mss, 1))
+
+
+def rotation_slots(h: int, ceiling: int) -> int:
+    """H now (rxwin.bpf.c rot_slots): the controller's value within [1, ceiling],
+    the ceiling until the first window of data ends (h <= 0)."""
+    return ceiling if h <= 0 or h > ceiling else h
+
+
+def grant_field(mss: int, wscale: int) -> int:
+    """The window field of a grant: one segment, rounded up to the scale."""
+    return (mss + (1 << wscale) - 1) >> wscale
 
 
 def rotation_window_end(h: int, n: int, m: int, floor_ce: int, ceiling: int) -> int:
@@ -458,8 +471,7 @@ class RxReference:
         """Rotation: H, how many flows may hold a window at once (the ceiling
         until the first window of data ends)."""
         flows = sum(1 for f in self.flows.values() if f.counted)
-        cap = rotation_ceiling(self.budget, flows, mss)
-        return cap if self.h <= 0 or self.h > cap else self.h
+        return rotation_slots(self.h, rotation_ceiling(self.budget, flows, mss))
 
     def _rot_data(self, f: RxFlow, nb: int, ce: bool, w_before: int) -> None:
         """rxwin.bpf.c rot_on_data: one data packet in the receiver's window of data."""
@@ -512,9 +524,7 @@ class RxReference:
             if bf is None or br.hdr is None:
                 self.rotq.append(bk)
                 return False
-            ws = bf.wscale
-            field = (bf.mss + (1 << ws) - 1) >> ws
-            self.forged.append(forged_update(br, bk, field))
+            self.forged.append(forged_update(br, bk, grant_field(bf.mss, bf.wscale)))
             br.state = ROT_HOLD
             self.waiting -= 1
             self.open += 1

@@ -31,7 +31,7 @@ from p4incast.agent.policies.newdctcp_rx import (
     RxReference,
     forged_update,
 )
-from p4incast.agent.rotation import Rescuer, stale
+from p4incast.agent.rotation import RX_CLONE_MARK, Rescuer, stale
 
 pytestmark = pytest.mark.root
 
@@ -238,6 +238,7 @@ def test_rotation_constants_match_rxwin_h() -> None:
     assert int(defs["ROT_WAIT"]) == newdctcp_rx.ROT_WAIT
     assert int(defs["ROT_FRAME_LEN"]) == newdctcp_rx.ROT_FRAME_LEN
     assert int(defs["ST_MAX"]) == len(datapath.ST_NAMES)
+    assert int(defs["RX_CLONE_MARK"].rstrip("U"), 16) == RX_CLONE_MARK
     assert struct.calcsize("=HHIIBBHHH4sII") == newdctcp_rx.ROT_FRAME_LEN - newdctcp_rx.ROT_HDR_LEN
 
 
