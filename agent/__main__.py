@@ -45,6 +45,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--attach", choices=("tcx", "clsact"), help="tcx (default): fail-open on crash")
     r.add_argument("--config", type=Path, help="JSON/YAML file of tunables; flags override")
     r.add_argument("--ready-file", type=Path, help=argparse.SUPPRESS)
+    r.add_argument(
+        "--trace",
+        type=Path,
+        metavar="FILE",
+        help="rotate=1: write the rotation's state every tick to FILE (JSON lines)",
+    )
     for name, (default, lo, hi, desc) in TUNABLES.items():
         r.add_argument(
             f"--{name.replace('_', '-')}",
@@ -65,7 +71,7 @@ def _cmd_run(a: argparse.Namespace) -> int:
     over = {k: getattr(a, k) for k in ("iface", "policy", "attach", *TUNABLES)}
     cfg = cfg.override(**over).validated()
     _need_root()
-    return run(cfg, ready=a.ready_file)
+    return run(cfg, ready=a.ready_file, trace=a.trace)
 
 
 def w_of(f: dict) -> int:

@@ -29,6 +29,9 @@ __all__ = [
     "ST_NAMES",
     "Flow",
     "FlowKey",
+    "ROT_OP_GRANT",
+    "ROT_OP_RECLAIM",
+    "ROT_OP_RECOUNT",
     "RotFlow",
     "RotGlobal",
     "RxConfig",
@@ -45,6 +48,10 @@ POLICIES: dict[str, int] = {
     "rcc": 3,
     BUDGET_AGENT: 4,
 }
+# rxwin.h ROT_OP_*: the rotation rescue's state changes, made by rx_rescue
+ROT_OP_RECLAIM, ROT_OP_GRANT, ROT_OP_RECOUNT = 1, 2, 3
+ROT_OP_OFF = 14  # the op follows this many zero bytes (an Ethernet header)
+
 ST_NAMES = (
     "rx_pkts",
     "tx_acks",
@@ -184,6 +191,12 @@ class RotGlobal(ctypes.Structure):
     ]
 
 
+class RotOp(ctypes.Structure):
+    """struct rot_op: one of the rescue's state changes (rx_rescue)."""
+
+    _fields_ = [("key", FlowKey), ("op", ctypes.c_uint32), ("since", ctypes.c_uint64)]
+
+
 class RotFlow(ctypes.Structure):
     """struct rot_flow: a flow's rotation state and what its window update needs."""
 
@@ -244,6 +257,7 @@ class RxWin:
         self.rotq_fd = c.bpf_map__fd(m["p4i_rotq"])
         self.ingress_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_ingress"))
         self.egress_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_egress"))
+        self.rescue_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_rescue"))
         self.attachment: Attachment | None = None
         self.cfg = RxConfig()
 
@@ -319,12 +333,15 @@ class RxWin:
         self.lib.lookup(self.rot_fd, ctypes.c_uint32(0), g)
         return g
 
-    def set_rotation_counts(self, open_: int, waiting: int, grants: int) -> None:
-        """Write H's holders, waiting flows and grant count (userspace's rescue;
-        the rest of the entry as the data path left it a moment ago)."""
-        g = self.rotation()
-        g.open, g.waiting, g.grants = open_, waiting, grants
-        self.lib.update(self.rot_fd, ctypes.c_uint32(0), g)
+    def rot_op(self, op: int, key: FlowKey | None = None, since: int = 0) -> bool:
+        """One of the rescue's state changes (ROT_OP_*), made in BPF by
+        compare-and-swap against the data path: whether it was made (False:
+        the flow had moved on, or for RECOUNT: the counts were right)."""
+        o = RotOp(key=key if key is not None else FlowKey(), op=op, since=since)
+        rc, _, _ = self.lib.test_run(self.rescue_fd, bytes(ROT_OP_OFF) + bytes(o))
+        if rc < 0:
+            raise BpfError(f"rx_rescue: op {op} refused (rebuild the agent)", 22)
+        return rc == 1
 
     def rot_flows(self) -> list[tuple[FlowKey, RotFlow]]:
         return self.lib.dump(self.rot_flows_fd, FlowKey, RotFlow)  # type: ignore[return-value]
@@ -332,9 +349,6 @@ class RxWin:
     def rot_flow(self, key: FlowKey) -> RotFlow | None:
         r = RotFlow()
         return r if self.lib.lookup(self.rot_flows_fd, key, r) else None
-
-    def set_rot_flow(self, key: FlowKey, r: RotFlow) -> None:
-        self.lib.update(self.rot_flows_fd, key, r)
 
     def rotq_pop(self) -> FlowKey | None:
         k = FlowKey()

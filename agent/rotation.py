@@ -18,23 +18,40 @@ Every agent tick, while flows wait, the agent does two things:
   window update the data path forges (policies/newdctcp_rx.forged_update),
   through a packet socket whose mark the data path lets pass.
 
-It also recounts the holders and the waiting flows from the table, which
-repairs the counters if concurrent updates made them drift, and puts waiting
-flows the queue has lost back on it. It does this
-every RECOUNT_TICKS ticks even when the count says no flow waits.
+Both changes are made in BPF (rx_rescue, ROT_OP_*), by compare-and-swap
+against the data path, never by writing an entry back: a rescue that read a
+holder as idle while its segment was being acknowledged, or that marked a flow
+granted after its update went out and its segment came back, overwrote the
+data path's change. The flow was then left with a closed window, out of the
+queue, until its sender's zero-window probe one min RTO later (testbed,
+N = 64: a 4.36 s round, docs/testbed/2026-11-25-rotation.md). So a grant takes
+the slot first and sends the update after, as the data path does.
+
+Every RECOUNT_TICKS ticks, even when the count says no flow waits, it has the
+counters recounted from the table (in BPF) and puts waiting flows the queue
+has lost back on it. With `trace`, it writes its view of every tick
+(_trace).
 """
 
 from __future__ import annotations
 
+import json
 import socket
 from dataclasses import dataclass
+from typing import TextIO
 
-from p4incast.agent.datapath import FlowKey, RotFlow, RxWin
+from p4incast.agent.datapath import (
+    ROT_OP_GRANT,
+    ROT_OP_RECLAIM,
+    ROT_OP_RECOUNT,
+    FlowKey,
+    RotFlow,
+    RxWin,
+)
 from p4incast.agent.policies.newdctcp_rx import (
     DEFAULT_MSS,
     ROT_HDR_LEN,
     ROT_HOLD,
-    ROT_IDLE,
     ROT_WAIT,
     RotEntry,
     forged_update,
@@ -62,13 +79,17 @@ class RescueCounts:
     reclaimed: int = 0  # slots taken back from idle holders
     granted: int = 0  # window updates sent from userspace
     requeued: int = 0  # times waiting flows were missing from the queue
+    recounted: int = 0  # times the counters disagreed with the table
 
 
 class Rescuer:
     """One agent's rescue: `step` once per tick."""
 
-    def __init__(self, rx: RxWin, iface: str, budget_bytes: int, tick_s: float) -> None:
+    def __init__(
+        self, rx: RxWin, iface: str, budget_bytes: int, tick_s: float, trace: TextIO | None = None
+    ) -> None:
         self.rx, self.budget, self.tick_s = rx, budget_bytes, tick_s
+        self.trace = trace  # one JSON line per tick: counts, every flow's state, what we did
         self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_MARK, RX_CLONE_MARK)
         self.sock.bind((iface, 0))
@@ -85,23 +106,28 @@ class Rescuer:
         # RECOUNT_TICKS ticks: a count that drifted to 0 (our write of the
         # counts races the data path's atomic adds) would strand waiting flows.
         if g.waiting <= 0 and self.ticks % RECOUNT_TICKS:
+            if self.trace is not None:  # observe only: the rescue does nothing this tick
+                self._trace(now_ns, g, -1, self.rx.rot_flows(), [], [])
             return
         ents = self.rx.rot_flows()
-        changed = False
+        took: list[str] = []
+        gave: list[str] = []
+        open_ = waiting = 0
         for key, r in ents:
+            if r.state == ROT_WAIT:
+                waiting += 1
             if r.state != ROT_HOLD:
                 continue
+            open_ += 1
             f = self.rx.flow(key)
-            if f is None or stale(now_ns, r.since, f.last_ns, f.srtt_us, self.tick_s):
-                r.state = ROT_IDLE
-                self.rx.set_rot_flow(key, r)
+            if (
+                f is None or stale(now_ns, r.since, f.last_ns, f.srtt_us, self.tick_s)
+            ) and self.rx.rot_op(ROT_OP_RECLAIM, key, r.since):
                 self.counts.reclaimed += 1
-                changed = True
-        open_ = sum(1 for _, r in ents if r.state == ROT_HOLD)
-        waiting = sum(1 for _, r in ents if r.state == ROT_WAIT)
+                open_ -= 1
+                took.append(key.as_tuple()[0])
         mss = g.mss or DEFAULT_MSS
         h = rotation_slots(g.slots, rotation_ceiling(self.budget, self.rx.budget_flows(), mss))
-        grants = g.grants
         refilled = False
         while open_ < h and waiting > 0:
             key = self.rx.rotq_pop()
@@ -123,14 +149,37 @@ class Rescuer:
             if f is None or not r.has_hdr:
                 self.rx.rotq_push(key)
                 break
+            # The slot first, then the update (as the data path does): the
+            # segment it lets out must find the flow a holder.
+            if not self.rx.rot_op(ROT_OP_GRANT, key):
+                continue
             self._send(key, r, grant_field(f.mss, f.wscale))
-            r.state, r.since = ROT_HOLD, now_ns
-            self.rx.set_rot_flow(key, r)
-            open_, waiting, grants = open_ + 1, waiting - 1, grants + 1
+            open_, waiting = open_ + 1, waiting - 1
             self.counts.granted += 1
-            changed = True
-        if changed or (open_, waiting) != (g.open, g.waiting):
-            self.rx.set_rotation_counts(open_, waiting, grants)
+            gave.append(key.as_tuple()[0])
+        if self.trace is not None:
+            self._trace(now_ns, g, h, ents, took, gave)
+        if self.ticks % RECOUNT_TICKS == 0 and self.rx.rot_op(ROT_OP_RECOUNT):
+            self.counts.recounted += 1
+
+    def _trace(self, now_ns: int, g, h: int, ents, took, gave) -> None:  # noqa: ANN001
+        """The state before this tick's rescue: the counters as the data path
+        left them (H -1: not computed on a quiet tick), each flow's state by
+        its remote address (0 idle, 1 holds a slot, 2 waits), then the flows
+        whose slots it took back and granted."""
+        states = {k.as_tuple()[0]: r.state for k, r in ents}
+        rec = {
+            "t_ns": now_ns,
+            "H": h,
+            "slots": g.slots,
+            "open": g.open,
+            "waiting": g.waiting,
+            "grants": g.grants,
+            "states": {a: states[a] for a in sorted(states)},
+            "took": took,
+            "gave": gave,
+        }
+        self.trace.write(json.dumps(rec, separators=(",", ":")) + "\n")
 
     def _send(self, key: FlowKey, r: RotFlow, field: int) -> None:
         e = RotEntry(

@@ -88,9 +88,18 @@ def _signals_stop() -> Iterator[None]:
             signal.signal(s, h)
 
 
-def run(cfg: AgentConfig, *, ready: Path | None = None, log=print) -> int:  # noqa: ANN001
-    """Attach, loop until a signal, detach. Returns the exit status."""
+def run(
+    cfg: AgentConfig,
+    *,
+    ready: Path | None = None,
+    trace: Path | None = None,
+    log=print,  # noqa: ANN001
+) -> int:
+    """Attach, loop until a signal, detach. Returns the exit status. `trace`:
+    the rotation's state every tick (agent/rotation.py, Rescuer._trace)."""
     cfg = cfg.validated()
+    if trace is not None and not cfg.rotate:
+        raise ConfigError("--trace writes the rotation's state: it needs rotate=1")
     try:
         ifindex = socket.if_nametoindex(cfg.iface)
     except OSError:
@@ -141,7 +150,7 @@ def run(cfg: AgentConfig, *, ready: Path | None = None, log=print) -> int:  # no
             log(f"p4incast-agent: {cfg.policy} on {cfg.iface} ({att.kind}); SIGINT/SIGTERM detach")
             if ready:
                 ready.write_text(f"{att.kind}\n")
-            _loop(rx, cfg, capacity, log)
+            _loop(rx, cfg, capacity, log, trace)
         except _Stop as s:
             log(f"p4incast-agent: {s}; detaching from {cfg.iface}")
         finally:
@@ -154,14 +163,17 @@ def run(cfg: AgentConfig, *, ready: Path | None = None, log=print) -> int:  # no
     return 0
 
 
-def _loop(rx: RxWin, cfg: AgentConfig, capacity_Bps: float, log=print) -> None:  # noqa: ANN001
+def _loop(
+    rx: RxWin, cfg: AgentConfig, capacity_Bps: float, log=print, trace: Path | None = None
+) -> None:  # noqa: ANN001, E501
     tick = cfg.interval_ms / 1000
     ictcp = Ictcp(IctcpParams(capacity_Bps=capacity_Bps)) if cfg.policy == "ictcp" else None
     rcc = Rcc(RccParams(queue_maxsize=cfg.queue_maxsize)) if cfg.policy == "rcc" else None
     next_sweep = time.monotonic() + 1.0
     next_scan = 0.0
+    trace_f = trace.open("w", buffering=1 << 16) if trace is not None else None  # noqa: SIM115
     rescue = (
-        Rescuer(rx, cfg.iface, cfg.budget_bytes, tick)
+        Rescuer(rx, cfg.iface, cfg.budget_bytes, tick, trace_f)
         if cfg.policy == BUDGET_AGENT and cfg.rotate
         else None
     )
@@ -208,6 +220,8 @@ def _loop(rx: RxWin, cfg: AgentConfig, capacity_Bps: float, log=print) -> None: 
                 next_sweep = now + 1.0
     finally:
         rx_bytes.close()
+        if trace_f is not None:
+            trace_f.close()
         if rescue is not None:
             rescue.close()
             c, st = rescue.counts, rx.stats()
@@ -216,7 +230,8 @@ def _loop(rx: RxWin, cfg: AgentConfig, capacity_Bps: float, log=print) -> None: 
                 f"{st['rot_release']} released, {st['rot_idle']} after a short segment, "
                 f"{st['rot_defer']} grants deferred; rescue: {c.reclaimed} idle slots "
                 f"taken back, {c.granted} window updates sent from userspace, "
-                f"{c.requeued} times waiting flows put back in the queue"
+                f"{c.requeued} times waiting flows put back in the queue, "
+                f"{c.recounted} counter repairs"
             )
 
 

@@ -74,6 +74,9 @@ class Bmv2Engine(IncastEngine):
 
     def __init__(self) -> None:
         self._bpf_tried = False
+        # p4incast-run --capture: each run's receiver-side pcap (headers) and,
+        # with rotation, the agent's per-tick trace, in the run's log folder
+        self.capture = False
         self._dilation: dict[int, Dilation] = {}  # by bottleneck_pps, measured once
 
     def dilation(self, point: Point, log_dir: Path) -> Dilation | None:
@@ -173,7 +176,9 @@ class Bmv2Engine(IncastEngine):
 
             dil = self.dilation(point, log_dir)
             cc = kernel_cc(point.scheme.cc)
-            res = testbed.run(point, cc, ecn_policy(point.scheme), log_dir, dil)
+            res = testbed.run(
+                point, cc, ecn_policy(point.scheme), log_dir, dil, capture=self.capture
+            )
         except Exception as err:  # noqa: BLE001 — one failed run must not stop the sweep
             log_dir.mkdir(parents=True, exist_ok=True)
             (log_dir / "error.txt").write_text(traceback.format_exc())

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
+import shutil
 import sys
 import threading
 import time
@@ -262,10 +263,13 @@ def run(
     log_dir: Path,
     dilation: Dilation | None = None,
     progress: Callable[[str], None] = lambda s: None,
+    capture: bool = False,
 ) -> TestbedResult:
     """Run one point with sender congestion control `cc` (a kernel name) and the
     switch policy `ecn` on a fresh Mininet network; always tears it down. With
-    `dilation`, the min RTO is stretched to the testbed's clock."""
+    `dilation`, the min RTO is stretched to the testbed's clock. With `capture`,
+    the receiver's packet headers go to receiver.pcap and a rotating agent's
+    per-tick state to rotation.jsonl, in `log_dir`."""
     t = point.topology
     shape = link_shape(point)
     procs: list[Any] = []
@@ -278,7 +282,7 @@ def run(
         log_dir=log_dir,
     ) as net:
         try:
-            return _run(net, point, cc, ecn, shape, log_dir, procs, dilation, progress)
+            return _run(net, point, cc, ecn, shape, log_dir, procs, dilation, progress, capture)
         finally:
             for p in procs:
                 if p.poll() is None:
@@ -300,6 +304,7 @@ def _run(
     procs: list[Any],
     dilation: Dilation | None,
     progress: Callable[[str], None],
+    capture: bool,
 ) -> TestbedResult:
     t, a, sch = point.topology, point.app, point.scheme
     rto = dilation.rto_min_ms(t.rto_min_ms) if dilation else t.rto_min_ms
@@ -318,11 +323,23 @@ def _run(
     progress("switches programmed")
     senders = [net.get(f"h{i}") for i in range(1, point.n + 1)]
     rtt = ping_rtt_ms(senders[0], receiver.IP())
+    if capture:
+        if not shutil.which("tcpdump"):
+            raise RuntimeError("--capture needs tcpdump (apt-get install tcpdump)")
+        # Headers only (96 bytes: Ethernet, IP, TCP with options); the agent's
+        # forged window updates are seen too (tc egress runs before the tap).
+        pcap = log_dir / "receiver.pcap"
+        intf = receiver.defaultIntf().name
+        procs.append(
+            receiver.popen(["tcpdump", "-i", intf, "-s", "96", "-U", "-w", str(pcap), "tcp"])
+        )
+        time.sleep(0.5)  # tcpdump attached before the first packet
     if sch.agent != "off":
         agent_log = (log_dir / "agent.log").open("w")
         ready = log_dir / "agent.ready"
         agent = receiver.popen(
-            _agent_cmd(receiver.defaultIntf().name, point, shape, ready, rtt),
+            _agent_cmd(receiver.defaultIntf().name, point, shape, ready, rtt)
+            + (["--trace", str(log_dir / "rotation.jsonl")] if capture and sch.rotate else []),
             stdout=agent_log,
             stderr=agent_log,
         )

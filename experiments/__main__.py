@@ -126,6 +126,12 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         help="sim: parallel runs (default: one per CPU here; on a cluster, at most this many)",
     )
+    ap.add_argument(
+        "--capture",
+        action="store_true",
+        help="bmv2: keep each run's receiver-side packet headers (receiver.pcap) and, "
+        "with rotation, the agent's per-tick state (rotation.jsonl) in its log folder",
+    )
     ap.add_argument("--check", action="store_true", help="validate and show the plan, run nothing")
     args = ap.parse_args(argv)
 
@@ -144,6 +150,10 @@ def main(argv: list[str] | None = None) -> int:
         engine, note = _engine(exps[0].engine, cluster)
         if args.retries < 0 or (args.jobs is not None and args.jobs < 1):
             raise ExperimentError("--retries must be >= 0 and --jobs >= 1")
+        if args.capture:
+            if not hasattr(engine, "capture") or cluster != "local":
+                raise ExperimentError("--capture: only the bmv2 engine, run here, captures")
+            engine.capture = True
     except (ExperimentError, RuntimeError) as err:
         print(f"p4incast-run: {err}", file=sys.stderr)
         return 2

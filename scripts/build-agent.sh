@@ -42,7 +42,8 @@ for src in "$SRC"/*.bpf.c tests/agent/bpf/*.bpf.c; do
      [ -z "$(find "$SRC" "$(dirname "$src")" -name '*.h' -newer "$obj" 2>/dev/null)" ]; then
     continue
   fi
-  clang -target bpf -g -O2 -Wall -Werror -D__TARGET_ARCH_x86 \
+  # -mcpu=v3: the rotation's compare-and-swap (BPF_ATOMIC, kernel >= 5.12)
+  clang -target bpf -mcpu=v3 -g -O2 -Wall -Werror -D__TARGET_ARCH_x86 \
     -I "$OUT" -I "$SRC" -c "$src" -o "$obj"
   built+=("$obj")
 done

@@ -848,15 +848,20 @@ static __always_inline int rot_grant(struct __sk_buff *skb, struct rot_global *g
 			bpf_map_push_elem(&p4i_rotq, &bk, BPF_EXIST);
 			return -1;
 		}
+		/* The slot first, then the update: the segment it lets out may be
+		 * acknowledged on another CPU at once, and must find the flow a
+		 * holder. The rescue may take the same flow (a duplicate entry). */
+		if (__sync_val_compare_and_swap(&br->state, ROT_WAIT, ROT_HOLD) != ROT_WAIT)
+			continue;
+		br->since = bpf_ktime_get_ns();
 		ws = bf->wscale & 15;
 		w = bf->mss; /* one segment a turn */
 		if (rot_forge(skb, br, &bk, (w + (1U << ws) - 1) >> ws)) {
 			stat_inc(ST_FORGE_FAIL);
+			__sync_val_compare_and_swap(&br->state, ROT_HOLD, ROT_WAIT);
 			bpf_map_push_elem(&p4i_rotq, &bk, BPF_EXIST);
 			return -1;
 		}
-		br->state = ROT_HOLD;
-		br->since = bpf_ktime_get_ns();
 		__sync_fetch_and_add(&g->waiting, -1);
 		__sync_fetch_and_add(&g->open, 1);
 		__sync_fetch_and_add(&g->grants, 1);
@@ -959,15 +964,21 @@ static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config 
 				release = !rot_grant(skb, g);
 		}
 		if (release) {
-			__sync_fetch_and_add(&g->open, -1);
+			__u32 next = runt ? ROT_IDLE : ROT_WAIT;
+
 			*zero = 1;
 			stat_inc(ST_ROT_RELEASE);
-			if (runt) {
-				r->state = ROT_IDLE;
+			if (runt)
 				stat_inc(ST_ROT_IDLE);
-			} else {
-				r->state = ROT_WAIT;
-				to_wait = 1;
+			if (__sync_val_compare_and_swap(&r->state, ROT_HOLD, next) == ROT_HOLD) {
+				__sync_fetch_and_add(&g->open, -1);
+				to_wait = !runt;
+			} else if (!runt) {
+				/* The rescue took the slot back meanwhile (and counted
+				 * it out): the flow is idle, and this ACK closes its
+				 * window, so it waits. */
+				to_wait = __sync_val_compare_and_swap(&r->state, ROT_IDLE, ROT_WAIT) ==
+					  ROT_IDLE;
 			}
 		} else if (g->waiting > 0 && w > f->mss) {
 			w = f->mss; /* one segment a turn while flows wait */
@@ -1106,6 +1117,69 @@ int rx_egress(struct __sk_buff *skb)
 	f->last_re = p.ack + (newf << ws);
 	f->re_valid = 1;
 	return TC_ACT_UNSPEC_;
+}
+
+struct rot_count {
+	__s64 open;
+	__s64 waiting;
+};
+
+static long rot_count_one(struct bpf_map *map, struct flow_key *key, struct rot_flow *r,
+			  struct rot_count *c)
+{
+	if (r->state == ROT_HOLD)
+		c->open++;
+	else if (r->state == ROT_WAIT)
+		c->waiting++;
+	return 0;
+}
+
+/* The rescue's state changes (agent/rotation.py), run by BPF_PROG_TEST_RUN on
+ * ROT_OP_OFF zero bytes and a struct rot_op. Made here by compare-and-swap: a
+ * rescue that read a holder as idle while its segment was being acknowledged,
+ * or that granted a flow while its ACK was on its way, would otherwise
+ * overwrite the data path's change and leave a flow with a closed window that
+ * no grant reaches (it then waits for its sender's zero-window probe, one min
+ * RTO). Returns 1 when the change was made, 0 when the flow had moved on. */
+SEC("tc")
+int rx_rescue(struct __sk_buff *skb)
+{
+	struct rot_global *g = rot_global();
+	struct rot_flow *r;
+	struct rot_op op;
+
+	if (!g || bpf_skb_load_bytes(skb, ROT_OP_OFF, &op, sizeof(op)))
+		return -1;
+	if (op.op == ROT_OP_RECOUNT) {
+		struct rot_count c = {};
+
+		bpf_for_each_map_elem(&p4i_rot_flows, rot_count_one, &c, 0);
+		if (c.open == g->open && c.waiting == g->waiting)
+			return 0;
+		g->open = c.open;
+		g->waiting = c.waiting;
+		return 1;
+	}
+	r = bpf_map_lookup_elem(&p4i_rot_flows, &op.key);
+	if (!r)
+		return 0;
+	if (op.op == ROT_OP_RECLAIM) {
+		if (r->since != op.since ||
+		    __sync_val_compare_and_swap(&r->state, ROT_HOLD, ROT_IDLE) != ROT_HOLD)
+			return 0;
+		__sync_fetch_and_add(&g->open, -1);
+		return 1;
+	}
+	if (op.op == ROT_OP_GRANT) {
+		if (__sync_val_compare_and_swap(&r->state, ROT_WAIT, ROT_HOLD) != ROT_WAIT)
+			return 0;
+		r->since = bpf_ktime_get_ns();
+		__sync_fetch_and_add(&g->waiting, -1);
+		__sync_fetch_and_add(&g->open, 1);
+		__sync_fetch_and_add(&g->grants, 1);
+		return 1;
+	}
+	return -1;
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -50,6 +50,13 @@
 
 /* The frame a grant is forged as: Ethernet + IPv4 (no options) + TCP with
  * NOP NOP TS, no payload — Linux's pure ACK with timestamps. */
+/* The rescue's state changes (agent/rotation.py), made by rx_rescue through
+ * BPF_PROG_TEST_RUN on a frame of ROT_OP_OFF zero bytes and a struct rot_op,
+ * so that a change racing the data path's on another CPU is not lost. */
+#define ROT_OP_RECLAIM 1 /* a holder idle since `since` gives its slot back */
+#define ROT_OP_GRANT 2   /* a waiting flow takes a slot (its update is sent after) */
+#define ROT_OP_RECOUNT 3 /* open and waiting recounted from p4i_rot_flows */
+#define ROT_OP_OFF 14
 #define ROT_HDR_LEN 34
 #define ROT_FRAME_LEN 66
 
@@ -125,6 +132,12 @@ struct rot_flow {
 	__u32 has_hdr;  /* hdr holds the Ethernet + IPv4 header of one of our pure ACKs */
 	__u8 hdr[36];   /* ROT_HDR_LEN used */
 	__u64 since;    /* when it took its slot (bpf_ktime; userspace's stale check) */
+};
+
+struct rot_op {
+	struct flow_key key;
+	__u32 op;
+	__u64 since;
 };
 
 /* Rotation, receiver-wide (p4i_rot[0]). open and waiting change by atomic

@@ -10,6 +10,7 @@ byte-identical to the reference's.
 
 from __future__ import annotations
 
+import ctypes
 import socket
 import struct
 import time
@@ -23,11 +24,12 @@ from scapy.layers.l2 import Ether
 from test_conformance import tcp_checksum_ok
 
 from p4incast.agent import datapath
-from p4incast.agent.datapath import FlowKey, RxWin
+from p4incast.agent.datapath import ROT_OP_RECLAIM, ROT_OP_RECOUNT, FlowKey, RxWin
 from p4incast.agent.policies import newdctcp_rx
 from p4incast.agent.policies.newdctcp_rx import (
     ROT_HOLD,
     ROT_IDLE,
+    ROT_WAIT,
     RxReference,
     forged_update,
 )
@@ -332,3 +334,88 @@ def test_rescue_puts_back_waiting_flows_the_queue_lost(
     assert len(drain(lo_capture)) == 1
     g = rxwin.rotation()
     assert (g.open, g.waiting) == (1, n - 2)
+
+
+def _silent_holder_scene(
+    rxwin: RxWin, cap: socket.socket, n: int
+) -> tuple[Driver, RxReference, FlowTrace, list[tuple[str, int, str, int]]]:
+    """H = 1: one holder, n - 1 flows waiting in the queue (their order)."""
+    d, ref = rotating(rxwin, cap, n, MSS)
+    for _ in range(3):
+        d.step(ce=False)
+    holder = next(ft for ft in d.flows if ref.rot[d.key(ft)].state == ROT_HOLD)
+    assert (rxwin.rotation().open, rxwin.rotation().waiting) == (1, n - 1)
+    return d, ref, holder, list(ref.rotq)
+
+
+def test_rescue_grant_is_a_holder_before_its_segment_is_acknowledged(
+    rxwin: RxWin, lo_capture: socket.socket
+) -> None:
+    """The rescue's window update lets a segment out, which may be acknowledged
+    at once, on another CPU. That ACK must find the flow holding the slot, end
+    its turn and pass the slot on. (Sending first and marking the flow a holder
+    after left it holding a closed window, out of the queue: it waited for its
+    sender's zero-window probe, one min RTO — a 4.36 s round on the testbed.)"""
+    d, ref, holder, queue = _silent_holder_scene(rxwin, lo_capture, 3)
+    granted = {ft.lport: ft for ft in d.flows}[queue[0][3]]
+    nxt = {ft.lport: ft for ft in d.flows}[queue[1][3]]
+    acked: list[int] = []
+    rescue = Rescuer(rxwin, "lo", MSS, tick_s=0.005)
+    send = rescue._send
+
+    def send_then_ack(key: FlowKey, r: datapath.RotFlow, field: int) -> None:
+        send(key, r, field)
+        rxwin.run(False, granted.data()[1])  # the segment arrives, is acknowledged
+        _, out, _ = rxwin.run(True, granted.ack()[1])
+        acked.append(Ether(out)[TCP].window)
+
+    rescue._send = send_then_ack  # type: ignore[method-assign]
+    try:
+        rescue.step(time.monotonic_ns() + 10**9)  # the holder is idle: its slot is free
+    finally:
+        rescue.close()
+    assert rescue.counts.granted == 1 and acked == [0]  # the turn ended with that ACK
+    st = {ft.lport: rxwin.rot_flow(_key(ft)).state for ft in d.flows}
+    assert st[holder.lport] == ROT_IDLE  # its slot was taken back
+    assert st[granted.lport] == ROT_WAIT and st[nxt.lport] == ROT_HOLD  # and passed on
+    g = rxwin.rotation()
+    assert (g.open, g.waiting) == (1, 1)
+    sent = drain(lo_capture)  # the rescue's update, then the data path's to the next flow
+    assert [Ether(f)[TCP].sport for f in sent] == [granted.lport, nxt.lport]
+
+
+def test_rescue_does_not_take_back_a_slot_that_moved_on(
+    rxwin: RxWin, lo_capture: socket.socket
+) -> None:
+    """The rescue reads a holder as idle; before it acts, the holder's segment
+    is acknowledged and its turn passes on. Taking the slot back then would
+    strand the flow (idle, window closed, out of the queue): the change is
+    refused, by state and by the time the slot was taken."""
+    d, ref, holder, queue = _silent_holder_scene(rxwin, lo_capture, 3)
+    key = _key(holder)
+    seen = rxwin.rot_flow(key)
+    assert seen is not None and seen.state == ROT_HOLD
+    d.ingress(holder.data()[1])  # its segment and the ACK: the slot goes to queue[0]
+    d.egress(holder, holder.ack()[1])
+    assert rxwin.rot_flow(key).state == ROT_WAIT
+    assert not rxwin.rot_op(ROT_OP_RECLAIM, key, seen.since)
+    assert rxwin.rot_flow(key).state == ROT_WAIT
+    g = rxwin.rotation()
+    assert (g.open, g.waiting) == (1, 2)
+    # Its turn comes round again: a slot taken at another time is not the one seen.
+    head = next(ft for ft in d.flows if ft.lport == queue[0][3])
+    for _ in range(3):
+        d.step(ce=False)
+        if rxwin.rot_flow(key).state == ROT_HOLD:
+            break
+    assert rxwin.rot_flow(key).state == ROT_HOLD and head is not holder
+    assert not rxwin.rot_op(ROT_OP_RECLAIM, key, seen.since)
+    assert rxwin.rot_op(ROT_OP_RECLAIM, key, rxwin.rot_flow(key).since)
+    assert rxwin.rot_flow(key).state == ROT_IDLE and rxwin.rotation().open == 0
+    # A recount finds the counters right, then repairs a drifted one.
+    assert not rxwin.rot_op(ROT_OP_RECOUNT)
+    g = rxwin.rotation()
+    g.waiting = 0
+    rxwin.lib.update(rxwin.rot_fd, ctypes.c_uint32(0), g)
+    assert rxwin.rot_op(ROT_OP_RECOUNT)
+    assert (rxwin.rotation().open, rxwin.rotation().waiting) == (0, 2)
