@@ -31,7 +31,6 @@ __all__ = [
     "FlowKey",
     "ROT_OP_GRANT",
     "ROT_OP_RECLAIM",
-    "ROT_OP_RECOUNT",
     "RotFlow",
     "RotGlobal",
     "RxConfig",
@@ -49,7 +48,7 @@ POLICIES: dict[str, int] = {
     BUDGET_AGENT: 4,
 }
 # rxwin.h ROT_OP_*: the rotation rescue's state changes, made by rx_rescue
-ROT_OP_RECLAIM, ROT_OP_GRANT, ROT_OP_RECOUNT = 1, 2, 3
+ROT_OP_RECLAIM, ROT_OP_GRANT, ROT_OP_COUNT, ROT_OP_ADJUST = 1, 2, 3, 4
 ROT_OP_OFF = 14  # the op follows this many zero bytes (an Ethernet header)
 
 ST_NAMES = (
@@ -194,7 +193,13 @@ class RotGlobal(ctypes.Structure):
 class RotOp(ctypes.Structure):
     """struct rot_op: one of the rescue's state changes (rx_rescue)."""
 
-    _fields_ = [("key", FlowKey), ("op", ctypes.c_uint32), ("since", ctypes.c_uint64)]
+    _fields_ = [
+        ("key", FlowKey),
+        ("op", ctypes.c_uint32),
+        ("since", ctypes.c_uint64),
+        ("open", ctypes.c_int64),
+        ("waiting", ctypes.c_int64),
+    ]
 
 
 class RotFlow(ctypes.Structure):
@@ -333,15 +338,27 @@ class RxWin:
         self.lib.lookup(self.rot_fd, ctypes.c_uint32(0), g)
         return g
 
-    def rot_op(self, op: int, key: FlowKey | None = None, since: int = 0) -> bool:
-        """One of the rescue's state changes (ROT_OP_*), made in BPF by
-        compare-and-swap against the data path: whether it was made (False:
-        the flow had moved on, or for RECOUNT: the counts were right)."""
-        o = RotOp(key=key if key is not None else FlowKey(), op=op, since=since)
-        rc, _, _ = self.lib.test_run(self.rescue_fd, bytes(ROT_OP_OFF) + bytes(o))
+    def _rot_op(self, o: RotOp) -> tuple[int, RotOp]:
+        rc, out, _ = self.lib.test_run(self.rescue_fd, bytes(ROT_OP_OFF) + bytes(o))
         if rc < 0:
-            raise BpfError(f"rx_rescue: op {op} refused (rebuild the agent)", 22)
-        return rc == 1
+            raise BpfError(f"rx_rescue: op {o.op} refused (rebuild the agent)", 22)
+        return rc, RotOp.from_buffer_copy(out[ROT_OP_OFF : ROT_OP_OFF + ctypes.sizeof(RotOp)])
+
+    def rot_op(self, op: int, key: FlowKey, since: int = 0) -> bool:
+        """One of the rescue's state changes (ROT_OP_RECLAIM, ROT_OP_GRANT),
+        made in BPF by compare-and-swap against the data path: whether it was
+        made (False: the flow had moved on)."""
+        return self._rot_op(RotOp(key=key, op=op, since=since))[0] == 1
+
+    def rot_count(self) -> tuple[int, int]:
+        """(holders, waiting flows) counted in the rotation table, in BPF."""
+        _, o = self._rot_op(RotOp(op=ROT_OP_COUNT))
+        return o.open, o.waiting
+
+    def rot_adjust(self, d_open: int, d_waiting: int) -> None:
+        """Add to the rotation's counters (atomically: the data path's
+        concurrent adds are kept)."""
+        self._rot_op(RotOp(op=ROT_OP_ADJUST, open=d_open, waiting=d_waiting))
 
     def rot_flows(self) -> list[tuple[FlowKey, RotFlow]]:
         return self.lib.dump(self.rot_flows_fd, FlowKey, RotFlow)  # type: ignore[return-value]

@@ -27,9 +27,9 @@ queue, until its sender's zero-window probe one min RTO later (testbed,
 N = 64: a 4.36 s round, docs/testbed/2026-11-25-rotation.md). So a grant takes
 the slot first and sends the update after, as the data path does.
 
-Every RECOUNT_TICKS ticks, even when the count says no flow waits, it has the
-counters recounted from the table (in BPF) and puts waiting flows the queue
-has lost back on it. With `trace`, it writes its view of every tick
+Every RECOUNT_TICKS ticks, even when the count says no flow waits, it counts
+the table (in BPF) and repairs counters that drifted from it (_recount), and it
+puts waiting flows the queue has lost back on it. With `trace`, it writes its view of every tick
 (_trace).
 """
 
@@ -43,7 +43,6 @@ from typing import TextIO
 from p4incast.agent.datapath import (
     ROT_OP_GRANT,
     ROT_OP_RECLAIM,
-    ROT_OP_RECOUNT,
     FlowKey,
     RotFlow,
     RxWin,
@@ -79,7 +78,7 @@ class RescueCounts:
     reclaimed: int = 0  # slots taken back from idle holders
     granted: int = 0  # window updates sent from userspace
     requeued: int = 0  # times waiting flows were missing from the queue
-    recounted: int = 0  # times the counters disagreed with the table
+    recounted: int = 0  # times the counters had drifted from the table
 
 
 class Rescuer:
@@ -95,6 +94,7 @@ class Rescuer:
         self.sock.bind((iface, 0))
         self.counts = RescueCounts()
         self.ticks = 0
+        self.drift: tuple[int, int] | None = None  # the last recount's difference
 
     def close(self) -> None:
         self.sock.close()
@@ -159,8 +159,25 @@ class Rescuer:
             gave.append(key.as_tuple()[0])
         if self.trace is not None:
             self._trace(now_ns, g, h, ents, took, gave)
-        if self.ticks % RECOUNT_TICKS == 0 and self.rx.rot_op(ROT_OP_RECOUNT):
+        if self.ticks % RECOUNT_TICKS == 0:
+            self._recount()
+
+    def _recount(self) -> None:
+        """Repair counters that drifted from the table (a flow ended while it
+        was being granted, an entry the LRU evicted). A count read while a
+        flow changes state differs from the counters for a moment; a drift
+        differs by the same amount twice in a row, and only then is added."""
+        open_, waiting = self.rx.rot_count()
+        g = self.rx.rotation()
+        delta = (open_ - g.open, waiting - g.waiting)
+        if delta == (0, 0):
+            self.drift = None
+        elif delta == self.drift:
+            self.rx.rot_adjust(*delta)
             self.counts.recounted += 1
+            self.drift = None
+        else:
+            self.drift = delta
 
     def _trace(self, now_ns: int, g, h: int, ents, took, gave) -> None:  # noqa: ANN001
         """The state before this tick's rescue: the counters as the data path

@@ -1140,7 +1140,10 @@ static long rot_count_one(struct bpf_map *map, struct flow_key *key, struct rot_
  * or that granted a flow while its ACK was on its way, would otherwise
  * overwrite the data path's change and leave a flow with a closed window that
  * no grant reaches (it then waits for its sender's zero-window probe, one min
- * RTO). Returns 1 when the change was made, 0 when the flow had moved on. */
+ * RTO). Returns 1 when the change was made, 0 when the flow had moved on.
+ * The counts are repaired by adding to them, never by writing them: a count
+ * written from a table that changed while it was read would undo the data
+ * path's concurrent adds. */
 SEC("tc")
 int rx_rescue(struct __sk_buff *skb)
 {
@@ -1150,14 +1153,17 @@ int rx_rescue(struct __sk_buff *skb)
 
 	if (!g || bpf_skb_load_bytes(skb, ROT_OP_OFF, &op, sizeof(op)))
 		return -1;
-	if (op.op == ROT_OP_RECOUNT) {
+	if (op.op == ROT_OP_COUNT) {
 		struct rot_count c = {};
 
 		bpf_for_each_map_elem(&p4i_rot_flows, rot_count_one, &c, 0);
-		if (c.open == g->open && c.waiting == g->waiting)
-			return 0;
-		g->open = c.open;
-		g->waiting = c.waiting;
+		op.open = c.open;
+		op.waiting = c.waiting;
+		return bpf_skb_store_bytes(skb, ROT_OP_OFF, &op, sizeof(op), 0) ? -1 : 1;
+	}
+	if (op.op == ROT_OP_ADJUST) {
+		__sync_fetch_and_add(&g->open, op.open);
+		__sync_fetch_and_add(&g->waiting, op.waiting);
 		return 1;
 	}
 	r = bpf_map_lookup_elem(&p4i_rot_flows, &op.key);

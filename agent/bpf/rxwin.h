@@ -55,7 +55,8 @@
  * so that a change racing the data path's on another CPU is not lost. */
 #define ROT_OP_RECLAIM 1 /* a holder idle since `since` gives its slot back */
 #define ROT_OP_GRANT 2   /* a waiting flow takes a slot (its update is sent after) */
-#define ROT_OP_RECOUNT 3 /* open and waiting recounted from p4i_rot_flows */
+#define ROT_OP_COUNT 3   /* count holders and waiting flows in p4i_rot_flows */
+#define ROT_OP_ADJUST 4  /* add `open` and `waiting` to the counters */
 #define ROT_OP_OFF 14
 #define ROT_HDR_LEN 34
 #define ROT_FRAME_LEN 66
@@ -138,6 +139,8 @@ struct rot_op {
 	struct flow_key key;
 	__u32 op;
 	__u64 since;
+	__s64 open;    /* COUNT: written back into the frame; ADJUST: added */
+	__s64 waiting;
 };
 
 /* Rotation, receiver-wide (p4i_rot[0]). open and waiting change by atomic

@@ -24,7 +24,7 @@ from scapy.layers.l2 import Ether
 from test_conformance import tcp_checksum_ok
 
 from p4incast.agent import datapath
-from p4incast.agent.datapath import ROT_OP_RECLAIM, ROT_OP_RECOUNT, FlowKey, RxWin
+from p4incast.agent.datapath import ROT_OP_RECLAIM, FlowKey, RxWin
 from p4incast.agent.policies import newdctcp_rx
 from p4incast.agent.policies.newdctcp_rx import (
     ROT_HOLD,
@@ -412,10 +412,18 @@ def test_rescue_does_not_take_back_a_slot_that_moved_on(
     assert not rxwin.rot_op(ROT_OP_RECLAIM, key, seen.since)
     assert rxwin.rot_op(ROT_OP_RECLAIM, key, rxwin.rot_flow(key).since)
     assert rxwin.rot_flow(key).state == ROT_IDLE and rxwin.rotation().open == 0
-    # A recount finds the counters right, then repairs a drifted one.
-    assert not rxwin.rot_op(ROT_OP_RECOUNT)
+    # The counters agree with the table; a drift is repaired by the rescue's
+    # recount once it has seen the same difference twice, by adding to them.
+    assert rxwin.rot_count() == (0, 2)
     g = rxwin.rotation()
     g.waiting = 0
     rxwin.lib.update(rxwin.rot_fd, ctypes.c_uint32(0), g)
-    assert rxwin.rot_op(ROT_OP_RECOUNT)
+    rescue = Rescuer(rxwin, "lo", MSS, tick_s=0.005)
+    try:
+        rescue._recount()
+        assert rxwin.rotation().waiting == 0 and rescue.counts.recounted == 0
+        rescue._recount()
+    finally:
+        rescue.close()
+    assert rescue.counts.recounted == 1
     assert (rxwin.rotation().open, rxwin.rotation().waiting) == (0, 2)
