@@ -279,6 +279,14 @@ def framing_limit_bps(link_bps: float, mss: int = MSS, wire: int = WIRE) -> floa
     return link_bps * mss / wire
 
 
+def round_ceiling_bps(round_bytes: float, link_bps: float, rtt_s: float) -> float:
+    """Most goodput a round of `round_bytes` can reach: its bytes at the framing
+    limit, after one base RTT in which the link carries nothing of it (the
+    request going out, the first segment coming back)."""
+    t = round_bytes * 8 / framing_limit_bps(link_bps)
+    return round_bytes * 8 / (t + max(rtt_s, 0.0))
+
+
 class Interval(NamedTuple):
     """A two-sided 95 % confidence interval [lo, hi].
 

@@ -10,6 +10,9 @@ segment, in turns) (N = 1..64, 10 rounds; or the results folder given with
     every N, beside drop-tail's goodput in the same run (its collapse: below
     half the framing limit);
   - queue p95 at N = 32 [within K ± 25 %].
+Beside the ratio it prints the ceiling no scheme can pass: a round carries
+N x SRU after one base RTT of idle link (metrics.round_ceiling_bps); at N = 1
+on the testbed that is below 0.90 of the framing limit.
 The agent's CPU and observe mode's goodput ratio are measured by
 bench_agent.py.
 
@@ -29,7 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from p4incast.engines.bmv2 import ENGINE  # noqa: E402
 from p4incast.experiments import results  # noqa: E402
-from p4incast.experiments.metrics import framing_limit_bps  # noqa: E402
+from p4incast.experiments.metrics import framing_limit_bps, round_ceiling_bps  # noqa: E402
 
 BUDGETED, DROPTAIL = ("front+budget", "front+rotate"), "droptail"
 
@@ -73,18 +76,32 @@ def report_scheme(
     rs: results.ResultSet, rows: dict[tuple[str, int], Any], scheme: str, limit: float
 ) -> None:
     ns = sorted({n for s, n in rows if s == scheme})
-    print(f"\n{scheme}")
-    print(f"{'N':>3}  {'goodput':>15}  {'ratio':>6}  {'RTO %':>6}  {'droptail ratio':>14}")
+    sru = (rs.config.get("app") or {}).get("sru_bytes")
+    rtts = [r["base_rtt_ms"] for r in rs.runs if r.get("scheme") == scheme and r.get("base_rtt_ms")]
+    rtt_s = sorted(rtts)[len(rtts) // 2] / 1e3 if rtts else 0.0
+    print(f"\n{scheme}  (ceiling: one base RTT, median {rtt_s * 1e3:.2f} ms, per round)")
+    print(
+        f"{'N':>3}  {'goodput':>15}  {'ratio':>6}  {'ceiling':>7}  {'RTO %':>6}  "
+        f"{'droptail ratio':>14}"
+    )
     met_all = True
     for n in ns:
         b, d = rows[(scheme, n)], rows.get((DROPTAIL, n))
         g = b.get("goodput_mbps") or 0.0
         ratio, rto = g / limit, 100 * (b.get("rto_round_ratio") or 0.0)
         dr = (d.get("goodput_mbps") or 0.0) / limit if d else float("nan")
+        ceil = (
+            round_ceiling_bps(n * sru, rs.link_bps, rtt_s) / 1e6 / limit
+            if sru and rs.link_bps
+            else float("nan")
+        )
         ok = ratio >= 0.9 and rto < 1
         met_all &= ok
         miss = "" if ok else "MISSED"
-        print(f"{n:>3}  {g:>10.1f} Mbps  {ratio:>6.2f}  {rto:>6.0f}  {dr:>14.2f}  {miss}")
+        print(
+            f"{n:>3}  {g:>10.1f} Mbps  {ratio:>6.2f}  {ceil:>7.2f}  {rto:>6.0f}  "
+            f"{dr:>14.2f}  {miss}"
+        )
     print(
         f"{scheme} >= 0.90 of the framing limit and < 1 % RTO rounds at every N: "
         f"{'met' if met_all else 'missed'}"

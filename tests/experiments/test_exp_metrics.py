@@ -62,6 +62,20 @@ def test_goodput_and_framing_limit() -> None:
         metrics.framing_limit_bps(0)
 
 
+def test_round_ceiling_is_the_framing_limit_after_one_idle_rtt() -> None:
+    """One incast round on the testbed (4000 pkt/s of 1514-byte frames, a
+    32 KB response, 0.67 ms base RTT) cannot reach 0.90 of the framing limit
+    with one sender: its 5.8 ms of data come after an RTT of idle link."""
+    link = 4000 * 1538 * 8
+    limit = metrics.framing_limit_bps(link)
+    t = 32768 * 8 / limit
+    assert metrics.round_ceiling_bps(32768, link, 0.0) == pytest.approx(limit)
+    assert metrics.round_ceiling_bps(32768, link, t) == pytest.approx(limit / 2)
+    one = metrics.round_ceiling_bps(32768, link, 0.67e-3) / limit
+    assert 0.88 < one < 0.90
+    assert metrics.round_ceiling_bps(64 * 32768, link, 0.67e-3) / limit > 0.99
+
+
 def test_timeouts_delta() -> None:
     before = {"h1": 3, "h2": 5, "h3": 0}
     after = {"h1": 4, "h2": 9, "h3": 0}
