@@ -29,8 +29,6 @@ __all__ = [
     "ST_NAMES",
     "Flow",
     "FlowKey",
-    "ROT_OP_GRANT",
-    "ROT_OP_RECLAIM",
     "RotFlow",
     "RotGlobal",
     "RxConfig",
@@ -48,7 +46,7 @@ POLICIES: dict[str, int] = {
     BUDGET_AGENT: 4,
 }
 # rxwin.h ROT_OP_*: the rotation rescue's state changes, made by rx_rescue
-ROT_OP_RECLAIM, ROT_OP_GRANT, ROT_OP_COUNT, ROT_OP_ADJUST = 1, 2, 3, 4
+ROT_OP_GRANT, ROT_OP_COUNT, ROT_OP_ADJUST, ROT_OP_SCAN = 2, 3, 4, 5
 ROT_OP_OFF = 14  # the op follows this many zero bytes (an Ethernet header)
 
 ST_NAMES = (
@@ -199,6 +197,9 @@ class RotOp(ctypes.Structure):
         ("since", ctypes.c_uint64),
         ("open", ctypes.c_int64),
         ("waiting", ctypes.c_int64),
+        ("min_idle_ns", ctypes.c_uint64),
+        ("stale_rtts", ctypes.c_uint32),
+        ("reclaimed", ctypes.c_uint32),
     ]
 
 
@@ -344,16 +345,25 @@ class RxWin:
             raise BpfError(f"rx_rescue: op {o.op} refused (rebuild the agent)", 22)
         return rc, RotOp.from_buffer_copy(out[ROT_OP_OFF : ROT_OP_OFF + ctypes.sizeof(RotOp)])
 
-    def rot_op(self, op: int, key: FlowKey, since: int = 0) -> bool:
-        """One of the rescue's state changes (ROT_OP_RECLAIM, ROT_OP_GRANT),
-        made in BPF by compare-and-swap against the data path: whether it was
-        made (False: the flow had moved on)."""
-        return self._rot_op(RotOp(key=key, op=op, since=since))[0] == 1
+    def rot_grant(self, key: FlowKey) -> bool:
+        """A waiting flow takes a slot (the rescue sends its update after), in
+        BPF by compare-and-swap against the data path: whether it did (False:
+        the flow was no longer waiting)."""
+        return self._rot_op(RotOp(key=key, op=ROT_OP_GRANT))[0] == 1
 
     def rot_count(self) -> tuple[int, int]:
         """(holders, waiting flows) counted in the rotation table, in BPF."""
         _, o = self._rot_op(RotOp(op=ROT_OP_COUNT))
         return o.open, o.waiting
+
+    def rot_scan(self, now_ns: int, min_idle_ns: int, stale_rtts: int) -> tuple[int, int, int]:
+        """Take back the slot of every holder idle for more than
+        max(stale_rtts smoothed RTTs, min_idle_ns) at `now_ns` (the rule of
+        rotation.stale, in BPF: one pass over the table), then count:
+        (holders, waiting flows, slots taken back)."""
+        o = RotOp(op=ROT_OP_SCAN, since=now_ns, min_idle_ns=min_idle_ns, stale_rtts=stale_rtts)
+        _, out = self._rot_op(o)
+        return out.open, out.waiting, out.reclaimed
 
     def rot_adjust(self, d_open: int, d_waiting: int) -> None:
         """Add to the rotation's counters (atomically: the data path's

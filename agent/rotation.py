@@ -18,19 +18,25 @@ Every agent tick, while flows wait, the agent does two things:
   window update the data path forges (policies/newdctcp_rx.forged_update),
   through a packet socket whose mark the data path lets pass.
 
-Both changes are made in BPF (rx_rescue, ROT_OP_*), by compare-and-swap
-against the data path, never by writing an entry back: a rescue that read a
-holder as idle while its segment was being acknowledged, or that marked a flow
-granted after its update went out and its segment came back, overwrote the
-data path's change. The flow was then left with a closed window, out of the
-queue, until its sender's zero-window probe one min RTO later (testbed,
-N = 64: a 4.36 s round, docs/testbed/2026-11-25-rotation.md). So a grant takes
-the slot first and sends the update after, as the data path does.
+Both are made in BPF (rx_rescue, run through BPF_PROG_TEST_RUN), by
+compare-and-swap against the data path; the agent never writes an entry back.
+The take-back is one pass over the table in BPF (ROT_OP_SCAN, the rule of
+`stale` below, checked against it by a test), which also counts holders and
+waiting flows, so a tick costs the same few system calls whatever the number
+of flows. A grant takes the slot first and sends the update after, as the
+data path does.
 
-Every RECOUNT_TICKS ticks, even when the count says no flow waits, it counts
-the table (in BPF) and repairs counters that drifted from it (_recount), and it
-puts waiting flows the queue has lost back on it. With `trace`, it writes its view of every tick
-(_trace).
+Why: a rescue that read a holder as idle while its segment was being
+acknowledged, or that marked a flow granted after its update went out and
+its segment came back, overwrote the data path's change. The flow was then
+left with a closed window, out of the queue, until its sender's zero-window
+probe one min RTO later (testbed, N = 64: a 4.36 s round,
+docs/testbed/2026-11-25-rotation-races.md).
+
+Every RECOUNT_TICKS ticks, even when the count says no flow waits, it
+repairs counters that drifted from the table (_recount), and it puts waiting
+flows the queue has lost back on it. With `trace`, it writes its view of
+every tick (_trace).
 """
 
 from __future__ import annotations
@@ -40,17 +46,10 @@ import socket
 from dataclasses import dataclass
 from typing import TextIO
 
-from p4incast.agent.datapath import (
-    ROT_OP_GRANT,
-    ROT_OP_RECLAIM,
-    FlowKey,
-    RotFlow,
-    RxWin,
-)
+from p4incast.agent.datapath import FlowKey, RotFlow, RxWin
 from p4incast.agent.policies.newdctcp_rx import (
     DEFAULT_MSS,
     ROT_HDR_LEN,
-    ROT_HOLD,
     ROT_WAIT,
     RotEntry,
     forged_update,
@@ -95,6 +94,7 @@ class Rescuer:
         self.counts = RescueCounts()
         self.ticks = 0
         self.drift: tuple[int, int] | None = None  # the last recount's difference
+        self.next_scan_ns = 0
 
     def close(self) -> None:
         self.sock.close()
@@ -103,29 +103,23 @@ class Rescuer:
         g = self.rx.rotation()
         self.ticks += 1
         # While no flow waits by the count, the table is still read every
-        # RECOUNT_TICKS ticks: a count that drifted to 0 (our write of the
-        # counts races the data path's atomic adds) would strand waiting flows.
+        # RECOUNT_TICKS ticks: a count that drifted to 0 would strand waiting
+        # flows.
         if g.waiting <= 0 and self.ticks % RECOUNT_TICKS:
             if self.trace is not None:  # observe only: the rescue does nothing this tick
-                self._trace(now_ns, g, -1, self.rx.rot_flows(), [], [])
+                self._trace(now_ns, g, -1, self.rx.rot_flows(), 0, [])
             return
-        ents = self.rx.rot_flows()
-        took: list[str] = []
+        # The scan walks the table's every bucket (~0.3 ms at 16384 entries):
+        # once per STALE_TICKS ticks' time, the least a holder can be idle
+        # before it is stale. In between, the counters say what is free.
+        open_, waiting, took = g.open, g.waiting, 0
+        if now_ns >= self.next_scan_ns:
+            self.next_scan_ns = now_ns + int(STALE_TICKS * self.tick_s * 1e9)
+            open_, waiting, took = self.rx.rot_scan(
+                now_ns, int(STALE_TICKS * self.tick_s * 1e9), STALE_RTTS
+            )
+            self.counts.reclaimed += took
         gave: list[str] = []
-        open_ = waiting = 0
-        for key, r in ents:
-            if r.state == ROT_WAIT:
-                waiting += 1
-            if r.state != ROT_HOLD:
-                continue
-            open_ += 1
-            f = self.rx.flow(key)
-            if (
-                f is None or stale(now_ns, r.since, f.last_ns, f.srtt_us, self.tick_s)
-            ) and self.rx.rot_op(ROT_OP_RECLAIM, key, r.since):
-                self.counts.reclaimed += 1
-                open_ -= 1
-                took.append(key.as_tuple()[0])
         mss = g.mss or DEFAULT_MSS
         h = rotation_slots(g.slots, rotation_ceiling(self.budget, self.rx.budget_flows(), mss))
         refilled = False
@@ -134,6 +128,7 @@ class Rescuer:
             if key is None and not refilled:
                 # Flows wait by the table but not in the queue: put them back
                 # (a duplicate entry is skipped once its flow holds a slot).
+                ents = self.rx.rot_flows()
                 for k, r in ents:
                     if r.state == ROT_WAIT:
                         self.rx.rotq_push(k)
@@ -151,14 +146,14 @@ class Rescuer:
                 break
             # The slot first, then the update (as the data path does): the
             # segment it lets out must find the flow a holder.
-            if not self.rx.rot_op(ROT_OP_GRANT, key):
+            if not self.rx.rot_grant(key):
                 continue
             self._send(key, r, grant_field(f.mss, f.wscale))
             open_, waiting = open_ + 1, waiting - 1
             self.counts.granted += 1
             gave.append(key.as_tuple()[0])
         if self.trace is not None:
-            self._trace(now_ns, g, h, ents, took, gave)
+            self._trace(now_ns, g, h, self.rx.rot_flows(), took, gave)
         if self.ticks % RECOUNT_TICKS == 0:
             self._recount()
 
@@ -179,11 +174,11 @@ class Rescuer:
         else:
             self.drift = delta
 
-    def _trace(self, now_ns: int, g, h: int, ents, took, gave) -> None:  # noqa: ANN001
+    def _trace(self, now_ns: int, g, h: int, ents, took: int, gave) -> None:  # noqa: ANN001
         """The state before this tick's rescue: the counters as the data path
         left them (H -1: not computed on a quiet tick), each flow's state by
-        its remote address (0 idle, 1 holds a slot, 2 waits), then the flows
-        whose slots it took back and granted."""
+        its remote address (0 idle, 1 holds a slot, 2 waits, after this tick's
+        take-backs), how many slots it took back, the flows it granted."""
         states = {k.as_tuple()[0]: r.state for k, r in ents}
         rec = {
             "t_ns": now_ns,

@@ -235,6 +235,14 @@ def _loop(
             )
 
 
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process `pid` has used so far, from
+    /proc/<pid>/stat: how the agent's own cost is measured (bench_agent.py,
+    the BMv2 testbed)."""
+    f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _summary(rx: RxWin) -> str:
     """One line for the log: what the data path saw and did (flows still in the table)."""
     st = rx.stats()

@@ -199,6 +199,7 @@ class Bmv2Engine(IncastEngine):
                 "dilation": dil.as_dict() if dil else None,
                 "depth_series": res.depth_series,
                 "depth_series_kind": testbed.DEPTH_SERIES_KIND,
+                "agent_cpu": res.agent_cpu,
             },
         )
 

@@ -28,6 +28,7 @@ from mininet.link import TCLink
 from mininet.log import setLogLevel
 from mininet.net import Mininet
 
+from p4incast.agent.runner import process_cpu_s
 from p4incast.controller import app, stats
 from p4incast.controller.config import EcnPolicy
 from p4incast.controller.connection import connect, quiet_finsy
@@ -102,6 +103,7 @@ class TestbedResult:
     log_dir: Path
     batch: dict[str, Any] | None = None  # the seed-003 plan used, if batching
     depth_series: list[tuple[float, float]] | None = None  # (s, mean depth) per poll
+    agent_cpu: float | None = None  # the host agent's CPU over the rounds, fraction of a core
 
 
 def link_shape(point: Point) -> LinkShape:
@@ -407,6 +409,7 @@ def _run(
     tor = configs[receiver_switch(net).name]
     poller = DepthPoller(tor, bottleneck_port(net))
     poller.start()
+    agent_cpu0 = (process_cpu_s(agent.pid), time.monotonic()) if sch.agent != "off" else None
     with client_log.open("w") as log:
         client = receiver.popen(cmd, stdout=log, stderr=log)
         try:
@@ -414,6 +417,10 @@ def _run(
         finally:
             poller.stop.set()
             poller.join(timeout=10)
+    agent_cpu = None
+    if agent_cpu0 is not None and agent.poll() is None:
+        c0, t0 = agent_cpu0
+        agent_cpu = (process_cpu_s(agent.pid) - c0) / max(time.monotonic() - t0, 1e-9)
     if rc != 0:
         tail = client_log.read_text().strip().splitlines()[-5:]
         raise RuntimeError(
@@ -431,6 +438,7 @@ def _run(
         log_dir=log_dir,
         batch=batch_info,
         depth_series=poller.series,
+        agent_cpu=agent_cpu,
     )
 
 

@@ -17,7 +17,6 @@ Exits 0 with one `skip:` line when not root or the BPF objects are not built.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -26,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from p4incast.agent.datapath import RxWin  # noqa: E402
+from p4incast.agent.runner import process_cpu_s  # noqa: E402
 from p4incast.agent.vethlab import VethLab, lab_skip_reason  # noqa: E402
 
 
@@ -74,11 +74,6 @@ def bench_bpf(repeat: int) -> tuple[float, float]:
         rx.close()
 
 
-def _cpu_s(pid: int) -> float:
-    f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def bench_veth(rate: int, seconds: float, reps: int, ns_in: float, ns_eg: float) -> None:
     with VethLab(rate_mbit=rate) as lab:
         lab.start_server()
@@ -116,9 +111,9 @@ def bench_veth(rate: int, seconds: float, reps: int, ns_in: float, ns_eg: float)
             agent = lab.start_agent(pol, *extra)
             cl = lab.start_client(seconds, parallel=parallel)
             time.sleep(0.5)
-            c0, t0 = _cpu_s(agent.pid), time.monotonic()
+            c0, t0 = process_cpu_s(agent.pid), time.monotonic()
             time.sleep(seconds - 1.5)
-            c1, t1 = _cpu_s(agent.pid), time.monotonic()
+            c1, t1 = process_cpu_s(agent.pid), time.monotonic()
             g = lab.goodput_bps(cl)
             lab.stop(agent)
             print(

@@ -13,8 +13,10 @@ segment, in turns) (N = 1..64, 10 rounds; or the results folder given with
 Beside the ratio it prints the ceiling no scheme can pass: a round carries
 N x SRU after one base RTT of idle link (metrics.round_ceiling_bps); at N = 1
 on the testbed that is below 0.90 of the framing limit.
-The agent's CPU and observe mode's goodput ratio are measured by
-bench_agent.py.
+It also prints the agent's CPU over each run's rounds (most of any repeat;
+the BMv2 engine records it): the rotation's userspace rescue runs every tick
+while flows wait. bench_agent.py measures the agent's CPU at line rate on a
+veth pair, and observe mode's goodput ratio.
 
 Needs root, Mininet, BMv2 and `make build`; prints why when it cannot run.
 """
@@ -72,6 +74,10 @@ def report(rs: results.ResultSet) -> int:
     return 0
 
 
+def cpu_s(c: float | None) -> str:
+    return "-" if c is None else f"{100 * c:.1f} %"
+
+
 def report_scheme(
     rs: results.ResultSet, rows: dict[tuple[str, int], Any], scheme: str, limit: float
 ) -> None:
@@ -80,9 +86,13 @@ def report_scheme(
     rtts = [r["base_rtt_ms"] for r in rs.runs if r.get("scheme") == scheme and r.get("base_rtt_ms")]
     rtt_s = sorted(rtts)[len(rtts) // 2] / 1e3 if rtts else 0.0
     print(f"\n{scheme}  (ceiling: one base RTT, median {rtt_s * 1e3:.2f} ms, per round)")
+    cpu: dict[int, float] = {}  # the agent's CPU over the rounds, most of any repeat
+    for r in rs.runs:
+        if r.get("scheme") == scheme and r.get("agent_cpu") is not None:
+            cpu[r["n"]] = max(cpu.get(r["n"], 0.0), r["agent_cpu"])
     print(
         f"{'N':>3}  {'goodput':>15}  {'ratio':>6}  {'ceiling':>7}  {'RTO %':>6}  "
-        f"{'droptail ratio':>14}"
+        f"{'droptail ratio':>14}  {'agent CPU':>9}"
     )
     met_all = True
     for n in ns:
@@ -100,7 +110,7 @@ def report_scheme(
         miss = "" if ok else "MISSED"
         print(
             f"{n:>3}  {g:>10.1f} Mbps  {ratio:>6.2f}  {ceil:>7.2f}  {rto:>6.0f}  "
-            f"{dr:>14.2f}  {miss}"
+            f"{dr:>14.2f}  {cpu_s(cpu.get(n)):>9}  {miss}"
         )
     print(
         f"{scheme} >= 0.90 of the framing limit and < 1 % RTO rounds at every N: "

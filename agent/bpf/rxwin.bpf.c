@@ -1134,13 +1134,53 @@ static long rot_count_one(struct bpf_map *map, struct flow_key *key, struct rot_
 	return 0;
 }
 
+struct rot_scan {
+	struct rot_count c;
+	__u64 now;
+	__u64 min_idle_ns;
+	__u64 stale_rtts;
+	__u32 reclaimed;
+};
+
+/* agent/rotation.py stale(): idle since it took its slot or since its last
+ * data for more than max(stale_rtts smoothed RTTs, min_idle_ns); a holder
+ * whose flow entry is gone is stale too. */
+static long rot_scan_one(struct bpf_map *map, struct flow_key *key, struct rot_flow *r,
+			 struct rot_scan *s)
+{
+	if (r->state == ROT_HOLD) {
+		struct flow *f = bpf_map_lookup_elem(&p4i_flows, key);
+		__u64 last = f && f->last_ns > r->since ? f->last_ns : r->since;
+		__u64 idle = s->now > last ? s->now - last : 0;
+		__u64 lim = f ? s->stale_rtts * f->srtt_us * 1000 : 0;
+
+		if (lim < s->min_idle_ns)
+			lim = s->min_idle_ns;
+		if ((!f || idle > lim) &&
+		    __sync_val_compare_and_swap(&r->state, ROT_HOLD, ROT_IDLE) == ROT_HOLD) {
+			struct rot_global *g = rot_global();
+
+			if (g)
+				__sync_fetch_and_add(&g->open, -1);
+			s->reclaimed++;
+			return 0;
+		}
+		s->c.open++;
+	} else if (r->state == ROT_WAIT) {
+		s->c.waiting++;
+	}
+	return 0;
+}
+
 /* The rescue's state changes (agent/rotation.py), run by BPF_PROG_TEST_RUN on
- * ROT_OP_OFF zero bytes and a struct rot_op. Made here by compare-and-swap: a
- * rescue that read a holder as idle while its segment was being acknowledged,
- * or that granted a flow while its ACK was on its way, would otherwise
- * overwrite the data path's change and leave a flow with a closed window that
- * no grant reaches (it then waits for its sender's zero-window probe, one min
- * RTO). Returns 1 when the change was made, 0 when the flow had moved on.
+ * ROT_OP_OFF zero bytes and a struct rot_op: SCAN takes back stale holders'
+ * slots and counts, GRANT gives a waiting flow a slot (its update is sent
+ * after), COUNT counts, ADJUST adds to the counters. Made here by
+ * compare-and-swap: a rescue that read a holder as idle while its segment was
+ * being acknowledged, or that granted a flow while its ACK was on its way,
+ * would otherwise overwrite the data path's change and leave a flow with a
+ * closed window that no grant reaches (it then waits for its sender's
+ * zero-window probe, one min RTO). GRANT returns 1 when the flow was waiting.
  * The counts are repaired by adding to them, never by writing them: a count
  * written from a table that changed while it was read would undo the data
  * path's concurrent adds. */
@@ -1161,6 +1201,19 @@ int rx_rescue(struct __sk_buff *skb)
 		op.waiting = c.waiting;
 		return bpf_skb_store_bytes(skb, ROT_OP_OFF, &op, sizeof(op), 0) ? -1 : 1;
 	}
+	if (op.op == ROT_OP_SCAN) {
+		struct rot_scan sc = {
+			.now = op.since,
+			.min_idle_ns = op.min_idle_ns,
+			.stale_rtts = op.stale_rtts,
+		};
+
+		bpf_for_each_map_elem(&p4i_rot_flows, rot_scan_one, &sc, 0);
+		op.open = sc.c.open;
+		op.waiting = sc.c.waiting;
+		op.reclaimed = sc.reclaimed;
+		return bpf_skb_store_bytes(skb, ROT_OP_OFF, &op, sizeof(op), 0) ? -1 : 1;
+	}
 	if (op.op == ROT_OP_ADJUST) {
 		__sync_fetch_and_add(&g->open, op.open);
 		__sync_fetch_and_add(&g->waiting, op.waiting);
@@ -1169,13 +1222,6 @@ int rx_rescue(struct __sk_buff *skb)
 	r = bpf_map_lookup_elem(&p4i_rot_flows, &op.key);
 	if (!r)
 		return 0;
-	if (op.op == ROT_OP_RECLAIM) {
-		if (r->since != op.since ||
-		    __sync_val_compare_and_swap(&r->state, ROT_HOLD, ROT_IDLE) != ROT_HOLD)
-			return 0;
-		__sync_fetch_and_add(&g->open, -1);
-		return 1;
-	}
 	if (op.op == ROT_OP_GRANT) {
 		if (__sync_val_compare_and_swap(&r->state, ROT_WAIT, ROT_HOLD) != ROT_WAIT)
 			return 0;

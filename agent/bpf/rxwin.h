@@ -53,10 +53,10 @@
 /* The rescue's state changes (agent/rotation.py), made by rx_rescue through
  * BPF_PROG_TEST_RUN on a frame of ROT_OP_OFF zero bytes and a struct rot_op,
  * so that a change racing the data path's on another CPU is not lost. */
-#define ROT_OP_RECLAIM 1 /* a holder idle since `since` gives its slot back */
 #define ROT_OP_GRANT 2   /* a waiting flow takes a slot (its update is sent after) */
 #define ROT_OP_COUNT 3   /* count holders and waiting flows in p4i_rot_flows */
 #define ROT_OP_ADJUST 4  /* add `open` and `waiting` to the counters */
+#define ROT_OP_SCAN 5    /* take back every stale holder's slot, then COUNT */
 #define ROT_OP_OFF 14
 #define ROT_HDR_LEN 34
 #define ROT_FRAME_LEN 66
@@ -138,9 +138,12 @@ struct rot_flow {
 struct rot_op {
 	struct flow_key key;
 	__u32 op;
-	__u64 since;
-	__s64 open;    /* COUNT: written back into the frame; ADJUST: added */
+	__u64 since;   /* SCAN: now (bpf_ktime_get_ns' clock) */
+	__s64 open;    /* COUNT, SCAN: written back into the frame; ADJUST: added */
 	__s64 waiting;
+	__u64 min_idle_ns; /* SCAN: a holder idle this long, and */
+	__u32 stale_rtts;  /* this many of its smoothed RTTs, is stale */
+	__u32 reclaimed;   /* SCAN: slots taken back (written back) */
 };
 
 /* Rotation, receiver-wide (p4i_rot[0]). open and waiting change by atomic

@@ -24,7 +24,7 @@ from scapy.layers.l2 import Ether
 from test_conformance import tcp_checksum_ok
 
 from p4incast.agent import datapath
-from p4incast.agent.datapath import ROT_OP_RECLAIM, FlowKey, RxWin
+from p4incast.agent.datapath import FlowKey, RxWin
 from p4incast.agent.policies import newdctcp_rx
 from p4incast.agent.policies.newdctcp_rx import (
     ROT_HOLD,
@@ -33,7 +33,7 @@ from p4incast.agent.policies.newdctcp_rx import (
     RxReference,
     forged_update,
 )
-from p4incast.agent.rotation import RX_CLONE_MARK, Rescuer, stale
+from p4incast.agent.rotation import RX_CLONE_MARK, STALE_RTTS, STALE_TICKS, Rescuer, stale
 
 pytestmark = pytest.mark.root
 
@@ -384,41 +384,42 @@ def test_rescue_grant_is_a_holder_before_its_segment_is_acknowledged(
     assert [Ether(f)[TCP].sport for f in sent] == [granted.lport, nxt.lport]
 
 
-def test_rescue_does_not_take_back_a_slot_that_moved_on(
-    rxwin: RxWin, lo_capture: socket.socket
-) -> None:
-    """The rescue reads a holder as idle; before it acts, the holder's segment
-    is acknowledged and its turn passes on. Taking the slot back then would
-    strand the flow (idle, window closed, out of the queue): the change is
-    refused, by state and by the time the slot was taken."""
-    d, ref, holder, queue = _silent_holder_scene(rxwin, lo_capture, 3)
-    key = _key(holder)
-    seen = rxwin.rot_flow(key)
-    assert seen is not None and seen.state == ROT_HOLD
-    d.ingress(holder.data()[1])  # its segment and the ACK: the slot goes to queue[0]
-    d.egress(holder, holder.ack()[1])
-    assert rxwin.rot_flow(key).state == ROT_WAIT
-    assert not rxwin.rot_op(ROT_OP_RECLAIM, key, seen.since)
-    assert rxwin.rot_flow(key).state == ROT_WAIT
-    g = rxwin.rotation()
-    assert (g.open, g.waiting) == (1, 2)
-    # Its turn comes round again: a slot taken at another time is not the one seen.
-    head = next(ft for ft in d.flows if ft.lport == queue[0][3])
-    for _ in range(3):
-        d.step(ce=False)
-        if rxwin.rot_flow(key).state == ROT_HOLD:
-            break
-    assert rxwin.rot_flow(key).state == ROT_HOLD and head is not holder
-    assert not rxwin.rot_op(ROT_OP_RECLAIM, key, seen.since)
-    assert rxwin.rot_op(ROT_OP_RECLAIM, key, rxwin.rot_flow(key).since)
-    assert rxwin.rot_flow(key).state == ROT_IDLE and rxwin.rotation().open == 0
+def test_scan_takes_back_exactly_the_stale_holders(rxwin: RxWin, lo_capture: socket.socket) -> None:
+    """The take-back runs in BPF, in one pass over the table (ROT_OP_SCAN): it
+    takes back the slots rotation.stale() says are stale (idle for more than
+    4 smoothed RTTs and 2 ticks), no others, never a waiting flow's, and
+    counts what is left."""
+    n, tick = 6, 0.005
+    d, ref = rotating(rxwin, lo_capture, n, 3 * MSS)  # H = 3: three holders
+    holders = [ft for ft in d.flows if ref.rot[d.key(ft)].state == ROT_HOLD]
+    assert len(holders) == 3 and rxwin.rot_count() == (3, 3)
+    t0 = max(rxwin.rot_flow(_key(ft)).since for ft in holders)
+    for ft, srtt in zip(holders, (1000, 5000, 20000), strict=True):
+        f = rxwin.flow(_key(ft))
+        f.srtt_us, f.last_ns = srtt, t0
+        rxwin.lib.update(rxwin.flows_fd, _key(ft), f)
+    now = t0 + 30_000_000  # 30 ms on: stale past 10, 20 and 80 ms
+    want = {
+        ft.lport
+        for ft in holders
+        if stale(now, rxwin.rot_flow(_key(ft)).since, t0, rxwin.flow(_key(ft)).srtt_us, tick)
+    }
+    assert len(want) == 2
+    got = rxwin.rot_scan(now, int(STALE_TICKS * tick * 1e9), STALE_RTTS)
+    assert got == (1, 3, 2)
+    st = {ft.lport: rxwin.rot_flow(_key(ft)).state for ft in d.flows}
+    assert {p for p, s in st.items() if s == ROT_IDLE} == want
+    assert sum(1 for s in st.values() if s == ROT_WAIT) == 3
+    assert (rxwin.rotation().open, rxwin.rotation().waiting) == (1, 3)
+    # Before anyone is stale, nothing is taken back.
+    assert rxwin.rot_scan(t0, int(STALE_TICKS * tick * 1e9), STALE_RTTS) == (1, 3, 0)
+
     # The counters agree with the table; a drift is repaired by the rescue's
     # recount once it has seen the same difference twice, by adding to them.
-    assert rxwin.rot_count() == (0, 2)
     g = rxwin.rotation()
     g.waiting = 0
     rxwin.lib.update(rxwin.rot_fd, ctypes.c_uint32(0), g)
-    rescue = Rescuer(rxwin, "lo", MSS, tick_s=0.005)
+    rescue = Rescuer(rxwin, "lo", 3 * MSS, tick_s=tick)
     try:
         rescue._recount()
         assert rxwin.rotation().waiting == 0 and rescue.counts.recounted == 0
@@ -426,4 +427,4 @@ def test_rescue_does_not_take_back_a_slot_that_moved_on(
     finally:
         rescue.close()
     assert rescue.counts.recounted == 1
-    assert (rxwin.rotation().open, rxwin.rotation().waiting) == (0, 2)
+    assert (rxwin.rotation().open, rxwin.rotation().waiting) == (1, 3)
