@@ -10,7 +10,8 @@ testbed).
 Every agent tick, while flows wait, the agent does two things:
 - It takes back the slot of each holder that has received nothing for
   STALE_RTTS of its smoothed RTTs (at least STALE_TICKS ticks) since it took
-  the slot or since its last data. The smoothed RTT carries the queueing
+  the slot or since its last data. It looks every STALE_TICKS ticks when no
+  slot has passed on since the last tick, else every SCAN_TICKS. The smoothed RTT carries the queueing
   delay a granted segment meets on its way; with the minimum RTT, holders
   whose segment was still queued lost their slots (testbed, N = 64: 257
   slots taken back, none of them idle).
@@ -58,12 +59,13 @@ from p4incast.agent.policies.newdctcp_rx import (
     rotation_slots,
 )
 
-__all__ = ["RX_CLONE_MARK", "STALE_RTTS", "STALE_TICKS", "Rescuer", "stale"]
+__all__ = ["RX_CLONE_MARK", "SCAN_TICKS", "STALE_RTTS", "STALE_TICKS", "Rescuer", "stale"]
 
 RX_CLONE_MARK = 0x50344943  # rxwin.h: packets with this mark pass rx_egress untouched
 STALE_RTTS = 4  # a holder idle this many of its smoothed RTTs has nothing to send
 STALE_TICKS = 2  # ... and at least this many agent ticks (the RTT may be unknown)
 RECOUNT_TICKS = 20  # the table is recounted at least this often (100 ms at 5 ms ticks)
+SCAN_TICKS = 20  # stale holders are looked for this often while slots pass on
 
 
 def stale(now_ns: int, since_ns: int, last_ns: int, srtt_us: int, tick_s: float) -> bool:
@@ -94,7 +96,8 @@ class Rescuer:
         self.counts = RescueCounts()
         self.ticks = 0
         self.drift: tuple[int, int] | None = None  # the last recount's difference
-        self.next_scan_ns = 0
+        self.scanned_ns = 0  # when the last scan ran
+        self.seen_grants = -1  # the grant count at the last tick
 
     def close(self) -> None:
         self.sock.close()
@@ -109,12 +112,17 @@ class Rescuer:
             if self.trace is not None:  # observe only: the rescue does nothing this tick
                 self._trace(now_ns, g, -1, self.rx.rot_flows(), 0, [])
             return
-        # The scan walks the table's every bucket (~0.3 ms at 16384 entries):
-        # once per STALE_TICKS ticks' time, the least a holder can be idle
-        # before it is stale. In between, the counters say what is free.
+        # The scan walks every bucket of the table (0.3 ms at 16384 entries).
+        # While slots pass on (grants move), a holder with nothing to send
+        # only costs its slot: scan every SCAN_TICKS. When grants stop, every
+        # slot may be held by such flows: scan every STALE_TICKS, the least a
+        # holder can be idle before it is stale. In between, the counters say
+        # what is free.
+        period = STALE_TICKS if g.grants == self.seen_grants else SCAN_TICKS
+        self.seen_grants = g.grants
         open_, waiting, took = g.open, g.waiting, 0
-        if now_ns >= self.next_scan_ns:
-            self.next_scan_ns = now_ns + int(STALE_TICKS * self.tick_s * 1e9)
+        if now_ns >= self.scanned_ns + period * self.tick_s * 1e9:
+            self.scanned_ns = now_ns
             open_, waiting, took = self.rx.rot_scan(
                 now_ns, int(STALE_TICKS * self.tick_s * 1e9), STALE_RTTS
             )
