@@ -46,7 +46,7 @@ POLICIES: dict[str, int] = {
     BUDGET_AGENT: 4,
 }
 # rxwin.h ROT_OP_*: the rotation rescue's state changes, made by rx_rescue
-ROT_OP_GRANT, ROT_OP_COUNT, ROT_OP_ADJUST, ROT_OP_SCAN = 2, 3, 4, 5
+ROT_OP_GRANT, ROT_OP_COUNT, ROT_OP_ADJUST, ROT_OP_SCAN = 1, 2, 3, 4
 ROT_OP_OFF = 14  # the op follows this many zero bytes (an Ethernet header)
 
 ST_NAMES = (

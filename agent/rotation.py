@@ -10,8 +10,7 @@ testbed).
 Every agent tick, while flows wait, the agent does two things:
 - It takes back the slot of each holder that has received nothing for
   STALE_RTTS of its smoothed RTTs (at least STALE_TICKS ticks) since it took
-  the slot or since its last data. It looks every STALE_TICKS ticks when no
-  slot has passed on since the last tick, else every SCAN_TICKS. The smoothed RTT carries the queueing
+  the slot or since its last data. The smoothed RTT carries the queueing
   delay a granted segment meets on its way; with the minimum RTT, holders
   whose segment was still queued lost their slots (testbed, N = 64: 257
   slots taken back, none of them idle).
@@ -23,9 +22,10 @@ Both are made in BPF (rx_rescue, run through BPF_PROG_TEST_RUN), by
 compare-and-swap against the data path; the agent never writes an entry back.
 The take-back is one pass over the table in BPF (ROT_OP_SCAN, the rule of
 `stale` below, checked against it by a test), which also counts holders and
-waiting flows, so a tick costs the same few system calls whatever the number
-of flows. A grant takes the slot first and sends the update after, as the
-data path does.
+waiting flows. The pass walks every bucket of the table (0.3 ms at 16384
+entries), so it runs every STALE_TICKS ticks only while no slot passes on,
+else every SCAN_TICKS. A grant takes the slot first and sends the update
+after, as the data path does.
 
 Why: a rescue that read a holder as idle while its segment was being
 acknowledged, or that marked a flow granted after its update went out and
@@ -183,10 +183,10 @@ class Rescuer:
             self.drift = delta
 
     def _trace(self, now_ns: int, g, h: int, ents, took: int, gave) -> None:  # noqa: ANN001
-        """The state before this tick's rescue: the counters as the data path
-        left them (H -1: not computed on a quiet tick), each flow's state by
-        its remote address (0 idle, 1 holds a slot, 2 waits, after this tick's
-        take-backs), how many slots it took back, the flows it granted."""
+        """One tick: the counters as the data path left them before the
+        rescue (H -1: not computed on a quiet tick), each flow's state after
+        it by its remote address (0 idle, 1 holds a slot, 2 waits), how many
+        slots the rescue took back, the flows it granted."""
         states = {k.as_tuple()[0]: r.state for k, r in ents}
         rec = {
             "t_ns": now_ns,

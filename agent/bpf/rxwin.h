@@ -50,16 +50,17 @@
 
 /* The frame a grant is forged as: Ethernet + IPv4 (no options) + TCP with
  * NOP NOP TS, no payload — Linux's pure ACK with timestamps. */
+#define ROT_HDR_LEN 34
+#define ROT_FRAME_LEN 66
+
 /* The rescue's state changes (agent/rotation.py), made by rx_rescue through
  * BPF_PROG_TEST_RUN on a frame of ROT_OP_OFF zero bytes and a struct rot_op,
  * so that a change racing the data path's on another CPU is not lost. */
-#define ROT_OP_GRANT 2   /* a waiting flow takes a slot (its update is sent after) */
-#define ROT_OP_COUNT 3   /* count holders and waiting flows in p4i_rot_flows */
-#define ROT_OP_ADJUST 4  /* add `open` and `waiting` to the counters */
-#define ROT_OP_SCAN 5    /* take back every stale holder's slot, then COUNT */
+#define ROT_OP_GRANT 1   /* a waiting flow takes a slot (its update is sent after) */
+#define ROT_OP_COUNT 2   /* count holders and waiting flows in p4i_rot_flows */
+#define ROT_OP_ADJUST 3  /* add `open` and `waiting` to the counters */
+#define ROT_OP_SCAN 4    /* take back every stale holder's slot, then COUNT */
 #define ROT_OP_OFF 14
-#define ROT_HDR_LEN 34
-#define ROT_FRAME_LEN 66
 
 /* skb->mark of the copies rx_egress sends itself (bpf_clone_redirect): it lets
  * them pass untouched when they cross the program again. */

@@ -241,6 +241,8 @@ def test_rotation_constants_match_rxwin_h() -> None:
     assert int(defs["ROT_FRAME_LEN"]) == newdctcp_rx.ROT_FRAME_LEN
     assert int(defs["ST_MAX"]) == len(datapath.ST_NAMES)
     assert int(defs["RX_CLONE_MARK"].rstrip("U"), 16) == RX_CLONE_MARK
+    ops = ("ROT_OP_GRANT", "ROT_OP_COUNT", "ROT_OP_ADJUST", "ROT_OP_SCAN", "ROT_OP_OFF")
+    assert {o: int(defs[o]) for o in ops} == {o: getattr(datapath, o) for o in ops}
     assert struct.calcsize("=HHIIBBHHH4sII") == newdctcp_rx.ROT_FRAME_LEN - newdctcp_rx.ROT_HDR_LEN
 
 

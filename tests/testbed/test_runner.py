@@ -116,3 +116,16 @@ def test_simulator_only_settings_are_refused_by_name() -> None:
         "transport.syn_rto_ms",
     ]
     assert problems(Transport(newdctcp_cut="first-ece")) == problems(Transport()) == []
+
+
+def test_capture_is_refused_where_nothing_can_capture(tmp_path: Path) -> None:
+    """--capture keeps packet headers from the testbed's receiver: asked of the
+    simulator it is one line saying so, and nothing runs."""
+    exp = tmp_path / "smoke.yaml"
+    exp.write_text(yaml.safe_dump({**SMOKE, "engine": "sim"}))
+    out = run_cli(str(exp), "--capture", "--check", "--out", str(tmp_path / "res"))
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert out.stderr.strip() == (
+        "p4incast-run: --capture: only the bmv2 engine, run here, captures"
+    )
+    assert not (tmp_path / "res").exists()
