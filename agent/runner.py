@@ -165,7 +165,7 @@ def run(
 
 def _loop(
     rx: RxWin, cfg: AgentConfig, capacity_Bps: float, log=print, trace: Path | None = None
-) -> None:  # noqa: ANN001, E501
+) -> None:  # noqa: ANN001
     tick = cfg.interval_ms / 1000
     ictcp = Ictcp(IctcpParams(capacity_Bps=capacity_Bps)) if cfg.policy == "ictcp" else None
     rcc = Rcc(RccParams(queue_maxsize=cfg.queue_maxsize)) if cfg.policy == "rcc" else None
