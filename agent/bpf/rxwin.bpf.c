@@ -1119,24 +1119,10 @@ int rx_egress(struct __sk_buff *skb)
 	return TC_ACT_UNSPEC_;
 }
 
-struct rot_count {
+struct rot_scan {
 	__s64 open;
 	__s64 waiting;
-};
-
-static long rot_count_one(struct bpf_map *map, struct flow_key *key, struct rot_flow *r,
-			  struct rot_count *c)
-{
-	if (r->state == ROT_HOLD)
-		c->open++;
-	else if (r->state == ROT_WAIT)
-		c->waiting++;
-	return 0;
-}
-
-struct rot_scan {
-	struct rot_count c;
-	__u64 now;
+	__u64 now; /* 0: take nothing back, only count */
 	__u64 min_idle_ns;
 	__u64 stale_rtts;
 	__u32 reclaimed;
@@ -1156,7 +1142,7 @@ static long rot_scan_one(struct bpf_map *map, struct flow_key *key, struct rot_f
 
 		if (lim < s->min_idle_ns)
 			lim = s->min_idle_ns;
-		if ((!f || idle > lim) &&
+		if (s->now && (!f || idle > lim) &&
 		    __sync_val_compare_and_swap(&r->state, ROT_HOLD, ROT_IDLE) == ROT_HOLD) {
 			struct rot_global *g = rot_global();
 
@@ -1165,9 +1151,9 @@ static long rot_scan_one(struct bpf_map *map, struct flow_key *key, struct rot_f
 			s->reclaimed++;
 			return 0;
 		}
-		s->c.open++;
+		s->open++;
 	} else if (r->state == ROT_WAIT) {
-		s->c.waiting++;
+		s->waiting++;
 	}
 	return 0;
 }
@@ -1193,24 +1179,16 @@ int rx_rescue(struct __sk_buff *skb)
 
 	if (!g || bpf_skb_load_bytes(skb, ROT_OP_OFF, &op, sizeof(op)))
 		return -1;
-	if (op.op == ROT_OP_COUNT) {
-		struct rot_count c = {};
-
-		bpf_for_each_map_elem(&p4i_rot_flows, rot_count_one, &c, 0);
-		op.open = c.open;
-		op.waiting = c.waiting;
-		return bpf_skb_store_bytes(skb, ROT_OP_OFF, &op, sizeof(op), 0) ? -1 : 1;
-	}
-	if (op.op == ROT_OP_SCAN) {
+	if (op.op == ROT_OP_COUNT || op.op == ROT_OP_SCAN) {
 		struct rot_scan sc = {
-			.now = op.since,
+			.now = op.op == ROT_OP_SCAN ? op.since : 0,
 			.min_idle_ns = op.min_idle_ns,
 			.stale_rtts = op.stale_rtts,
 		};
 
 		bpf_for_each_map_elem(&p4i_rot_flows, rot_scan_one, &sc, 0);
-		op.open = sc.c.open;
-		op.waiting = sc.c.waiting;
+		op.open = sc.open;
+		op.waiting = sc.waiting;
 		op.reclaimed = sc.reclaimed;
 		return bpf_skb_store_bytes(skb, ROT_OP_OFF, &op, sizeof(op), 0) ? -1 : 1;
 	}
