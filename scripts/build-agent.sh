@@ -35,7 +35,7 @@ if [ ! -s "$OUT/vmlinux.h" ] || [ "$BTF" -nt "$OUT/vmlinux.h" ]; then
 fi
 
 built=()
-for src in "$SRC"/*.bpf.c tests/agent/bpf/*.bpf.c; do
+for src in "$SRC"/*.bpf.c tests/*/bpf/*.bpf.c; do
   [ -e "$src" ] || continue
   obj="$OUT/$(basename "${src%.c}").o"
   if [ "$obj" -nt "$src" ] && [ "$obj" -nt "$OUT/vmlinux.h" ] &&

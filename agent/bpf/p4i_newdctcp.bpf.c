@@ -5,44 +5,40 @@
  *
  * Sreekumari, Jung, Lee, "An early congestion feedback and rate adjustment
  * schemes for many-to-one communication in cloud-based data center networks",
- * Springer 2015; docs/algorithms.md §2:
+ * Springer 2015, §4.2 eq. (3)-(4); docs/algorithms.md §2.2:
  *
- *   unmarked ACK: NewReno (slow start, then + 1 MSS per RTT)
- *   marked ACK, once per window (the kernel enters CWR once per window):
- *       cwnd <- max(cwnd / 2, A)   segments,
- *       A = packets sent in the last window - marked ACKs in it
- *   cwnd of 1 segment: RFC 3168, no further reduction this RTT.
+ *   unmarked: NewReno (slow start, then + 1 MSS per RTT; a loss halves)
+ *   a marked window of data: cwnd <- max(cwnd / 2, A) segments,
+ *       A = the segments of that window acknowledged without ECE
  *
- * "The last window" is the flight that was outstanding when the current window
- * of data began (snd_nxt - snd_una at that moment, in segments); marked ACKs
- * are the ACKs with ECE counted since then, this one included (in_ack_event
- * runs before the kernel asks for ssthresh). The result is at least 2
- * segments, the floor every Linux congestion control keeps, except that a
- * cwnd of 1 stays 1. As a receiver it echoes CE exactly, like DCTCP.
+ * The window is the data outstanding when its first ECE arrives (SND.NXT then:
+ * the kernel's CWR point, high_seq). The kernel enters CWR there and asks for
+ * ssthresh; we answer cwnd (no cut yet: A is not known) and the window does not
+ * grow. When SND.UNA reaches the end of that window both counts are known and
+ * ssthresh is set to max(cwnd0/2, A), within [2, cwnd0]; the next ACK, past
+ * high_seq, ends CWR and the kernel sets cwnd = ssthresh. An ECE after that
+ * starts the next window's decision: one cut per marked window. A loss
+ * (entering Recovery, a timeout) halves as NewReno and ends the ECN decision:
+ * one cut per congestion episode. As a receiver it echoes CE exactly.
  */
 #include "p4i_cc.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 struct p4i_newdctcp {
-	__u32 next_seq;      /* end of the current window of data */
-	__u32 win_pkts;      /* packets outstanding when this window began */
-	__u32 marked_acks;   /* ACKs with ECE in this window */
+	/* after the last ACK, and before the one being processed (prior_*) */
+	__u32 last_una, prior_una;
+	__u32 last_ce, prior_ce;
+	/* the marked window whose decision is pending (open != 0) */
+	__u32 open;
+	__u32 high;   /* SND.NXT at its first ECE */
+	__u32 pkts;   /* n: segments outstanding then */
+	__u32 ce0;    /* tp->delivered_ce before its first ECE ACK */
+	__u32 cwnd0;  /* cwnd at its first ECE */
 	__u32 loss_cwnd;
-	__u32 ce_state;
+	__u32 ce_state; /* receiver: CE state of the last data segment */
 	__u32 prior_rcv_nxt;
 };
-
-static __always_inline void new_window(struct tcp_sock *tp, struct p4i_newdctcp *ca)
-{
-	__u32 mss = tp->mss_cache ? tp->mss_cache : 536;
-
-	ca->win_pkts = (tp->snd_nxt - tp->snd_una + mss - 1) / mss;
-	if (ca->win_pkts < tp->snd_cwnd)
-		ca->win_pkts = tp->snd_cwnd; /* a window is at least cwnd packets */
-	ca->next_seq = tp->snd_nxt;
-	ca->marked_acks = 0;
-}
 
 SEC("struct_ops")
 void BPF_PROG(p4i_newdctcp_init, struct sock *sk)
@@ -50,10 +46,12 @@ void BPF_PROG(p4i_newdctcp_init, struct sock *sk)
 	struct tcp_sock *tp = tcp_sk_(sk);
 	struct p4i_newdctcp *ca = ca_priv(sk);
 
+	ca->last_una = ca->prior_una = tp->snd_una;
+	ca->last_ce = ca->prior_ce = tp->delivered_ce;
+	ca->open = 0;
 	ca->loss_cwnd = 0;
 	ca->ce_state = 0;
 	ca->prior_rcv_nxt = tp->rcv_nxt;
-	new_window(tp, ca);
 }
 
 SEC("struct_ops")
@@ -62,28 +60,52 @@ void BPF_PROG(p4i_newdctcp_in_ack_event, struct sock *sk, __u32 flags)
 	struct tcp_sock *tp = tcp_sk_(sk);
 	struct p4i_newdctcp *ca = ca_priv(sk);
 
-	if (!seq_before(tp->snd_una, ca->next_seq))
-		new_window(tp, ca);
-	if (flags & CA_ACK_ECE)
-		ca->marked_acks++;
+	ca->prior_una = ca->last_una;
+	ca->prior_ce = ca->last_ce;
+	ca->last_una = tp->snd_una;
+	ca->last_ce = tp->delivered_ce;
+	if (ca->open && !seq_before(tp->snd_una, ca->high)) {
+		__u32 m = tp->delivered_ce - ca->ce0;
+		__u32 a = ca->pkts > m ? ca->pkts - m : 0;
+		__u32 w = max_u32(max_u32(ca->cwnd0 >> 1, a), MIN_CWND);
+
+		ca->open = 0;
+		if (ca_state(sk) == TCP_CA_CWR)
+			tp->snd_ssthresh = w < ca->cwnd0 ? w : ca->cwnd0;
+	}
 }
 
+/* The kernel asks on entering CWR (an ECE), Recovery and Loss; for the last
+ * two set_state / cwnd_event replace the answer with the loss response. */
 SEC("struct_ops")
 __u32 BPF_PROG(p4i_newdctcp_ssthresh, struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk_(sk);
 	struct p4i_newdctcp *ca = ca_priv(sk);
-	__u32 cwnd = tp->snd_cwnd;
-	__u32 half = cwnd >> 1;
-	__u32 a = ca->win_pkts > ca->marked_acks ? ca->win_pkts - ca->marked_acks : 0;
-	__u32 w = a > half ? a : half;
+	__u32 mss = tp->mss_cache ? tp->mss_cache : 536;
 
-	ca->loss_cwnd = cwnd;
-	if (cwnd <= 1)
-		return 1;
-	if (w > cwnd)
-		w = cwnd; /* a reduction never grows the window */
-	return w > 2 ? w : 2;
+	ca->open = 1;
+	ca->high = tp->snd_nxt;
+	ca->pkts = (tp->snd_nxt - ca->prior_una + mss - 1) / mss;
+	ca->ce0 = ca->prior_ce;
+	ca->cwnd0 = tp->snd_cwnd;
+	ca->loss_cwnd = tp->snd_cwnd;
+	return max_u32(tp->snd_cwnd, MIN_CWND);
+}
+
+static __always_inline void on_loss(struct sock *sk, struct p4i_newdctcp *ca)
+{
+	ca->open = 0;
+	halve_on_loss(sk, &ca->loss_cwnd);
+}
+
+SEC("struct_ops")
+void BPF_PROG(p4i_newdctcp_set_state, struct sock *sk, __u8 new_state)
+{
+	struct p4i_newdctcp *ca = ca_priv(sk);
+
+	if (new_state == TCP_CA_Recovery || new_state == TCP_CA_Loss)
+		on_loss(sk, ca);
 }
 
 SEC("struct_ops")
@@ -96,9 +118,8 @@ SEC("struct_ops")
 __u32 BPF_PROG(p4i_newdctcp_undo_cwnd, struct sock *sk)
 {
 	struct p4i_newdctcp *ca = ca_priv(sk);
-	__u32 cwnd = tcp_sk_(sk)->snd_cwnd;
 
-	return cwnd > ca->loss_cwnd ? cwnd : ca->loss_cwnd;
+	return max_u32(tcp_sk_(sk)->snd_cwnd, ca->loss_cwnd);
 }
 
 SEC("struct_ops")
@@ -108,6 +129,8 @@ void BPF_PROG(p4i_newdctcp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 
 	if (ev == CA_EVENT_ECN_IS_CE || ev == CA_EVENT_ECN_NO_CE)
 		ce_echo_update(sk, &ca->ce_state, &ca->prior_rcv_nxt, ev == CA_EVENT_ECN_IS_CE);
+	else if (ev == CA_EVENT_LOSS)
+		on_loss(sk, ca);
 }
 
 SEC(".struct_ops")
@@ -115,6 +138,7 @@ struct tcp_congestion_ops p4i_newdctcp = {
 	.init = (void *)p4i_newdctcp_init,
 	.in_ack_event = (void *)p4i_newdctcp_in_ack_event,
 	.ssthresh = (void *)p4i_newdctcp_ssthresh,
+	.set_state = (void *)p4i_newdctcp_set_state,
 	.cong_avoid = (void *)p4i_newdctcp_cong_avoid,
 	.undo_cwnd = (void *)p4i_newdctcp_undo_cwnd,
 	.cwnd_event = (void *)p4i_newdctcp_cwnd_event,
