@@ -132,6 +132,7 @@ while True:
         break
     time.sleep(0.005)
 print(json.dumps({"mss": mss, "unacked": unacked, "cwnd": cwnd, "ssthresh": ssthresh}), flush=True)
+sys.stdin.readline()  # the probe has stopped: what the close brings back is not the flow's
 s.close()
 """
 
@@ -426,8 +427,13 @@ class KernelLab:
                 if tx.stdout.readline().strip() != "written":
                     raise RuntimeError(f"sender: {tx.stderr.read() if tx.stderr else ''}")
                 self._gate(closed=False)
-                out, err = tx.communicate("go\n", timeout=30)
-                if tx.returncode:
+                assert tx.stdin is not None
+                tx.stdin.write("go\n")
+                tx.stdin.flush()
+                out = tx.stdout.readline()
+                recs = self._records()
+                _, err = tx.communicate("close\n", timeout=30)
+                if tx.returncode or not out:
                     raise RuntimeError(f"sender: {err}")
             finally:
                 if tx.poll() is None:
@@ -448,7 +454,7 @@ class KernelLab:
             raise RuntimeError(f"flow did not complete as scripted: {fin}")
         if int(got.split()[-1]) != sc.segments * mss:
             raise RuntimeError(f"receiver got {got.strip()} bytes, not {sc.segments * mss}")
-        return self._trace(self._isn(), mss, fin)
+        return self._trace(recs, self._isn(), mss, fin)
 
     @staticmethod
     def _backlog_coalesced() -> int:
@@ -473,7 +479,7 @@ class KernelLab:
         self.lb.update(self.cfg_fd, u32(0), (u32 * 2)(0, 0))  # stop recording
         return recs
 
-    def _trace(self, isn: int, mss: int, fin: dict) -> Trace:
+    def _trace(self, recs: list[ProbeRec], isn: int, mss: int, fin: dict) -> Trace:
         base = (isn + 1) & 0xFFFFFFFF
 
         def seg(x: int, up: bool = False) -> int:
@@ -481,10 +487,10 @@ class KernelLab:
             return -(-d // mss) if up else d // mss
 
         def thresh(v: int) -> int:
-            return INFINITE if v >= INFINITE else v
+            # Linux's "infinite" is 2^31 - 1; anything above it is kept as it is
+            return INFINITE if INFINITE <= v <= 0x7FFFFFFF else v
 
         events: list[Ack | StateChange] = []
-        recs = self._records()
         t0 = recs[0].t_ns if recs else 0
         for r in recs:
             t = (r.t_ns - t0) / 1e3

@@ -25,6 +25,7 @@ are written here beside their sources, never obtained by running an engine.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 
 IW = 10  # initial window, segments (RFC 6928; Linux's TCP_INIT_CWND)
@@ -47,10 +48,11 @@ class Scenario:
     drops: frozenset[int] = frozenset()
     delayed_ack: bool = False
     ccs: tuple[str, ...] = CCS
-    kinds: tuple[str, ...] = ()  # the congestion episodes it must cause, in order
+    # the congestion episodes it must cause, in order (None: any, each must match)
+    kinds: tuple[str, ...] | None = ()
     reno_kinds: tuple[str, ...] | None = None  # Reno's, where RFC 3168's echo differs
 
-    def expected_kinds(self, cc: str) -> tuple[str, ...]:
+    def expected_kinds(self, cc: str) -> tuple[str, ...] | None:
         return self.reno_kinds if cc == "reno" and self.reno_kinds is not None else self.kinds
 
 
@@ -317,12 +319,16 @@ def echo_errors(scenario: Scenario, trace: Trace) -> list[str]:
 
 def check(cc: str, scenario: Scenario, trace: Trace) -> tuple[list[Episode], list[str]]:
     """The scenario's episodes and every way the trace departs from the papers."""
-    errs: list[str] = []
+    errs = [
+        f"impossible window: cwnd {e.cwnd}, ssthresh {e.ssthresh}"
+        for e in trace.events
+        if e.cwnd > 2 * scenario.segments + IW or e.ssthresh > INFINITE
+    ][:1]
     if scenario.name == "echo":
-        return [], echo_errors(scenario, trace)
+        return [], errs + echo_errors(scenario, trace)
     eps = episodes(cc, scenario, trace)
     kinds = tuple(e.kind for e in eps)
-    if kinds != scenario.expected_kinds(cc):
+    if scenario.kinds is not None and kinds != scenario.expected_kinds(cc):
         errs.append(f"episodes {kinds}, expected {scenario.expected_kinds(cc)}")
     for e in eps:
         if e.observed is None or abs(e.observed - e.expected) > e.tolerance:
@@ -330,11 +336,36 @@ def check(cc: str, scenario: Scenario, trace: Trace) -> tuple[list[Episode], lis
                 f"{e.kind} episode (cwnd0 {e.cwnd0}, n {e.outstanding}, m {e.marked}): "
                 f"ssthresh {e.observed}, paper {e.expected} ± {e.tolerance}"
             )
-    if not scenario.kinds and trace.final_ssthresh < INFINITE:
+    if scenario.kinds == () and trace.final_ssthresh < INFINITE:
         errs.append(f"no congestion scripted, yet ssthresh {trace.final_ssthresh}")
-    if "rto" in scenario.kinds:
+    if scenario.kinds and "rto" in scenario.kinds:
         # RFC 5681 §3.1: after a timeout cwnd is the loss window, 1 segment.
         after = [a for a in trace.acks if a.cwnd <= 2]
         if not after or after[0].cwnd != 1:
             errs.append("no ACK found with the loss window (cwnd 1) after the timeout")
     return eps, errs
+
+
+def random_scenarios(seed: int, count: int) -> list[tuple[Scenario, str]]:
+    """`count` flows with marks and losses anywhere (seeded), each with a sender:
+    whatever episodes they cause, each must end with the ssthresh its paper gives."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        segs = rng.choice((200, 400))
+        marks: set[int] = set()
+        for _ in range(rng.randint(0, 3)):
+            a = rng.randint(20, segs)
+            marks |= set(range(a, min(segs, a + rng.randint(1, 60)) + 1))
+        drops = set(rng.sample(range(20, segs + 1), rng.randint(0, 2)))
+        cc = CCS[i % len(CCS)]
+        what = f"{len(marks)} marks, losses {sorted(drops)}"
+        out.append(
+            (
+                Scenario(
+                    f"random-{seed}-{i}", what, segs, frozenset(marks), frozenset(drops), kinds=None
+                ),
+                cc,
+            )
+        )
+    return out

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 from kernel_lab import KernelLab, skip_reason
-from sender_table import SCENARIOS, check
+from sender_table import SCENARIOS, check, random_scenarios
 
 pytestmark = pytest.mark.root
 
@@ -39,4 +39,15 @@ def test_sender_follows_the_paper(lab: KernelLab, sc, cc) -> None:  # noqa: ANN0
             f"{sc.name} {cc}: {e.kind} cwnd0 {e.cwnd0} n {e.outstanding} m {e.marked} "
             f"ssthresh {e.observed} (paper {e.expected} ± {e.tolerance})"
         )
+    assert not errors, f"{sc.name} ({sc.what}), {cc}: " + "; ".join(errors)
+
+
+RANDOM = random_scenarios(seed=1, count=30)
+
+
+@pytest.mark.parametrize(("sc", "cc"), RANDOM, ids=[f"{sc.name}-{cc}" for sc, cc in RANDOM])
+def test_sender_follows_the_paper_anywhere(lab: KernelLab, sc, cc) -> None:  # noqa: ANN001
+    """Marks and losses anywhere in the flow: every episode ends as its paper says."""
+    trace = lab.run(cc, sc)
+    _, errors = check(cc, sc, trace)
     assert not errors, f"{sc.name} ({sc.what}), {cc}: " + "; ".join(errors)
