@@ -19,7 +19,6 @@ from p4incast.controller.config import EcnPolicy, Pipeline
 from p4incast.model.dilation import Dilation
 from p4incast.model.scheme import (
     DCTCP_G,
-    NEWDCTCP_CUTS,
     SIM_DELACK_MS,
     SIM_SYN_RTO_MS,
     Point,
@@ -111,16 +110,19 @@ class Bmv2Engine(IncastEngine):
         return None
 
     def _load_bpf_cc(self, cc: str) -> None:
-        """Register the agent's BPF DCTCP/NewDCTCP once when the kernel lacks them
-        (they stay until `p4incast-agent cc unload`)."""
-        have = available_cc()
-        if self._bpf_tried or any(c in have for c in KERNEL_CC[cc]):
+        """Register the agent's BPF DCTCP/NewDCTCP, once per run, from the objects
+        built now: ones an earlier build left registered are replaced (the kernel
+        keeps them until `p4incast-agent cc unload`; sockets using them keep them)."""
+        if self._bpf_tried or not any(c.startswith("p4i_") for c in KERNEL_CC[cc]):
             return
+        if any(c in available_cc() for c in KERNEL_CC[cc] if not c.startswith("p4i_")):
+            return  # the kernel's own module
         self._bpf_tried = True
         wanted = tuple(c for names in KERNEL_CC.values() for c in names if c.startswith("p4i_"))
         try:
+            agent_cc.unload(wanted)
             agent_cc.load(wanted)
-            print(f"loaded the BPF congestion controls {', '.join(wanted)}", flush=True)
+            print(f"registered the BPF congestion controls {', '.join(wanted)}", flush=True)
         except Exception as err:  # noqa: BLE001 — reported by kernel_cc as unavailable
             print(f"could not load the BPF congestion controls: {err}", flush=True)
 
@@ -145,11 +147,6 @@ class Bmv2Engine(IncastEngine):
             problems.append(
                 "transport.delack_ms: the testbed's Linux hosts delay ACKs by their own "
                 "40 ms minimum (about 1 ms at the testbed's time dilation)"
-            )
-        if point.transport.newdctcp_cut not in (None, NEWDCTCP_CUTS[1]):
-            problems.append(
-                f"transport.newdctcp_cut: {point.transport.newdctcp_cut}: the testbed's "
-                f"p4i_newdctcp cuts at the first ECE ({NEWDCTCP_CUTS[1]})"
             )
         if point.transport.syn_rto_ms != SIM_SYN_RTO_MS:
             problems.append(

@@ -36,8 +36,6 @@ each engine reads the topology keys that apply to it.
       policy_tick_us: 0           # sim: ICTCP/RCC step period; 0 = one base RTT
       delack_ms: 1                # sim: delayed-ACK timeout (the testbed: Linux's own)
       syn_rto_ms: 200             # sim: SYN retransmission timeout (the testbed: Linux's 1 s)
-      newdctcp_cut: window-end    # sim: when NewDCTCP cuts: window-end | first-ece (the
-                                  # testbed's p4i_newdctcp); unset: each engine's own
       tail_loss_probe: false      # testbed: Linux's tail-loss probe (the model has none)
     senders: [1, 2, 4, 8, 16, 32, 48, 64]
     repeats: 1

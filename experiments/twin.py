@@ -45,7 +45,6 @@ from matplotlib.figure import Figure
 
 from p4incast.engines import resolve
 from p4incast.model.dilation import LINUX_DELACK_MS, Dilation
-from p4incast.model.scheme import NEWDCTCP_CUTS
 from p4incast.model.wire import ACK_WIRE_BYTES, WIRE_FRAME_BYTES
 from p4incast.sim.engine import QUEUED_FULL_PACKET_BYTES
 
@@ -82,8 +81,7 @@ def sim_twin(exp: Experiment, dil: Dilation) -> Experiment:
         shared_buffer_bytes=0,
         rto_min_ms=rto,
     )
-    # the testbed's NewDCTCP senders (BPF p4i_newdctcp) cut at a window's first ECE
-    transport = replace(exp.transport, delack_ms=LINUX_DELACK_MS, newdctcp_cut=NEWDCTCP_CUTS[1])
+    transport = replace(exp.transport, delack_ms=LINUX_DELACK_MS)
     return replace(exp, name=f"{exp.name}-sim", engine="sim", topology=topo, transport=transport)
 
 
@@ -150,8 +148,7 @@ def table(
         f"Testbed: {dil.describe(exp.topology.rto_min_ms)}.",
         f"Simulator twin: links {t.link_gbps * 1e3:.2f} Mbit/s, delay {t.delay_us:.0f} µs per "
         f"link, buffer {t.buffer_bytes} B ({t.queue_pkts} packets), min RTO {t.rto_min_ms} ms, "
-        f"delayed ACK {twin.transport.delack_ms:g} ms, NewDCTCP senders cut at the "
-        f"{twin.transport.newdctcp_cut} (as p4i_newdctcp does).",
+        f"delayed ACK {twin.transport.delack_ms:g} ms.",
         "Cells: value ±95 % CI (goodput), % [CI] (RTO rounds); ✗ = the two intervals do not",
         "overlap (queue p95 has none: ✗ = more than 25 % apart).",
         "",

@@ -42,7 +42,6 @@ from p4incast.model.ecn import EcnMode
 from p4incast.model.scheme import (
     AGENT_POLICIES,
     BUDGET_AGENT,
-    NEWDCTCP_CUTS,
     App,
     Point,
     RunResult,
@@ -216,7 +215,6 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int) -> None:
     c.delAckTimeoutMs = t.delack_ms
     c.synRtoMs = t.syn_rto_ms
     c.dctcpG = t.dctcp_g
-    c.newdctcpFirstEce = t.newdctcp_cut == NEWDCTCP_CUTS[1]
     c.segSize = MSS_BYTES
     c.gapBytes = GAP_BYTES
 

@@ -48,12 +48,6 @@ RX_MIN_SEGS = 2  # receiver policies' window floor, MSS: 1 segment alone waits o
 # Linux sender never sends a segment larger than half the largest window it was
 # offered (tcp_bound_to_half_wnd) — a handshake at 1 MSS left every segment of
 # the connection at 768 bytes on the testbed, halving goodput per packet.
-# When a NewDCTCP sender takes its cut (docs/algorithms.md §2.2; the paper's
-# "the last window" admits both): at the end of each marked window with its
-# counts (window-end: the simulator's rule, the same as NewDCTCP-rx's), or at
-# the window's first ECE with the counts so far (first-ece: the testbed's BPF
-# p4i_newdctcp). Unset: each engine's own.
-NEWDCTCP_CUTS = ("window-end", "first-ece")
 BUDGET_AGENT = "newdctcp-budget"
 BUDGET_MIN_SEGS = 1
 BUDGET_INIT_SEGS = 2
@@ -145,7 +139,6 @@ class Transport:
     rx_budget_pkts: float = 0.0  # newdctcp-budget's B, MSS; 0 = the bottleneck's queue + BDP
     policy_tick_us: float = 0.0  # sim: ICTCP/RCC step period, µs; 0 = one base RTT
     restart_each_round: bool = False  # sim: cwnd back to init_cwnd at each round's start
-    newdctcp_cut: str | None = None  # NEWDCTCP_CUTS; None: the engine's own (sim window-end)
     ack_queue: bool = True  # sim: RCC holds ACKs while the flows' windows overfill the path
     ack_hold_max_us: float = 1000.0  # sim: longest an ACK waits in RCC's ACK queue, µs
     # bmv2: Linux's tail-loss probe (net.ipv4.tcp_early_retrans). Off: the papers'
@@ -259,8 +252,6 @@ def check_transport(t: Transport) -> None:
         raise ModelError(f"transport.dctcp_g: {t.dctcp_g} must be in (0, 1]")
     _at_least("transport.policy_tick_us", t.policy_tick_us, 0)
     _at_least("transport.ack_hold_max_us", t.ack_hold_max_us, 1)
-    if t.newdctcp_cut is not None:
-        _one_of("transport.newdctcp_cut", t.newdctcp_cut, NEWDCTCP_CUTS)
 
 
 def check_scheme(s: Scheme, topo: Topology) -> None:

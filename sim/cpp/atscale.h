@@ -307,7 +307,7 @@ class AtScale
     void Start(int i)
     {
         AsFlow& f = flows[i];
-        Ptr<Socket> s = Socket::CreateSocket(hosts.Get(f.src), TcpSocketFactory::GetTypeId());
+        Ptr<Socket> s = CreateSenderSocket(hosts.Get(f.src));
         s->Bind();
         Address me;
         s->GetSockName(me);

@@ -94,7 +94,6 @@ struct RunConfig
     uint32_t delAckCount = 2; // 1 = no delayed ACK
     double dctcpG = 1.0 / 16; // DCTCP's gain g (ns3::TcpDctcp::DctcpShiftG)
     bool restartEachRound = false; // reno/dctcp/newdctcp: cwnd back to IW at each round
-    bool newdctcpFirstEce = false;  // NewDCTCP cuts as the testbed's BPF sender (tcp_newdctcp.h)
     bool perRoundConnections = false; // app.connections: per-round (a new connection per round)
     double mslS = 0.001;              // TCP's maximum segment lifetime (TIME_WAIT = 2 MSL)
     double delAckTimeoutMs = 1;
@@ -140,7 +139,6 @@ ApplyDefaults(const RunConfig& c)
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(c.delAckCount));
     Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(c.dctcpG));
     g_restartEachRound = c.restartEachRound;
-    g_newdctcpFirstEce = c.newdctcpFirstEce;
     Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
                        TimeValue(MicroSeconds(c.delAckTimeoutMs * 1000)));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8u << 20));
@@ -183,7 +181,8 @@ CcType(const std::string& cc)
     return TcpRenoP4i::GetTypeId();
 }
 
-// A sending host's TCP runs `cc`.
+// A sending host's TCP runs `cc`, on sockets made by CreateSenderSocket
+// (tcp_sender_socket.h: the senders' TcpSocketBase, as the conformance lab's).
 inline void
 SenderCc(Ptr<Node> host, const std::string& cc)
 {
@@ -192,8 +191,10 @@ SenderCc(Ptr<Node> host, const std::string& cc)
     if (cc == "newdctcp")
     {
         // ns-3's PRR spreads a CWR episode's cut over the RTT from the
-        // ssthresh set at its start; NewDCTCP cuts at the window's end,
-        // so CWR (and loss recovery) use classic recovery: cwnd = ssthresh.
+        // ssthresh set at its start, and sets cwnd on every ACK after the
+        // congestion ops have seen it; NewDCTCP cuts at the window's end, so
+        // CWR (and loss recovery) use classic recovery: cwnd = ssthresh
+        // (tcp_newdctcp.h).
         l4->SetAttribute("RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
     }
 }
@@ -827,7 +828,7 @@ class Scenario
             auto f = std::make_unique<Flow>();
             f->idx = i;
             f->srvAddr = HostAddr(i + 1);
-            Ptr<Socket> l = Socket::CreateSocket(hosts.Get(i + 1), TcpSocketFactory::GetTypeId());
+            Ptr<Socket> l = CreateSenderSocket(hosts.Get(i + 1)); // its connections send
             l->Bind(InetSocketAddress(Ipv4Address::GetAny(), PORT));
             l->Listen();
             l->SetAcceptCallback(MakeCallback(&Scenario::Accept, this),
@@ -858,7 +859,7 @@ class Scenario
         }
         if (cfg.background)
         {
-            bgSock = Socket::CreateSocket(hosts.Get(cfg.n + 1), TcpSocketFactory::GetTypeId());
+            bgSock = CreateSenderSocket(hosts.Get(cfg.n + 1));
             bgSock->Bind();
             bgSock->SetConnectCallback(MakeCallback(&Scenario::BgConnected),
                                        MakeCallback(&Scenario::BgFailed));

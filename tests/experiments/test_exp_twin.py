@@ -27,7 +27,6 @@ def test_sim_twin_takes_the_testbeds_measured_settings() -> None:
     assert t.buffer_bytes == exp.topology.queue_pkts * QUEUED_FULL_PACKET_BYTES
     assert t.rto_min_ms == dil.rto_min_ms(exp.topology.rto_min_ms) > 400
     assert twin.transport.delack_ms == 40
-    assert twin.transport.newdctcp_cut == "first-ece"  # as the testbed's p4i_newdctcp cuts
     # The model's unloaded RTT equals ping + a full frame at the bottleneck and host link.
     frame = 8 * WIRE_FRAME_BYTES
     want = 0.6e-3 + frame / (t.link_gbps * 1e9) + frame / (exp.topology.host_mbps * 1e6)

@@ -36,7 +36,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sender_table import INFINITE, Ack, Scenario, StateChange, Trace
+from sender_table import INFINITE, LOSS, Ack, Scenario, StateChange, Trace
 
 from p4incast.agent import cc as agent_cc
 from p4incast.agent.datapath import default_bpf_dir
@@ -64,6 +64,8 @@ class ProbeRec(ctypes.Structure):
         ("ssthresh", ctypes.c_uint32),
         ("mss", ctypes.c_uint32),
         ("snd_wnd", ctypes.c_uint32),
+        ("prior_cwnd", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
     ]
 
 
@@ -512,7 +514,9 @@ class KernelLab:
                 events.append(
                     StateChange(
                         r.state,
-                        r.cwnd,
+                        # on a timeout Linux sets cwnd = 1 before the state: the
+                        # cwnd the reduction began with is prior_cwnd
+                        r.prior_cwnd if r.state == LOSS else r.cwnd,
                         thresh(r.ssthresh),
                         seg(r.snd_una, True),
                         seg(r.snd_nxt, True),

@@ -256,8 +256,7 @@ def episodes(cc: str, scenario: Scenario, trace: Trace) -> list[Episode]:
             una = last_ack.una if (new != LOSS and last_ack is not None) else ev.una
             n = ev.nxt - una
             m = sum(1 for s in range(una + 1, ev.nxt + 1) if s in scenario.marks)
-            # a timeout: FlightSize (RFC 5681 eq. 4), as Linux has already set cwnd = 1
-            cwnd0 = n if kind == "rto" else ev.cwnd
+            cwnd0 = ev.cwnd
             if kind != "ecn" or cc == "reno":
                 # Loss: NewReno's halving for all three (RFC 6582 with RFC 5681 eq. 4;
                 # RFC 8257 §3.5 for DCTCP; seed 004 §4.2: unmarked, "the sender
@@ -358,6 +357,7 @@ def random_scenarios(seed: int, count: int) -> list[tuple[Scenario, str]]:
             a = rng.randint(20, segs)
             marks |= set(range(a, min(segs, a + rng.randint(1, 60)) + 1))
         drops = set(rng.sample(range(20, segs + 1), rng.randint(0, 2)))
+        marks -= drops  # a segment's first transmission is either marked or lost
         cc = CCS[i % len(CCS)]
         what = f"{len(marks)} marks, losses {sorted(drops)}"
         out.append(

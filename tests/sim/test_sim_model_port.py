@@ -32,7 +32,6 @@ def test_run_config_defaults_are_the_models(p4i: Any) -> None:
     t = Transport()
     assert (c.initCwnd, c.delAckCount == 2, c.dctcpG) == (t.init_cwnd, t.delayed_ack, t.dctcp_g)
     assert c.restartEachRound == t.restart_each_round
-    assert c.newdctcpFirstEce is (t.newdctcp_cut == "first-ece")
     assert c.delAckTimeoutMs == t.delack_ms
     assert c.synRtoMs == t.syn_rto_ms
     assert (c.sharedBufferBytes, c.dtAlpha) == (topo.shared_buffer_bytes, topo.dt_alpha)

@@ -330,8 +330,9 @@ def test_rcc_ack_queue_holds_acks_and_loses_none(p4i: Any) -> None:
 def test_restart_each_round_starts_rounds_from_the_initial_window(p4i: Any) -> None:
     """Rounds over persistent connections start with the windows the last round
     ended with; restart_each_round puts every sender back to init_cwnd (2 here),
-    so 10 NewDCTCP senders' first flights (20 packets) fit the 43-frame buffer."""
-    base = {"scheme": scheme("newdctcp", "front", 20, "newdctcp"), "n": 10, "app": {"rounds": 8}}
+    so 16 NewDCTCP senders' first flights (32 packets) fit the 43-frame buffer,
+    where the windows they carried over do not."""
+    base = {"scheme": scheme("newdctcp", "front", 20, "newdctcp"), "n": 16, "app": {"rounds": 8}}
     carried = run_point({**base, "transport": {"init_cwnd": 2}})
     fresh = run_point({**base, "transport": {"init_cwnd": 2, "restart_each_round": True}})
     assert carried["switch"]["ports"]["1"]["queue_drops"] > 0
@@ -363,11 +364,10 @@ def test_per_round_connections_start_each_round_from_the_initial_window(p4i: Any
 
 
 def test_per_round_connections_are_new_flows_to_the_receiver_agent(p4i: Any) -> None:
-    """10 NewDCTCP senders with IW 2 and windows carried over persistent
-    connections overflow the 64 KB buffer (as test_restart_each_round...); new
-    connections each round start from IW 2 and do not. The receiver agent sees
-    every connection as a new flow (N x rounds of them). A per-round run does not
-    change a persistent run that follows it in the same process."""
+    """New connections each round start from IW 2: 10 NewDCTCP senders' first
+    flights fit the 64 KB buffer. The receiver agent sees every connection as a
+    new flow (N x rounds of them). A per-round run does not change a persistent
+    run that follows it in the same process."""
     base = {
         "scheme": scheme("newdctcp-rx", "front", 20, "newdctcp", "newdctcp-rx"),
         "n": 10,
@@ -381,7 +381,6 @@ def test_per_round_connections_are_new_flows_to_the_receiver_agent(p4i: Any) -> 
     assert (kept["agent"]["flows"], fresh["agent"]["flows"]) == (10, 60)
     assert fresh["switch"]["ports"]["1"]["queue_drops"] == 0
     assert not any(r["rto"] for r in fresh["rounds"])
-    assert kept["switch"]["ports"]["1"]["queue_drops"] > 0
     for key in ("rounds", "switch", "agent", "depth_series"):
         assert again[key] == kept[key], key
 
@@ -400,24 +399,3 @@ def test_per_round_connections_close_in_order_through_rccs_ack_queue(p4i: Any) -
     assert run["status"] == "ok", run["error"]
     assert len(run["rounds"]) == 20 and run["agent"]["flows"] == 40 * 20
     assert run["agent"]["ack_queue"]["held"] > 0
-
-
-def test_newdctcp_cut_rule_is_the_engines_difference(p4i: Any) -> None:
-    """transport.newdctcp_cut: first-ece (the testbed's BPF p4i_newdctcp) barely cuts —
-    A is the whole window but the ECE ACKs seen so far — so its senders keep larger
-    windows than window-end's (the simulator's rule): more packets marked, more
-    goodput, at the same point (the twin comparison's NewDCTCP disagreement)."""
-    runs = {}
-    for cut in ("window-end", "first-ece"):
-        d = {
-            "scheme": scheme("nd", "front", 20, "newdctcp"),
-            "n": 16,
-            "app": {"sru_bytes": 65536, "rounds": 10},
-            "transport": {"init_cwnd": 2, "newdctcp_cut": cut},
-        }
-        runs[cut] = run_point(d)
-    we, fe = runs["window-end"], runs["first-ece"]
-    assert we["status"] == fe["status"] == "ok"
-    marked = {k: r["switch"]["ports"]["1"]["marked"] for k, r in runs.items()}
-    assert marked["first-ece"] > 2 * marked["window-end"], marked
-    assert _goodput(fe) > 1.2 * _goodput(we), (_goodput(fe), _goodput(we))

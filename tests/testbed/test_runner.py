@@ -109,13 +109,9 @@ def test_simulator_only_settings_are_refused_by_name() -> None:
     def problems(t: Transport) -> list[str]:
         return ENGINE.check(Point(Scheme("x", "front", 12, "reno"), 2, transport=t))
 
-    bad = problems(Transport(syn_rto_ms=10, newdctcp_cut="window-end", delack_ms=2))
-    assert [p.split(":")[0] for p in bad] == [
-        "transport.delack_ms",
-        "transport.newdctcp_cut",
-        "transport.syn_rto_ms",
-    ]
-    assert problems(Transport(newdctcp_cut="first-ece")) == problems(Transport()) == []
+    bad = problems(Transport(syn_rto_ms=10, delack_ms=2))
+    assert [p.split(":")[0] for p in bad] == ["transport.delack_ms", "transport.syn_rto_ms"]
+    assert problems(Transport()) == []
 
 
 def test_capture_is_refused_where_nothing_can_capture(tmp_path: Path) -> None:

@@ -8,7 +8,9 @@
  *                      the ACK's number and flags, and the sender's state
  *                      before it: SND.UNA, SND.NXT, cwnd, ssthresh;
  *   tcp_cong_state_set (tcp_set_ca_state, before the new state is stored):
- *                      the new congestion state with the same fields.
+ *                      the new congestion state with the same fields, and
+ *                      prior_cwnd (the cwnd the kernel's reduction began with:
+ *                      on a timeout cwnd is already 1 here).
  * Records go into p4p_log in order (p4p_cfg.count is the next free slot).
  */
 #include "vmlinux.h"
@@ -36,6 +38,8 @@ struct p4p_rec {
 	__u32 ssthresh;
 	__u32 mss;
 	__u32 snd_wnd;
+	__u32 prior_cwnd;
+	__u32 pad;
 };
 
 struct {
@@ -76,6 +80,7 @@ static __always_inline void fill(struct p4p_rec *r, struct sock *sk)
 	r->ssthresh = tp->snd_ssthresh;
 	r->mss = tp->mss_cache;
 	r->snd_wnd = tp->snd_wnd;
+	r->prior_cwnd = tp->prior_cwnd;
 }
 
 SEC("tp_btf/tcp_probe")
