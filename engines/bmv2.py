@@ -172,6 +172,7 @@ class Bmv2Engine(IncastEngine):
             from . import testbed  # imports Mininet, which only this engine needs
 
             dil = self.dilation(point, log_dir)
+            self._load_bpf_cc(point.scheme.cc)  # callers that skip check() (the twin)
             cc = kernel_cc(point.scheme.cc)
             res = testbed.run(
                 point, cc, ecn_policy(point.scheme), log_dir, dil, capture=self.capture
