@@ -139,6 +139,17 @@ s.close()
 """
 
 
+def _spawn(name: str, script: str, *args: str) -> subprocess.Popen[str]:
+    """`script` in namespace `name`, on APP_CPU, its standard streams ours."""
+    return subprocess.Popen(
+        ["ip", "netns", "exec", name, sys.executable, "-c", script, *args, str(APP_CPU)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 class KernelLab:
     """Three namespaces, the path's script and the probe; `run` one flow at a time."""
 
@@ -381,49 +392,13 @@ class KernelLab:
         coalesced0 = self._backlog_coalesced()
         u32 = ctypes.c_uint32
         self.lb.update(self.cfg_fd, u32(0), (u32 * 2)(PORT, 0))
-        rx = subprocess.Popen(
-            [
-                "ip",
-                "netns",
-                "exec",
-                NS_R,
-                sys.executable,
-                "-c",
-                RECEIVER,
-                kcc,
-                str(PORT),
-                str(APP_CPU),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        rx = _spawn(NS_R, RECEIVER, kcc, str(PORT))
         try:
             assert rx.stdout is not None
             if rx.stdout.readline().strip() != "ready":
                 raise RuntimeError(f"receiver: {rx.stderr.read() if rx.stderr else ''}")
             self._gate(closed=True)
-            tx = subprocess.Popen(
-                [
-                    "ip",
-                    "netns",
-                    "exec",
-                    NS_S,
-                    sys.executable,
-                    "-c",
-                    SENDER,
-                    kcc,
-                    ADDR_R,
-                    str(PORT),
-                    str(sc.segments),
-                    str(APP_CPU),
-                ],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
+            tx = _spawn(NS_S, SENDER, kcc, ADDR_R, str(PORT), str(sc.segments))
             try:
                 assert tx.stdout is not None
                 if tx.stdout.readline().strip() != "written":
