@@ -14,7 +14,8 @@
   receiver takes them), so the flow runs at the speed of the CPU, on the
   other CPU than the applications (RPS at the router's ingress), in order.
 - The sender is cwnd-limited and every ACK reaches it alone: TSO/GSO/GRO
-  off (one segment per skb, so the script counts segments); the whole flow is
+  off and `gso_max_segs 1` (one segment per skb, so the script counts
+  segments and TCP never holds back a send to build a larger one); the whole flow is
   written behind a closed gate (a token bucket on the sender's egress) which
   then opens, so the application is never the limit and never holds its
   socket while ACKs arrive (KernelLab._gate; the run fails if an ACK was merged
@@ -213,6 +214,10 @@ class KernelLab:
             ns(n, "ip", "addr", "add", f"{addr}/24", "dev", dev)
             ns(n, "ip", "link", "set", dev, "up")
             ns(n, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", check=False)
+            # TCP builds skbs of many segments whatever the device offers (software
+            # GSO), and then may wait to send a larger one (tcp_tso_should_defer):
+            # one segment per skb, so every ACK's room is used at once
+            ns(n, "ip", "link", "set", "dev", dev, "gso_max_segs", "1")
         ns(NS_X, "sysctl", "-qw", "net.ipv4.ip_forward=1")
         # The path runs on the other CPU than the sender (RPS at the router's
         # ingress): the sender's one write is over before most ACKs come back.

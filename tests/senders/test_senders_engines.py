@@ -1,0 +1,43 @@
+"""The two engines see the same episodes: for every case of the table, the Linux
+kernel (kernel_lab) and the ns-3 model (ns3_lab) begin the same congestion
+episodes with the same cwnd0, window and marks, so the papers' equations give
+the same expected ssthresh in both, and both end within its tolerance."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kernel_lab import KernelLab, skip_reason
+from sender_table import SCENARIOS, check
+
+from p4incast.sim import native
+
+pytestmark = pytest.mark.root
+
+
+@pytest.fixture(scope="module")
+def engines() -> Iterator[tuple[KernelLab, Any]]:
+    why = skip_reason()
+    ok, sim_why = native.available()
+    if why or not ok:
+        pytest.skip(why or f"simulator: {sim_why}")
+    import ns3_lab
+
+    with KernelLab() as lab:
+        yield lab, ns3_lab
+
+
+def test_kernel_and_model_agree_on_every_case(engines: tuple[KernelLab, Any]) -> None:
+    lab, ns3_lab = engines
+    differ = []
+    for sc in SCENARIOS:
+        for cc in sc.ccs:
+            k, _ = check(cc, sc, lab.run(cc, sc))
+            n, _ = check(cc, sc, ns3_lab.run(cc, sc))
+            key_k = [(e.kind, e.cwnd0, e.outstanding, e.marked, e.expected) for e in k]
+            key_n = [(e.kind, e.cwnd0, e.outstanding, e.marked, e.expected) for e in n]
+            if key_k != key_n:
+                differ.append(f"{sc.name}/{cc}: kernel {key_k}, ns-3 {key_n}")
+    assert not differ, "\n".join(differ)
