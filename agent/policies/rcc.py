@@ -1,8 +1,8 @@
 """RCC: receiver-side window assignment over the NIC's flows, plus the receiver α.
 
-Xu, Xu, Jiang, Ren, Wang, "RCC: Enabling receiver-driven RTT-aware congestion
-control for incast" (receiver cooperative congestion control), Computer
-Networks, 2017. docs/algorithms.md §3.
+Xu, Xu, Jiang, Ren, Wang, "Throughput optimization of TCP incast congestion
+control in large-scale datacenter networks" (RCC: receiver cooperative
+congestion control), Computer Networks, 2017. docs/algorithms.md §3.
 
 Window assignment per NIC, in packets, with queue_maxsize Q (40 in the paper)
 and priority shares w_i (equal when unknown):
