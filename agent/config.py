@@ -15,6 +15,7 @@ from p4incast.model.scheme import (
     AGENT_POLICIES,
     BUDGET_AGENT,
     BUDGET_INIT_SEGS,
+    RX_CUT_AGENTS,
     RX_MIN_SEGS,
 )
 
@@ -51,6 +52,13 @@ TUNABLES: dict[str, tuple[float, float, float, str]] = {
         "newdctcp-budget: sum of all flows' windows, bytes (queue + bandwidth-delay product)",
     ),
     "rotate": (0, 0, 1, "newdctcp-budget: 1 = windows below one segment, flows take turns"),
+    "sender_ecn": (
+        0,
+        0,
+        1,
+        "1 = leave ECE on our ACKs: the sender cuts on ECN too (ablation; "
+        "0 = the policy's window is the only cut)",
+    ),
 }
 
 
@@ -79,6 +87,7 @@ class AgentConfig:
     queue_maxsize: int = 40
     budget_bytes: int = 0
     rotate: int = 0
+    sender_ecn: int = 0
 
     def validated(self) -> AgentConfig:
         if self.policy not in POLICY_NAMES:
@@ -96,6 +105,11 @@ class AgentConfig:
             )
         if self.rotate and self.policy != BUDGET_AGENT:
             raise ConfigError(f"rotate={self.rotate}: only policy {BUDGET_AGENT} rotates windows")
+        if self.sender_ecn and self.policy not in RX_CUT_AGENTS:
+            raise ConfigError(
+                f"sender_ecn={self.sender_ecn}: policy {self.policy} never clears ECE "
+                f"(only {', '.join(RX_CUT_AGENTS)} do)"
+            )
         return self
 
     @classmethod

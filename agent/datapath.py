@@ -64,6 +64,7 @@ ST_NAMES = (
     "rot_release",
     "rot_idle",
     "rot_defer",
+    "ece_cleared",
 )
 FL_PEER_SYN, FL_LOCAL_SYN = 1 << 0, 1 << 1
 FL_MARKED, FL_COUNTED, FL_SLOW = 1 << 6, 1 << 7, 1 << 10
@@ -89,6 +90,7 @@ class RxConfig(ctypes.Structure):
         ("idle_ns", ctypes.c_uint64),
         ("budget_bytes", ctypes.c_uint32),
         ("rotate", ctypes.c_uint32),
+        ("clear_ece", ctypes.c_uint32),
     ]
 
 
@@ -280,6 +282,7 @@ class RxWin:
         min_segs: int = 2,
         budget_bytes: int = 0,
         rotate: int = 0,
+        clear_ece: int = 0,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}; one of {', '.join(POLICIES)}")
@@ -293,6 +296,7 @@ class RxWin:
         c.idle_ns = int(idle_s * 1e9)
         c.budget_bytes = budget_bytes
         c.rotate = rotate
+        c.clear_ece = clear_ece
         self.lib.update(self.config_fd, ctypes.c_uint32(0), c)
         self.cfg = c
 

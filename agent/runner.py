@@ -41,7 +41,7 @@ from p4incast.agent.libbpf import BpfError, MapInfo, lib
 from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
 from p4incast.agent.policies.rcc import Rcc, RccParams
 from p4incast.agent.rotation import Rescuer
-from p4incast.model.scheme import BUDGET_AGENT
+from p4incast.model.scheme import BUDGET_AGENT, receiver_clears_ece
 
 __all__ = ["STATE_DIR", "run", "status"]
 
@@ -128,6 +128,7 @@ def run(
                 ifindex=ifindex,
                 budget_bytes=cfg.budget_bytes,
                 rotate=cfg.rotate,
+                clear_ece=int(receiver_clears_ece(cfg.policy, bool(cfg.sender_ecn))),
             )
             att = rx.attach(cfg.iface, cfg.attach)
             STATE_DIR.mkdir(parents=True, exist_ok=True)

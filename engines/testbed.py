@@ -149,6 +149,8 @@ def _agent_cmd(
         cmd += ["--budget-bytes", str(rx_budget_bytes(transport, shape.queue_pkts, bdp))]
         if point.scheme.rotate:
             cmd += ["--rotate", "1"]
+    if point.scheme.sender_ecn:
+        cmd += ["--sender-ecn", "1"]
     return cmd
 
 

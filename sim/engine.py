@@ -48,6 +48,7 @@ from p4incast.model.scheme import (
     Scheme,
     Topology,
     Transport,
+    receiver_clears_ece,
     receiver_delayed_ack,
     rx_budget_bytes,
     rx_min_segs,
@@ -207,6 +208,7 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int) -> None:
     c.agentMaxW = int(tun["max_w"])
     if sch.agent == BUDGET_AGENT:
         c.agentBudgetBytes = budget
+    c.agentClearEce = receiver_clears_ece(sch.agent, sch.sender_ecn)
     if sch.agent == "rcc" and t.ack_queue:
         c.ackQueueBytes = int(tun["queue_maxsize"]) * MSS_BYTES
         c.ackHoldMaxUs = t.ack_hold_max_us
@@ -312,6 +314,7 @@ def _fill(sc: Any, out: RunResult) -> None:
         "flows": len(keys) + int(sc.agent.closedFlows),
         "clamped_acks": sum(int(sc.agent.flows[k].clamped) for k in keys)
         + int(sc.agent.closedClamped),
+        "ece_cleared": int(sc.agent.eceCleared),
     }
     if sc.agent.ackQueueCap:
         a = sc.agent

@@ -56,6 +56,11 @@
  * FIN/RST delete the entry; the LRU map bounds memory; userspace deletes idle
  * entries.
  *
+ * With config.clear_ece, egress also clears ECE on the ACKs of the flows it
+ * controls (handshake seen, not slow): the policy's window is then the only
+ * reduction a stock sender sees for CE (docs/algorithms.md §3.7). SYNs keep
+ * their ECN flags, so ECN is still negotiated and data still carries ECT.
+ *
  * Programs return TC_ACT_UNSPEC (= TCX_NEXT) so later tc programs still run.
  *
  * No locks: ingress and egress of one flow may run on two CPUs at once, so
@@ -78,6 +83,7 @@
 #define TH_SYN 0x02
 #define TH_RST 0x04
 #define TH_ACK 0x10
+#define TH_ECE 0x40
 
 #ifndef P4I_MAX_FLOWS
 #define P4I_MAX_FLOWS 16384
@@ -700,6 +706,24 @@ static __always_inline void set_field(struct __sk_buff *skb, struct pkt *p, __u3
 	bpf_skb_store_bytes(skb, p->tcp_off + 14, &new_be, 2, 0);
 }
 
+/* Clear ECE in the ACK in skb, checksum fixed: the policy's window is the only
+ * cut, so the sender must not also halve on the CE marks we saw (§3.7). */
+static __always_inline void clear_ece(struct __sk_buff *skb, struct pkt *p)
+{
+	__u8 w[2]; /* data offset and flags: one 16-bit word of the checksum */
+	__be16 old_be, new_be;
+
+	if (bpf_skb_load_bytes(skb, p->tcp_off + 12, w, 2))
+		return;
+	__builtin_memcpy(&old_be, w, 2);
+	w[1] &= ~TH_ECE;
+	__builtin_memcpy(&new_be, w, 2);
+	bpf_l4_csum_replace(skb, p->tcp_off + 16, old_be, new_be, 2);
+	bpf_skb_store_bytes(skb, p->tcp_off + 12, w, 2, 0);
+	p->flags = w[1];
+	stat_inc(ST_ECE_CLEARED);
+}
+
 /* newdctcp-budget, the handshake's ACK of a flow we opened: a copy offering
  * the initial window w0 goes out first (the sender takes half the largest
  * window it was offered as the bound on its segment size,
@@ -1065,6 +1089,8 @@ int rx_egress(struct __sk_buff *skb)
 		__u32 w = 0;
 		int zero = 0;
 
+		if (cfg->clear_ece && (p.flags & TH_ECE))
+			clear_ece(skb, &p); /* before any copy of this ACK is sent */
 		if (cfg->policy == RX_POLICY_NEWDCTCP) {
 			w = f->w;
 		} else if (cfg->policy == RX_POLICY_BUDGET) {

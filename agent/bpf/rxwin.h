@@ -41,7 +41,8 @@
 #define ST_ROT_RELEASE 11 /* rotation: a flow's turn ended with a zero window */
 #define ST_ROT_IDLE 12   /* rotation: a flow gave its slot back after a short segment */
 #define ST_ROT_DEFER 13  /* rotation: a grant waited for a pure ACK to carry it */
-#define ST_MAX 14
+#define ST_ECE_CLEARED 14 /* ACKs whose ECE we cleared (config.clear_ece) */
+#define ST_MAX 15
 
 /* Rotation states (rot_flow.state). */
 #define ROT_IDLE 0 /* holds no slot, waits for none; takes one at its next ACK */
@@ -79,6 +80,8 @@ struct rx_config {
 	__u64 idle_ns;      /* idle longer than this: W restarts from init_segs */
 	__u32 budget_bytes; /* newdctcp-budget: the sum of all flows' W stays within this */
 	__u32 rotate;       /* newdctcp-budget: 1 = windows below one segment by rotation */
+	__u32 clear_ece;    /* 1 = clear ECE on the ACKs of controlled flows: the policy's
+			     * window is the only cut (docs/algorithms.md §3.7) */
 };
 
 struct flow_key {

@@ -49,6 +49,13 @@ RX_MIN_SEGS = 2  # receiver policies' window floor, MSS: 1 segment alone waits o
 # offered (tcp_bound_to_half_wnd) — a handshake at 1 MSS left every segment of
 # the connection at 768 bytes on the testbed, halving goodput per packet.
 BUDGET_AGENT = "newdctcp-budget"
+# Receiver policies whose window rule is the only cut (docs/algorithms.md §3.7):
+# the agent clears ECE on every ACK it sends for their flows, so a stock sender
+# never also halves on ECN. RCC's sender "uses rwnd instead of its congestion
+# window" and its window "will not decrease" on marks [RCC §4]; NewDCTCP-rx's
+# rule is NewDCTCP's one cut, taken at the receiver; ICTCP's senders are plain
+# NewReno (§7.2), which no mark reaches. `Scheme.sender_ecn` keeps the echo.
+RX_CUT_AGENTS = ("newdctcp-rx", "ictcp", "rcc", BUDGET_AGENT)
 BUDGET_MIN_SEGS = 1
 BUDGET_INIT_SEGS = 2
 # The largest window the hosts advertise, bytes (the route's `window`
@@ -157,6 +164,9 @@ class Scheme:
     batching: bool = False  # seed-003 application-level batch scheduling
     # newdctcp-budget: windows below one segment by rotation (docs/algorithms.md §3.6)
     rotate: bool = False
+    # under an RX_CUT_AGENTS policy: leave ECE on the receiver's ACKs, so the
+    # sender cuts on ECN too (the ablation of §3.7; off: the receiver's rule alone)
+    sender_ecn: bool = False
 
     @property
     def mode(self) -> EcnMode:
@@ -168,6 +178,8 @@ class Scheme:
             parts.append(f"agent {self.agent}")
         if self.rotate:
             parts.append("rotation")
+        if self.sender_ecn:
+            parts.append("sender ECN kept")
         if self.batching:
             parts.append("batching")
         return ", ".join(parts)
@@ -271,6 +283,11 @@ def check_scheme(s: Scheme, topo: Topology) -> None:
         raise ModelError("; ".join(wrong))
     if s.rotate and s.agent != BUDGET_AGENT:
         raise ModelError(f"{where}: rotate needs agent {BUDGET_AGENT}")
+    if s.sender_ecn and s.agent not in RX_CUT_AGENTS:
+        raise ModelError(
+            f"{where}: sender_ecn needs a receiver policy that owns the cut "
+            f"({', '.join(RX_CUT_AGENTS)}); without one the sender's ECN is always on"
+        )
     if s.ecn == EcnMode.OFF:
         if s.k:
             raise ModelError(f"{where}: k={s.k} given but ecn is off")
@@ -334,6 +351,12 @@ class Point:
 def rx_min_segs(s: Scheme, t: Transport) -> int:
     """The receiver policy's window floor, MSS (1 under newdctcp-budget)."""
     return BUDGET_MIN_SEGS if s.agent == BUDGET_AGENT else t.rx_min_segs
+
+
+def receiver_clears_ece(agent: str, sender_ecn: bool) -> bool:
+    """Whether the receiver agent clears ECE on its ACKs: its policy owns the cut
+    and the sender's own ECN reaction is not kept (Scheme.sender_ecn)."""
+    return agent in RX_CUT_AGENTS and not sender_ecn
 
 
 def receiver_delayed_ack(s: Scheme, t: Transport) -> bool:

@@ -208,20 +208,7 @@ class AtScale
         for (int a : cfg.aggregators)
         {
             auto ag = std::make_unique<RxAgent>();
-            ag->policy = c.agent;
-            ag->mss = c.segSize;
-            ag->initSegs = c.agentInitSegs;
-            ag->minSegs = c.agentMinSegs;
-            ag->maxW = c.agentMaxW;
-            ag->budgetBytes = c.agentBudgetBytes;
-            ag->ackQueueCap = c.ackQueueBytes;
-            ag->ackHoldMaxS = c.ackHoldMaxUs * 1e-6;
-            ag->nic = nic[a];
-            if (c.agent != RX_OFF)
-            {
-                DynamicCast<EcnQueue>(nic[a]->GetQueue())->hook = ag.get();
-                nic[a]->TraceConnectWithoutContext("MacRx", MakeCallback(&RxAgent::Ingress, ag.get()));
-            }
+            AttachAgent(*ag, c, nic[a], DynamicCast<EcnQueue>(nic[a]->GetQueue()));
             aggDownQ.push_back(DynamicCast<EcnQueue>(
                 DynamicCast<PointToPointNetDevice>(torDown[a / cfg.hostsPerTor][a % cfg.hostsPerTor])
                     ->GetQueue()));

@@ -11,6 +11,9 @@
 // RE = right edge of the previous ACK of the flow, so the right edge never
 // moves left; ws = the receiver's own window scale when both SYNs carried it.
 //
+// With clearEce, Egress also clears ECE on the ACKs of controlled flows, so
+// the policy's window is the only reduction a sender makes for CE (§3.7).
+//
 // Window W per flow:
 //  - newdctcp-rx: a C++ port of agent/policies/newdctcp_rx.py (RxFlow.on_data,
 //    next_window, ack_field), checked against it by tests/sim/test_rx_port.py.
@@ -122,6 +125,10 @@ class RxAgent : public EgressHook
     uint64_t ifaceBytes = 0; // IP bytes received by the NIC
     std::map<uint64_t, RxFlow> flows;
     uint64_t budgetBytes = 0; // newdctcp-budget: B
+    // Clear ECE on the ACKs of the flows the policy controls: its window is
+    // the only cut (docs/algorithms.md §3.7; rxwin.bpf.c clear_ece).
+    bool clearEce = false;
+    uint64_t eceCleared = 0; // ACKs whose ECE was cleared
     uint32_t counted = 0;     // flows sharing it
     uint64_t closedFlows = 0, closedClamped = 0; // flows ended (FIN, RST, a new SYN) and their clamped ACKs
 
@@ -498,6 +505,11 @@ class RxAgent : public EgressHook
         {
             RxFlow& f = it->second;
             bool shook = f.peerSyn && f.localSyn;
+            if (clearEce && shook && (flags & TcpHeader::ECE))
+            {
+                tcp.SetFlags(flags & ~TcpHeader::ECE);
+                eceCleared++;
+            }
             // ictcp / rcc: until the policy writes a window, init_segs·MSS, as the
             // BPF data path does (agent/bpf/rxwin.bpf.c)
             uint64_t unset = static_cast<uint64_t>(initSegs) * f.mss;

@@ -76,6 +76,7 @@ struct RunConfig
     uint32_t agentMinSegs = 2;
     uint64_t agentMaxW = 4u << 20;
     uint64_t agentBudgetBytes = 0; // newdctcp-budget: B
+    bool agentClearEce = false;    // clear ECE on the ACKs of controlled flows (§3.7)
     uint64_t ackQueueBytes = 0; // > 0: RCC's ACK queue, in-flight cap in bytes
     double ackHoldMaxUs = 1000; // an ACK waits at most this long in it
     uint64_t sizeBytes = 65536; // per server per round
@@ -208,6 +209,28 @@ ReceiverCc(Ptr<Node> host, const std::string& cc)
     host->GetObject<TcpL4Protocol>()->SetAttribute(
         "SocketType",
         TypeIdValue(exactEcho ? TcpDctcpLinux::GetTypeId() : TcpLinuxReno::GetTypeId()));
+}
+
+// The receiver agent of a receiving host, from the run's settings, on its NIC
+// `nic` (whose queue `q` passes every ACK through the agent's Egress).
+inline void
+AttachAgent(RxAgent& a, const RunConfig& c, Ptr<PointToPointNetDevice> nic, Ptr<EcnQueue> q)
+{
+    a.policy = c.agent;
+    a.mss = c.segSize;
+    a.initSegs = c.agentInitSegs;
+    a.minSegs = c.agentMinSegs;
+    a.maxW = c.agentMaxW;
+    a.budgetBytes = c.agentBudgetBytes;
+    a.clearEce = c.agentClearEce;
+    a.ackQueueCap = c.ackQueueBytes;
+    a.ackHoldMaxS = c.ackHoldMaxUs * 1e-6;
+    a.nic = nic;
+    if (c.agent != RX_OFF)
+    {
+        q->hook = &a;
+        nic->TraceConnectWithoutContext("MacRx", MakeCallback(&RxAgent::Ingress, &a));
+    }
 }
 
 // A point-to-point link a-b of `bps` and `delayUs` one way; returns (a's, b's)
@@ -408,20 +431,7 @@ class Scenario
         }
         bottleneck->seriesBinS = cfg.seriesBinUs * 1e-6;
         // receiver agent on the receiver's NIC
-        agent.policy = cfg.agent;
-        agent.mss = cfg.segSize;
-        agent.initSegs = cfg.agentInitSegs;
-        agent.minSegs = cfg.agentMinSegs;
-        agent.maxW = cfg.agentMaxW;
-        agent.budgetBytes = cfg.agentBudgetBytes;
-        agent.ackQueueCap = cfg.ackQueueBytes;
-        agent.ackHoldMaxS = cfg.ackHoldMaxUs * 1e-6;
-        agent.nic = hostDev[0];
-        if (cfg.agent != RX_OFF)
-        {
-            hostQ[0]->hook = &agent;
-            hostDev[0]->TraceConnectWithoutContext("MacRx", MakeCallback(&RxAgent::Ingress, &agent));
-        }
+        AttachAgent(agent, cfg, hostDev[0], hostQ[0]);
         // congestion control: servers and background host use cc; the receiver
         // echoes CE as the senders' scheme needs (ReceiverCc)
         for (int h = 1; h < nHosts; h++)

@@ -35,6 +35,10 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from sender_table import INFINITE, LOSS, Ack, Scenario, StateChange, Trace
@@ -42,6 +46,7 @@ from sender_table import INFINITE, LOSS, Ack, Scenario, StateChange, Trace
 from p4incast.agent import cc as agent_cc
 from p4incast.agent.datapath import default_bpf_dir
 from p4incast.agent.libbpf import BpfError, lib
+from p4incast.agent.runner import status as agent_status
 
 NS_S, NS_R, NS_X = "p4s-snd", "p4s-rcv", "p4s-rtr"
 ADDR_S, ADDR_XS, ADDR_XR, ADDR_R = "10.203.1.1", "10.203.1.2", "10.203.2.1", "10.203.2.2"
@@ -354,6 +359,36 @@ class KernelLab:
         if self.cc_new:
             agent_cc.unload(tuple(self.cc_new))
             self.cc_new = []
+
+    # -- the receiver's host agent --------------------------------------------------
+    @contextmanager
+    def receiver_agent(self, policy: str, *flags: str) -> Iterator[dict]:
+        """p4incast-agent on the receiver's interface with `policy` and extra
+        `flags`, for the flows run meanwhile; yields a dict whose "stats" the
+        agent's global counters fill once the block ends."""
+        out: dict = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            ready, log = Path(tmp) / "ready", Path(tmp) / "log"
+            cmd = [sys.executable, "-m", "p4incast.agent", "run", "--iface", "p4s-r"]
+            cmd += ["--policy", policy, "--ready-file", str(ready), "--rtt-limit-us", "1000000"]
+            with log.open("w") as lf:
+                agent = subprocess.Popen(
+                    ["ip", "netns", "exec", NS_R, *cmd, *flags], stdout=lf, stderr=lf
+                )
+            try:
+                end = time.monotonic() + 30
+                while not ready.exists() and agent.poll() is None and time.monotonic() < end:
+                    time.sleep(0.05)
+                if not ready.exists():
+                    raise RuntimeError(f"agent did not start: {log.read_text()[-500:]}")
+                yield out
+                mine = [a for a in agent_status() if a["pid"] == agent.pid]
+                if not mine:
+                    raise RuntimeError(f"agent {agent.pid} not running: {log.read_text()[-500:]}")
+                out["stats"] = mine[0]["totals"]
+            finally:
+                agent.terminate()
+                agent.wait(timeout=10)
 
     # -- one flow ----------------------------------------------------------------
     def _script_fd(self, name: str) -> int:
