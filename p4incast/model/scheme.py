@@ -56,6 +56,11 @@ BUDGET_AGENT = "newdctcp-budget"
 # rule is NewDCTCP's one cut, taken at the receiver; ICTCP's senders are plain
 # NewReno (§7.2), which no mark reaches. `Scheme.sender_ecn` keeps the echo.
 RX_CUT_AGENTS = ("newdctcp-rx", "ictcp", "rcc", BUDGET_AGENT)
+# Receiver policies that ACK every segment whatever transport.delayed_ack says:
+# RCC's receiver "disables the delayed ACK mechanism" [RCC §4] (its ACK queue
+# releases one window per ACK); newdctcp-budget's 1-MSS windows would each wait
+# for the delayed-ACK timer.
+NO_DELACK_AGENTS = ("rcc", BUDGET_AGENT)
 BUDGET_MIN_SEGS = 1
 BUDGET_INIT_SEGS = 2
 # The largest window the hosts advertise, bytes (the route's `window`
@@ -361,8 +366,9 @@ def receiver_clears_ece(agent: str, sender_ecn: bool) -> bool:
 
 def receiver_delayed_ack(s: Scheme, t: Transport) -> bool:
     """Whether the receiver delays ACKs: transport.delayed_ack, never under
-    newdctcp-budget (its 1-MSS windows would each wait for the timer)."""
-    return t.delayed_ack and s.agent != BUDGET_AGENT
+    NO_DELACK_AGENTS (newdctcp-budget: its 1-MSS windows would each wait for the
+    timer; rcc: the paper's receiver "disables the delayed ACK mechanism")."""
+    return t.delayed_ack and s.agent not in NO_DELACK_AGENTS
 
 
 RUN_STATUSES = ("ok", "failed")
