@@ -183,13 +183,15 @@ def test_ictcp_fairness_cut_when_link_is_busy() -> None:
     samples = {"a": FlowSample(0, 1e-4), "b": FlowSample(0, 1e-4)}
     ic.step(0.0, 0, samples)
     ic.flows["a"].rwnd, ic.flows["b"].rwnd = 40 * MSS, 4 * MSS
-    ic.flows["a"].last_t = ic.flows["b"].last_t = 10.0  # no per-flow periods now
-    # The interface received at line rate: BW_A = 0 < 0.2 C.
+    for f in ic.flows.values():
+        f.sample_t = 10.0  # no per-flow RTT samples now: only the fairness cut acts
+    # The interface received at line rate: BW_A = 0 < 0.2 C. Subslots of T = 1e-4:
+    # BW_A is computed at 1, 3 and 5e-4 s, one cut of a (above the mean) per slot.
     t, out = 0.0, {}
     for i in range(1, 6):
         t = i * 1e-4
         out = ic.step(t, int(125e6 * t), samples)
-    assert out["a"] < 40 * MSS and out["b"] == 4 * MSS
+    assert out["a"] == 37 * MSS and out["b"] == 4 * MSS
 
 
 # -- RCC ----------------------------------------------------------------------------------
