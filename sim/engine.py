@@ -211,7 +211,6 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int) -> None:
     c.agentClearEce = receiver_clears_ece(sch.agent, sch.sender_ecn)
     if sch.agent == "rcc" and t.ack_queue:
         c.ackQueueBytes = int(tun["queue_maxsize"]) * MSS_BYTES
-        c.ackHoldMaxUs = t.ack_hold_max_us
     c.initCwnd = t.init_cwnd
     c.delAckCount = 2 if receiver_delayed_ack(sch, t) else 1
     c.delAckTimeoutMs = t.delack_ms
@@ -322,7 +321,9 @@ def _fill(sc: Any, out: RunResult) -> None:
             "cap_bytes": int(a.ackQueueCap),
             "held": int(a.held),
             "released": int(a.released),
-            "released_by_timer": int(a.releasedByTimer),
+            "replaced": int(a.replaced),
+            "superseded": int(a.superseded),
+            "split_acks": int(a.splitAcks),
             "still_held": int(a.QueueLength()),
             "max_held": int(a.maxHeld),
             "max_in_flight_bytes": int(a.maxInFlight),

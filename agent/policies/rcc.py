@@ -1,61 +1,109 @@
-"""RCC: receiver-side window assignment over the NIC's flows, plus the receiver α.
+"""RCC: receiver-side window assignment, the receiver α, and the ACK queue.
 
 Xu, Xu, Jiang, Ren, Wang, "Throughput optimization of TCP incast congestion
 control in large-scale datacenter networks" (RCC: receiver cooperative
-congestion control), Computer Networks, 2017. docs/algorithms.md §3.
+congestion control), Computer Networks, 2017. docs/algorithms.md §3 ("RCC").
 
 Window assignment per NIC, in packets, with queue_maxsize Q (40 in the paper)
-and priority shares w_i (equal when unknown):
+and priority shares w_i (equal, 1/N, when priorities are not used)
+[RCC Algorithm 1]:
 
-    W_i = max(1, floor(w_i · Q))           capped at the flow's remaining size
-    spare = Q − Σ W_i, handed out one packet at a time to uncapped flows
-          (largest share first, then key order)
+    W_i = max(1, floor(w_i · Q))           capped at the flow's size if known
+    while use_flow_priority and Q − Σ W_i > 0:
+        one more packet to each uncapped flow, largest share first
 
-Remote congestion, once per RTT per flow, α_r = CE packets / packets:
+Without priorities (the agent and the simulator pass none) no spare is handed
+out: W_i = max(1, floor(Q / N)) and Σ W_i = N · W_i (30 packets for N = 30).
+
+Remote congestion, once per RTT per flow, α_r = CE packets / packets
+[RCC §4]:
 
     rwnd <- rwnd · (1 − α_r / 2)          (at least 1 packet)
 
-The paper also holds ACKs in an ACK queue while the windows in flight add up
-to more than Q. The simulator models it (sim/cpp/rx_agent.h: an ACK that would
-overfill Q waits, in order per flow, until arriving data makes room or
-transport.ack_hold_max_us passes; none is ever dropped). This host agent does
-not, and cannot here: a tc program can only pass or drop a packet, and a
-dropped ACK is lost, not delayed; delaying it needs an earliest-departure-time
-qdisc (fq), which this kernel lacks, and even fq releases a packet at a time
-set when it is queued, while the ACK queue releases on an event (data
-arriving). Because every W_i caps that flow's in-flight data and Σ W_i <= Q
-whenever the flow count is <= Q, the assignment alone bounds the total in
-flight to Q packets; above Q flows each keeps 1 packet.
+The ACK queue [RCC Algorithm 1], `AckQueue` here (the reference the
+simulator's sim/cpp/rx_agent.h follows; tests/agent/rcc_scenarios.py checks
+both): the receiver holds ACKs while the windows in flight would exceed Q,
+keeps one ACK per flow, the flow's latest (a newer cumulative ACK replaces
+the held one, which keeps its place), and pops them first in, first out:
+
+- in flight of a flow = the right edge last released to it (ack + window)
+  − the highest byte received from it (0 before any release);
+- the head leaves only if the total in flight after it is <= Q·MSS; a head
+  that does not fit blocks everything behind it; the queue is tried whenever
+  data arrives (in flight went down) and whenever an ACK is queued; no timer;
+- an ACK passes at once if the queue is empty and it fits, or if it opens
+  nothing new (right edge not beyond the flow's last released one; the
+  flow's held ACK, if any, is then superseded and leaves the queue);
+- our FIN waits behind its flow's held ACK (and anything we send on that flow
+  after the FIN waits behind the FIN); the flow ends when the FIN leaves, or
+  when the peer's FIN arrives, and then counts nothing.
+
+Deviations, ours:
+
+- Idle flows: a flow whose latest data segment is shorter than its MSS has
+  emptied its send buffer and counts 0 in flight until its next data
+  arrives. p4-incast's rounds run over persistent connections; a finished
+  flow keeps the window its last ACK opened, and counted forever that unused
+  window would block every other flow's ACKs (the paper's flows end with
+  their data).
+- Split ACKs: RCC's sender runs on rwnd alone, ours keep a congestion window
+  (docs/algorithms.md §3.7). A sender held by its cwnd below its window has
+  nothing in the network yet counts its whole window, while its own ACK waits
+  behind a head that cannot fit: a deadlock. So an ACK that has to wait also
+  leaves at once as (ack, released right edge − ack), which opens nothing
+  new, when that window is more than 0; the full ACK waits.
+- Handshake: an ACK of a flow no data has arrived from passes, counting
+  nothing (as the SYN-ACK that opens the paper's flows).
+
+The host agent (agent/bpf) has no ACK queue yet: a tc program can pass or
+drop a packet, not hold it until data arrives. Its data path is to be built
+from `AckQueue`. Until then Σ W_i <= Q bounds the total in flight to Q packets
+as long as N <= Q; above Q flows each keeps 1 packet.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from p4incast.model.wire import MSS_BYTES
 
-__all__ = ["Rcc", "RccParams", "assign_windows", "remote_cut"]
+__all__ = ["FIN", "AckQueue", "Rcc", "RccParams", "assign_windows", "remote_cut"]
 
 
 def assign_windows(
-    flows: Mapping[Hashable, float],
+    flows: Iterable[Hashable],
     queue_maxsize: int = 40,
     sizes: Mapping[Hashable, int] | None = None,
+    priorities: Mapping[Hashable, float] | None = None,
 ) -> dict[Hashable, int]:
-    """{flow: share} -> {flow: W in packets}; sizes = remaining packets if known."""
-    if not flows:
+    """flows -> {flow: W in packets} [RCC Algorithm 1].
+
+    priorities: {flow: share} when flow priorities are in use (the paper's
+    use_flow_priority): W_i from the shares, then the spare Q − Σ W_i one packet
+    at a time, largest share first (then key order), skipping capped flows.
+    None: equal shares and no spare. sizes: remaining packets, if known (cap)."""
+    keys = list(flows)
+    if not keys:
         return {}
-    total = sum(flows.values()) or float(len(flows))
     sizes = sizes or {}
     out: dict[Hashable, int] = {}
-    for k, share in flows.items():
-        w = max(1, int((share or 1.0) / total * queue_maxsize))
+    if priorities is None:
+        for k in keys:
+            out[k] = max(1, queue_maxsize // len(keys))
+    else:
+        shares = {k: Fraction(priorities.get(k, 1.0) or 1.0) for k in keys}
+        total = sum(shares.values())
+        for k in keys:
+            out[k] = max(1, int(shares[k] * queue_maxsize / total))
+    for k in keys:
         if k in sizes:
-            w = max(1, min(w, sizes[k]))
-        out[k] = w
+            out[k] = max(1, min(out[k], sizes[k]))
+    if priorities is None:
+        return out
     spare = queue_maxsize - sum(out.values())
-    order = sorted(flows, key=lambda k: (-flows[k], str(k)))
+    order = sorted(keys, key=lambda k: (-shares[k], str(k)))
     while spare > 0:
         given = False
         for k in order:
@@ -69,6 +117,163 @@ def assign_windows(
         if not given:
             break
     return out
+
+
+# -- the ACK queue ------------------------------------------------------------------------
+
+SEQ_MOD = 1 << 32
+FIN = "FIN"  # a FIN in AckQueue's output: (flow, FIN)
+
+
+def _after(a: int, b: int) -> bool:
+    """a is beyond b in sequence space (mod 2^32)."""
+    return 0 < (a - b) % SEQ_MOD < SEQ_MOD // 2
+
+
+@dataclass
+class _AqFlow:
+    mss: int
+    hi: int  # highest byte received (end of the furthest data)
+    rel: int | None = None  # right edge last released to the flow
+    idle: bool = False  # latest segment shorter than MSS: counts 0 (our deviation)
+
+
+@dataclass
+class _Held:
+    flow: Hashable
+    ack: int
+    window: int
+    after: list[tuple] = field(default_factory=list)  # our FIN, then what followed it
+
+    @property
+    def re(self) -> int:
+        return (self.ack + self.window) % SEQ_MOD
+
+
+class AckQueue:
+    """RCC's ACK queue [RCC Algorithm 1] with our deviations (module docstring).
+
+    Every method returns what leaves the receiver now, in order: (flow, ack,
+    window) for an ACK, (flow, FIN) for our FIN."""
+
+    def __init__(self, queue_maxsize: int = 40, mss: int = MSS_BYTES) -> None:
+        self.cap = queue_maxsize * mss  # bytes
+        self.flows: dict[Hashable, _AqFlow] = {}
+        self.queue: list[_Held] = []
+
+    # -- state
+    @property
+    def held(self) -> list[Hashable]:
+        """Flows with an ACK held, head first."""
+        return [h.flow for h in self.queue]
+
+    def in_flight(self, flow: Hashable) -> int:
+        f = self.flows.get(flow)
+        if f is None or f.rel is None or f.idle or not _after(f.rel, f.hi):
+            return 0
+        return (f.rel - f.hi) % SEQ_MOD
+
+    @property
+    def total(self) -> int:
+        return sum(self.in_flight(k) for k in self.flows)
+
+    def _total_after(self, flow: Hashable, re: int) -> int:
+        f = self.flows[flow]
+        rel = f.rel
+        if rel is None or _after(re, rel):
+            f.rel = re
+        t = self.total
+        f.rel = rel
+        return t
+
+    def _entry(self, flow: Hashable) -> _Held | None:
+        return next((h for h in self.queue if h.flow == flow), None)
+
+    def _release(self) -> list[tuple]:
+        """Pop from the head while the head fits."""
+        out: list[tuple] = []
+        while self.queue:
+            h = self.queue[0]
+            f = self.flows.get(h.flow)
+            if f is not None and self._total_after(h.flow, h.re) > self.cap:
+                break
+            self.queue.pop(0)
+            if f is not None and (f.rel is None or _after(h.re, f.rel)):
+                f.rel = h.re
+            out.append((h.flow, h.ack, h.window))
+            for o in h.after:
+                out.append(o)
+                if o[1] == FIN:
+                    self.flows.pop(h.flow, None)  # the flow ends when its FIN leaves
+        return out
+
+    # -- events
+    def data(
+        self,
+        flow: Hashable,
+        seq_end: int,
+        payload_len: int,
+        mss: int = MSS_BYTES,
+        fin: bool = False,
+    ) -> list[tuple]:
+        """A data segment [seq_end − payload_len, seq_end) arrives from flow; fin:
+        it carries the peer's FIN (the flow ends)."""
+        if fin:
+            self.flows.pop(flow, None)
+        elif payload_len > 0:
+            seq_end %= SEQ_MOD
+            f = self.flows.get(flow)
+            if f is None:
+                f = self.flows[flow] = _AqFlow(mss, (seq_end - payload_len) % SEQ_MOD)
+            if _after(seq_end, f.hi):
+                f.hi = seq_end
+            f.idle = payload_len < f.mss
+        else:
+            return []
+        return self._release()
+
+    def ack(self, flow: Hashable, ack: int, window: int) -> list[tuple]:
+        """We send an ACK with this ack number and window (bytes) to flow."""
+        ack %= SEQ_MOD
+        h = self._entry(flow)
+        if h is not None and h.after:  # behind our FIN: keeps its order
+            h.after.append((flow, ack, window))
+            return self._release()
+        f = self.flows.get(flow)
+        if f is None:
+            if h is not None:  # the flow has ended: the latest ACK still waits its turn
+                h.ack, h.window = ack, window
+                return self._release()
+            return [(flow, ack, window)]  # no data seen from it: the handshake
+        re = (ack + window) % SEQ_MOD
+        if f.rel is not None and not _after(re, f.rel):
+            # opens nothing new: leaves now, and supersedes the flow's held ACK
+            if h is not None:
+                self.queue.remove(h)
+            return [(flow, ack, window), *self._release()]
+        if h is None and not self.queue and self._total_after(flow, re) <= self.cap:
+            f.rel = re
+            return [(flow, ack, window)]
+        if h is not None:  # the flow's latest cumulative ACK replaces the held one, in place
+            h.ack, h.window = ack, window
+        else:
+            self.queue.append(_Held(flow, ack, window))
+        # it waits; what of it opens nothing new leaves now (our rule: senders
+        # with a congestion window): the ACK with the window up to the
+        # right edge already released, if that is more than nothing
+        now = []
+        if f.rel is not None and _after(f.rel, ack):
+            now = [(flow, ack, (f.rel - ack) % SEQ_MOD)]
+        return now + self._release()
+
+    def fin(self, flow: Hashable) -> list[tuple]:
+        """We send a FIN to flow: it waits behind the flow's held ACK, if any."""
+        h = self._entry(flow)
+        if h is not None:
+            h.after.append((flow, FIN))
+            return []
+        self.flows.pop(flow, None)
+        return [(flow, FIN), *self._release()]
 
 
 def remote_cut(rwnd: int, ce: int, pkts: int, floor: int = 1) -> int:
@@ -118,7 +323,8 @@ class Rcc:
         for k in list(self.state):
             if k not in live:
                 del self.state[k]
-        base = assign_windows({k: (shares or {}).get(k, 1.0) for k in live}, p.queue_maxsize)
+        prio = None if shares is None else {k: shares.get(k, 1.0) for k in live}
+        base = assign_windows(live, p.queue_maxsize, priorities=prio)
         out: dict[Hashable, int] = {}
         for k, (pkts, ce, rtt) in live.items():
             st = self.state.get(k)

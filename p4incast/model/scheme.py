@@ -152,7 +152,6 @@ class Transport:
     policy_tick_us: float = 0.0  # sim: ICTCP/RCC step period, µs; 0 = one base RTT
     restart_each_round: bool = False  # sim: cwnd back to init_cwnd at each round's start
     ack_queue: bool = True  # sim: RCC holds ACKs while the flows' windows overfill the path
-    ack_hold_max_us: float = 1000.0  # sim: longest an ACK waits in RCC's ACK queue, µs
     # bmv2: Linux's tail-loss probe (net.ipv4.tcp_early_retrans). Off: the papers'
     # hosts predate it, the simulator has none, and its 2 ms floor cannot be
     # dilated (README "Time dilation").
@@ -268,7 +267,6 @@ def check_transport(t: Transport) -> None:
     if not 0 < t.dctcp_g <= 1:
         raise ModelError(f"transport.dctcp_g: {t.dctcp_g} must be in (0, 1]")
     _at_least("transport.policy_tick_us", t.policy_tick_us, 0)
-    _at_least("transport.ack_hold_max_us", t.ack_hold_max_us, 1)
 
 
 def check_scheme(s: Scheme, topo: Topology) -> None:

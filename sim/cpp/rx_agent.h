@@ -31,6 +31,10 @@
 //  - ictcp / rcc: W comes from the shared Python policies
 //    (agent/policies/ictcp.py, rcc.py), stepped every agent tick by
 //    p4incast.sim.engine with the counters kept here (SetUserWindow).
+//
+// rcc also has the paper's ACK queue (ackQueueCap > 0), RCC Algorithm 1 to the
+// rules of agent/policies/rcc.py AckQueue (the reference; conformance:
+// tests/agent/rcc_scenarios.py through RccAckQueueProbe below).
 // MSS is the model's segment size (1448; ns-3 sends no MSS option).
 #ifndef P4INCAST_SIM_RX_AGENT_H
 #define P4INCAST_SIM_RX_AGENT_H
@@ -41,6 +45,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <utility>
 #include <vector>
 
 namespace p4i
@@ -77,7 +82,7 @@ struct RxFlow
     // ACK queue: the right edge the sender has actually been sent
     bool relValid = false;
     uint32_t relRe = 0;
-    uint32_t heldHere = 0; // ACKs of this flow in the ACK queue
+    bool idle = false; // latest data segment shorter than MSS: counts 0 in flight
     // cumulative counters (for ictcp / rcc and the report)
     uint64_t pkts = 0, ce = 0, bytes = 0;
     uint64_t userW = 0; // 0 = no clamp
@@ -162,18 +167,32 @@ class RxAgent : public EgressHook
         }
     }
 
-    // -- RCC's ACK queue (Xu et al. 2017): an ACK that would let the flows'
-    // windows in flight add up to more than ackQueueCap bytes waits here, and
-    // goes out, in order per flow, as soon as arriving data makes room — or
-    // after ackHoldMaxS, so a flow that has stopped sending (whose unused window
-    // still counts) cannot hold the others forever. In flight per flow = the
-    // right edge last sent to it minus the highest byte received. 0 = off.
+    // -- RCC's ACK queue [RCC Algorithm 1], the rules of agent/policies/rcc.py
+    // AckQueue. At most one entry per flow, holding the flow's latest ACK (a
+    // newer one replaces it in place); entries leave first in, first out, the
+    // head only if the total in flight after it stays <= ackQueueCap bytes
+    // (Q·MSS), so a head that does not fit blocks the rest. Tried whenever data
+    // arrives and whenever an ACK is queued; nothing is released by time. In
+    // flight per flow = the right edge last released to it − the highest byte
+    // received; 0 while the flow's latest segment is shorter than its MSS (it
+    // has emptied its send buffer: ours, for rounds over persistent
+    // connections). An ACK passes at once when the queue is empty and it fits,
+    // or when it opens nothing new (a held ACK of its flow is then superseded).
+    // An ACK that waits sends at once its part that opens nothing new (ours:
+    // senders with a cwnd below their window must get their ACKs). A pure ACK
+    // before the flow's first data (the handshake) passes uncounted. Our FIN,
+    // and anything sent on the flow after it, trails the flow's held entry; so
+    // does what follows a held packet carrying data (a request, never
+    // replaced). 0 = off.
     uint64_t ackQueueCap = 0;
-    double ackHoldMaxS = 1e-3;
     Ptr<NetDevice> nic; // the receiver's NIC: held ACKs are sent through it
-    uint64_t held = 0, released = 0, releasedByTimer = 0; // ACKs
-    uint64_t maxInFlight = 0; // largest total in flight the agent allowed, bytes
-    uint32_t maxHeld = 0;     // most ACKs in the queue at once
+    std::vector<Ptr<Packet>>* sink = nullptr; // RccAckQueueProbe: released packets
+    uint64_t held = 0, released = 0; // entries queued, entries sent
+    uint64_t replaced = 0;   // held ACKs replaced in place by their flow's newer one
+    uint64_t superseded = 0; // entries dropped: a newer ACK that opened nothing new left
+    uint64_t splitAcks = 0;  // ACKs that waited while their no-new-window part left
+    uint64_t maxInFlight = 0; // largest total in flight after an ACK that opened window, bytes
+    uint32_t maxHeld = 0;     // most entries in the queue at once
 
     // A flow is its connection, as the BPF data path's flow_key: the peer's address
     // and port and our port (the receiver has one address). A new connection from
@@ -308,7 +327,11 @@ class RxAgent : public EgressHook
         uint8_t flags = tcp.GetFlags();
         if (flags & (TcpHeader::RST | TcpHeader::FIN))
         {
-            Erase(key);
+            Erase(key); // the flow ends: it counts nothing in flight
+            if (!m_queue.empty())
+            {
+                Release();
+            }
             return;
         }
         auto it = flows.find(key);
@@ -320,6 +343,10 @@ class RxAgent : public EgressHook
             f->hiSeq = tcp.GetSequenceNumber().GetValue() + 1;
             f->hiValid = true;
             FinishHandshake(*f);
+            if (!m_queue.empty())
+            {
+                Release();
+            }
             return;
         }
         if (it == flows.end())
@@ -337,9 +364,11 @@ class RxAgent : public EgressHook
                    tcp.GetSequenceNumber().GetValue(),
                    payload,
                    ip.GetEcn() == Ipv4Header::ECN_CE);
+            // a segment shorter than MSS: the sender's buffer is empty (ACK queue)
+            it->second.idle = payload < it->second.mss;
             if (!m_queue.empty())
             {
-                Release(false); // data arrived: in flight went down
+                Release(); // data arrived: in flight went down
             }
         }
     }
@@ -347,7 +376,7 @@ class RxAgent : public EgressHook
     // Bytes the sender of f may still have in flight: right edge sent - received.
     static uint64_t InFlight(const RxFlow& f)
     {
-        if (!f.relValid || !f.hiValid || S32(f.relRe - f.hiSeq) <= 0)
+        if (!f.relValid || !f.hiValid || f.idle || S32(f.relRe - f.hiSeq) <= 0)
         {
             return 0;
         }
@@ -364,11 +393,16 @@ class RxAgent : public EgressHook
         return t;
     }
 
+    static bool Opens(const RxFlow& f, uint32_t re)
+    {
+        return !f.relValid || S32(re - f.relRe) > 0;
+    }
+
     // Total in flight if an ACK with right edge re went out to f.
     uint64_t TotalAfter(const RxFlow& f, uint32_t re) const
     {
         RxFlow g = f;
-        if (!g.relValid || S32(re - g.relRe) > 0)
+        if (Opens(g, re))
         {
             g.relRe = re;
             g.relValid = true;
@@ -378,79 +412,84 @@ class RxAgent : public EgressHook
 
     void Sent(RxFlow& f, uint32_t re)
     {
-        if (!f.relValid || S32(re - f.relRe) > 0)
+        if (Opens(f, re))
         {
             f.relRe = re;
             f.relValid = true;
+            maxInFlight = std::max(maxInFlight, TotalInFlight());
         }
-        maxInFlight = std::max(maxInFlight, TotalInFlight());
     }
 
-    // Send every held ACK that fits (per flow in order), and, when the timer
-    // asks, every ACK held longer than ackHoldMaxS.
-    void Release(bool timer)
+    // Send the held entries from the head while the head fits.
+    void Release()
     {
-        std::vector<uint64_t> blocked; // flows with an earlier ACK still held
-        for (auto it = m_queue.begin(); it != m_queue.end();)
+        while (!m_queue.empty())
         {
-            Held& h = *it;
-            if (std::find(blocked.begin(), blocked.end(), h.key) != blocked.end())
+            auto fl = flows.find(m_queue.front().key);
+            if (fl != flows.end() && TotalAfter(fl->second, m_queue.front().re) > ackQueueCap)
             {
-                ++it;
-                continue;
+                break;
             }
-            auto fl = flows.find(h.key);
-            bool late = timer && Simulator::Now() - h.since >= Seconds(ackHoldMaxS);
-            bool fits = h.fin || fl == flows.end() || TotalAfter(fl->second, h.re) <= ackQueueCap;
-            if (!fits && !late)
-            {
-                blocked.push_back(h.key);
-                ++it;
-                continue;
-            }
-            if (fl != flows.end() && h.fin)
-            {
-                Erase(h.key); // the flow's FIN, after all its held ACKs
-            }
-            else if (fl != flows.end())
+            Held h = m_queue.front();
+            m_queue.pop_front();
+            if (fl != flows.end())
             {
                 Sent(fl->second, h.re);
-                fl->second.heldHere--;
             }
             released++;
-            releasedByTimer += late && !fits;
-            Ptr<Packet> p = h.packet;
-            it = m_queue.erase(it);
-            PppHeader ppp;
-            p->RemoveHeader(ppp);
-            m_resending = true;
-            nic->Send(p, nic->GetBroadcast(), 0x0800);
-            m_resending = false;
+            Emit(h.packet);
+            for (const auto& t : h.after)
+            {
+                Emit(t.first);
+                if (t.second)
+                {
+                    Erase(h.key); // the flow ends when its FIN leaves
+                }
+            }
         }
     }
 
-    void ReleaseTimer()
+    // Try the queue once the packet being handled has gone (Egress cannot send
+    // from inside the NIC queue's Enqueue). Without a NIC (the probe) the
+    // caller runs Kicked() itself.
+    void Kick()
     {
-        m_timer = false;
-        Release(true);
-        if (!m_queue.empty())
+        if (m_kick || m_queue.empty())
         {
-            ArmTimer();
+            return;
+        }
+        m_kick = true;
+        if (nic)
+        {
+            Simulator::ScheduleNow(&RxAgent::Kicked, this);
         }
     }
 
-    void ArmTimer()
+    void Kicked()
     {
-        if (!m_timer)
-        {
-            m_timer = true;
-            Simulator::Schedule(Seconds(ackHoldMaxS), &RxAgent::ReleaseTimer, this);
-        }
+        m_kick = false;
+        Release();
+    }
+
+    bool KickPending() const
+    {
+        return m_kick;
     }
 
     size_t QueueLength() const
     {
         return m_queue.size();
+    }
+
+    // Keys of the flows with an entry held, head first.
+    std::vector<uint64_t> HeldKeys() const
+    {
+        std::vector<uint64_t> out;
+        for (const auto& h : m_queue)
+        {
+            out.push_back(h.key);
+        }
+        return out;
     }
 
     // Receiver NIC queue, before enqueue: clamp the window field of our ACKs;
@@ -466,32 +505,40 @@ class RxAgent : public EgressHook
         {
             return true;
         }
-        bool keep = false;
         PppHeader ppp;
         Ipv4Header ip;
         TcpHeader tcp;
         p->RemoveHeader(ppp);
         p->RemoveHeader(ip);
         p->RemoveHeader(tcp);
+        bool data = p->GetSize() > 0;
         uint64_t key = Key(ip.GetDestination(), tcp.GetDestinationPort(), tcp.GetSourcePort());
         uint8_t flags = tcp.GetFlags();
         auto it = flows.find(key);
+        Held* h = ackQueueCap ? FindHeld(key) : nullptr;
+        enum
+        {
+            PASS,
+            QUEUE,   // a new entry at the tail
+            REPLACE, // the flow's latest ACK, in its entry's place
+            TRAIL    // behind the entry, in order
+        } act = PASS;
+        bool fin = false;
+        uint32_t re = 0;
+        int64_t split = -1; // >= 0: p leaves now with this window field, a copy waits
         if (flags & (TcpHeader::RST | TcpHeader::FIN))
         {
-            if (!(flags & TcpHeader::RST) && it != flows.end() && it->second.heldHere > 0)
+            if (!(flags & TcpHeader::RST) && h)
             {
-                // the ACK queue keeps each flow in order: its FIN waits behind its held
-                // ACKs (app.connections: per-round closes connections); the flow ends
-                // when the FIN leaves
-                keep = true;
-                it->second.heldHere++;
-                m_pendingKey = key;
-                m_pendingRe = 0;
-                m_pendingFin = true;
+                // our FIN waits behind the flow's held ACK (app.connections:
+                // per-round closes connections); the flow ends when it leaves
+                act = TRAIL;
+                fin = true;
             }
             else
             {
                 Erase(key);
+                Kick(); // in flight went down
             }
         }
         else if (flags & TcpHeader::SYN)
@@ -500,6 +547,7 @@ class RxAgent : public EgressHook
             f->localSyn = true;
             f->localWs = WsOption(tcp);
             FinishHandshake(*f);
+            Kick();
         }
         else if (it != flows.end() && (flags & TcpHeader::ACK) && policy != RX_OBSERVE)
         {
@@ -523,15 +571,35 @@ class RxAgent : public EgressHook
                 tcp.SetWindowSize(static_cast<uint16_t>(field));
                 f.clamped++;
             }
-            if (ackQueueCap && shook)
+            uint32_t ackNo = tcp.GetAckNumber().GetValue();
+            re = ackNo + (field << f.wscale);
+            if (h && h->closed)
             {
-                uint32_t re = tcp.GetAckNumber().GetValue() + (field << f.wscale);
-                keep = f.heldHere > 0 || TotalAfter(f, re) > ackQueueCap;
-                if (keep)
+                act = TRAIL;
+            }
+            else if (h || (ackQueueCap && shook && (data || f.pkts > 0)))
+            {
+                // (a pure ACK before the flow's first data completes the
+                // handshake: it passes and counts nothing, as a SYN-ACK)
+                if (!Opens(f, re))
                 {
-                    f.heldHere++;
-                    m_pendingKey = key;
-                    m_pendingRe = re;
+                    Sent(f, re); // opens nothing new: leaves now, and supersedes a held ACK
+                    if (h)
+                    {
+                        Drop(h);
+                        h = nullptr;
+                    }
+                }
+                else if (h || !m_queue.empty() || TotalAfter(f, re) > ackQueueCap)
+                {
+                    act = h ? REPLACE : QUEUE;
+                    // what of it opens nothing new leaves now: the ACK with the
+                    // window up to the right edge already released, if any
+                    if (!data && f.relValid && S32(f.relRe - ackNo) > 0 &&
+                        ((f.relRe - ackNo) >> f.wscale) > 0)
+                    {
+                        split = (f.relRe - ackNo) >> f.wscale;
+                    }
                 }
                 else
                 {
@@ -539,19 +607,54 @@ class RxAgent : public EgressHook
                 }
             }
         }
+        else if (h && (flags & TcpHeader::ACK))
+        {
+            act = h->closed ? TRAIL : REPLACE; // its flow has ended: keep the order
+        }
         p->AddHeader(tcp);
         p->AddHeader(ip);
         p->AddHeader(ppp);
-        if (keep)
+        Ptr<Packet> keep = p;
+        if (split >= 0 && (act == QUEUE || act == REPLACE))
         {
-            m_queue.push_back({m_pendingKey, m_pendingRe, p, Simulator::Now(), m_pendingFin});
-            m_pendingFin = false;
+            keep = p->Copy(); // the full ACK waits; p leaves with the smaller window
+            p->RemoveHeader(ppp);
+            p->RemoveHeader(ip);
+            p->RemoveHeader(tcp);
+            tcp.SetWindowSize(static_cast<uint16_t>(split));
+            p->AddHeader(tcp);
+            p->AddHeader(ip);
+            p->AddHeader(ppp);
+            splitAcks++;
+        }
+        switch (act)
+        {
+        case PASS:
+            Kick();
+            return true;
+        case QUEUE:
+            m_queue.push_back({key, re, keep, data, {}, false});
             held++;
             maxHeld = std::max<uint32_t>(maxHeld, m_queue.size());
-            ArmTimer();
-            return false;
+            break;
+        case REPLACE:
+            h->packet = keep;
+            h->re = re;
+            h->closed = data;
+            replaced++;
+            break;
+        case TRAIL:
+            h->after.emplace_back(keep, fin);
+            if (!h->fin && !fin && it != flows.end())
+            {
+                h->re = std::max(h->re, re, Seq); // a request ahead of it: checked as one
+            }
+            h->fin = h->fin || fin;
+            h->closed = true;
+            break;
         }
-        return true;
+        Kick();
+        return keep != p;
     }
 
     // -- for the Python policies (ictcp, rcc)
@@ -578,18 +681,62 @@ class RxAgent : public EgressHook
     struct Held
     {
         uint64_t key;
-        uint32_t re;
-        Ptr<Packet> packet;
-        Time since;
-        bool fin = false; // a FIN held behind its flow's ACKs
+        uint32_t re;        // right edge the entry opens (its latest ACK's)
+        Ptr<Packet> packet; // the flow's latest ACK
+        bool closed;        // carries data or has our FIN behind it: never replaced
+        std::vector<std::pair<Ptr<Packet>, bool>> after; // sent right after it; true = our FIN
+        bool fin;
     };
+
+    static bool Seq(uint32_t a, uint32_t b)
+    {
+        return S32(a - b) < 0;
+    }
+
+    void Drop(Held* h)
+    {
+        for (auto it = m_queue.begin(); it != m_queue.end(); ++it)
+        {
+            if (&*it == h)
+            {
+                m_queue.erase(it);
+                superseded++;
+                return;
+            }
+        }
+    }
+
+    Held* FindHeld(uint64_t key)
+    {
+        for (auto& h : m_queue)
+        {
+            if (h.key == key)
+            {
+                return &h;
+            }
+        }
+        return nullptr;
+    }
+
+    void Emit(Ptr<Packet> p)
+    {
+        if (sink)
+        {
+            sink->push_back(p->Copy());
+        }
+        if (nic)
+        {
+            PppHeader ppp;
+            p->RemoveHeader(ppp);
+            m_resending = true;
+            nic->Send(p, nic->GetBroadcast(), 0x0800);
+            m_resending = false;
+        }
+    }
 
     std::deque<Held> m_queue;
     bool m_resending = false;
-    bool m_timer = false;
-    uint64_t m_pendingKey = 0;
-    uint32_t m_pendingRe = 0;
-    bool m_pendingFin = false;
+    bool m_kick = false;
 };
 
 // Drive the port directly (tests/sim/test_rx_port.py): one flow, handshake done,
@@ -673,6 +820,173 @@ class RxBudgetProbe
     void Close(uint64_t key)
     {
         agent.Erase(key);
+    }
+};
+
+// Drive RCC's ACK queue directly (tests/sim/test_rcc_ack_queue_model.py): real
+// frames through Ingress and Egress, no network. Flow i is the connection from
+// 10.1.0.i:(10000 + i) to our port 5001; its handshake (no window scale) is done
+// on its first data or ACK, and its window is left to the ACKs given (W unclamped).
+// Each call leaves in `key/ack/win/fin` what the receiver sent, in order.
+class RccAckQueueProbe
+{
+  public:
+    RxAgent agent;
+    std::vector<uint32_t> flow, ack, win, fin;
+
+    RccAckQueueProbe(uint32_t queueMaxsize, uint32_t mss)
+    {
+        agent.policy = RX_USER;
+        agent.mss = mss;
+        agent.ackQueueCap = static_cast<uint64_t>(queueMaxsize) * mss;
+        agent.sink = &m_out;
+    }
+
+    static Ipv4Address Peer(uint32_t i)
+    {
+        return Ipv4Address(0x0a010000u + i);
+    }
+
+    static uint64_t KeyOf(uint32_t i)
+    {
+        return RxAgent::Key(Peer(i), static_cast<uint16_t>(10000 + i), 5001);
+    }
+
+    static uint32_t FlowOf(uint64_t key)
+    {
+        return static_cast<uint16_t>(key >> 16) - 10000;
+    }
+
+    // A segment [seqEnd - payload, seqEnd) from flow i; fin: with the peer's FIN.
+    void Data(uint32_t i, uint32_t seqEnd, uint32_t payload, bool withFin)
+    {
+        Begin();
+        uint32_t seq = seqEnd - payload;
+        if (!withFin && agent.flows.find(KeyOf(i)) == agent.flows.end())
+        {
+            Open(i, seq - 1);
+        }
+        uint8_t flags = TcpHeader::ACK | (withFin ? TcpHeader::FIN : 0);
+        agent.Ingress(Frame(i, true, seq, 0, flags, 0, payload));
+        End();
+    }
+
+    // We send flow i an ACK: ack number, window in bytes (< 65536). A flow not
+    // seen yet is opened first (handshake done, no data: ack = its ISN + 1).
+    void Ack(uint32_t i, uint32_t ackNo, uint32_t window)
+    {
+        if (agent.flows.find(KeyOf(i)) == agent.flows.end())
+        {
+            Open(i, ackNo - 1);
+        }
+        Send(Frame(i, false, 0, ackNo, TcpHeader::ACK, window, 0));
+    }
+
+    // We send flow i our FIN.
+    void Fin(uint32_t i)
+    {
+        Send(Frame(i, false, 0, 0, TcpHeader::FIN | TcpHeader::ACK, 0, 0));
+    }
+
+    std::vector<uint32_t> Held() const
+    {
+        std::vector<uint32_t> out;
+        for (uint64_t k : agent.HeldKeys())
+        {
+            out.push_back(FlowOf(k));
+        }
+        return out;
+    }
+
+    uint64_t InFlight(uint32_t i) const
+    {
+        auto it = agent.flows.find(KeyOf(i));
+        return it == agent.flows.end() ? 0 : RxAgent::InFlight(it->second);
+    }
+
+    uint64_t Total() const
+    {
+        return agent.TotalInFlight();
+    }
+
+  private:
+    std::vector<Ptr<Packet>> m_out;
+
+    void Open(uint32_t i, uint32_t isn)
+    {
+        agent.Ingress(Frame(i, true, isn, 0, TcpHeader::SYN, 0, 0));
+        agent.Egress(Frame(i, false, 0, isn + 1, TcpHeader::SYN | TcpHeader::ACK, 65535, 0));
+        agent.SetUserWindow(KeyOf(i), 1ull << 40); // the ACK's own window stands
+    }
+
+    void Send(Ptr<Packet> p)
+    {
+        Begin();
+        if (agent.Egress(p))
+        {
+            m_out.push_back(p);
+        }
+        if (agent.KickPending())
+        {
+            agent.Kicked();
+        }
+        End();
+    }
+
+    void Begin()
+    {
+        m_out.clear();
+        flow.clear();
+        ack.clear();
+        win.clear();
+        fin.clear();
+    }
+
+    void End()
+    {
+        for (const auto& q : m_out)
+        {
+            Ptr<Packet> p = q->Copy();
+            PppHeader ppp;
+            Ipv4Header ip;
+            TcpHeader tcp;
+            p->RemoveHeader(ppp);
+            p->RemoveHeader(ip);
+            p->RemoveHeader(tcp);
+            flow.push_back(FlowOf(RxAgent::Key(ip.GetDestination(), tcp.GetDestinationPort(),
+                                               tcp.GetSourcePort())));
+            ack.push_back(tcp.GetAckNumber().GetValue());
+            win.push_back(tcp.GetWindowSize());
+            fin.push_back((tcp.GetFlags() & TcpHeader::FIN) ? 1 : 0);
+        }
+    }
+
+    // PPP | IPv4 | TCP | payload; fromPeer: flow i's data to us, else ours to it.
+    static Ptr<Packet> Frame(uint32_t i, bool fromPeer, uint32_t seq, uint32_t ackNo,
+                             uint8_t flags, uint32_t window, uint32_t payload)
+    {
+        Ptr<Packet> p = Create<Packet>(payload);
+        TcpHeader tcp;
+        uint16_t peerPort = static_cast<uint16_t>(10000 + i);
+        tcp.SetSourcePort(fromPeer ? peerPort : 5001);
+        tcp.SetDestinationPort(fromPeer ? 5001 : peerPort);
+        tcp.SetSequenceNumber(SequenceNumber32(seq));
+        tcp.SetAckNumber(SequenceNumber32(ackNo));
+        tcp.SetFlags(flags);
+        tcp.SetWindowSize(static_cast<uint16_t>(window));
+        p->AddHeader(tcp);
+        Ipv4Header ip;
+        Ipv4Address local("10.0.0.1");
+        ip.SetSource(fromPeer ? Peer(i) : local);
+        ip.SetDestination(fromPeer ? local : Peer(i));
+        ip.SetProtocol(6);
+        ip.SetPayloadSize(p->GetSize());
+        ip.SetTtl(64);
+        p->AddHeader(ip);
+        PppHeader ppp;
+        ppp.SetProtocol(PPP_IPV4);
+        p->AddHeader(ppp);
+        return p;
     }
 };
 

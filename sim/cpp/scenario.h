@@ -78,7 +78,6 @@ struct RunConfig
     uint64_t agentBudgetBytes = 0; // newdctcp-budget: B
     bool agentClearEce = false;    // clear ECE on the ACKs of controlled flows (§3.7)
     uint64_t ackQueueBytes = 0; // > 0: RCC's ACK queue, in-flight cap in bytes
-    double ackHoldMaxUs = 1000; // an ACK waits at most this long in it
     uint64_t sizeBytes = 65536; // per server per round
     int rounds = 10;
     std::vector<double> offsets; // seconds, per server (batching); empty = all at 0
@@ -224,7 +223,6 @@ AttachAgent(RxAgent& a, const RunConfig& c, Ptr<PointToPointNetDevice> nic, Ptr<
     a.budgetBytes = c.agentBudgetBytes;
     a.clearEce = c.agentClearEce;
     a.ackQueueCap = c.ackQueueBytes;
-    a.ackHoldMaxS = c.ackHoldMaxUs * 1e-6;
     a.nic = nic;
     if (c.agent != RX_OFF)
     {

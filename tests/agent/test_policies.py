@@ -198,13 +198,18 @@ def test_ictcp_fairness_cut_when_link_is_busy() -> None:
 
 
 def test_rcc_assignment_equal_shares_and_spare() -> None:
+    # Without priorities no spare is handed out [RCC Algorithm 1]: ⌊40/3⌋ = 13 each.
     w = assign_windows({"a": 1, "b": 1, "c": 1}, queue_maxsize=40)
-    assert sum(w.values()) == 40 and sorted(w.values()) == [13, 13, 14]
+    assert w == {"a": 13, "b": 13, "c": 13}
+    # With priorities the spare goes one packet at a time: 13, 13, 13 + 1 to "a".
+    pr = {"a": 1, "b": 1, "c": 1}
+    assert assign_windows(pr, 40, priorities=pr) == {"a": 14, "b": 13, "c": 13}
     # More flows than Q: everyone keeps 1 packet.
     w = assign_windows({i: 1 for i in range(50)}, queue_maxsize=40)
     assert set(w.values()) == {1}
-    # Priorities and a known size cap.
-    w = assign_windows({"hi": 3, "lo": 1}, 40, sizes={"hi": 10})
+    # Priorities and a known size cap: hi 30 → 10, lo 10 + the spare 20 = 30.
+    pr = {"hi": 3, "lo": 1}
+    w = assign_windows(pr, 40, sizes={"hi": 10}, priorities=pr)
     assert w == {"hi": 10, "lo": 30}
 
 
@@ -229,8 +234,11 @@ def test_rcc_step_cuts_on_ce_and_recovers() -> None:
 
 @pytest.mark.parametrize("q", [1, 8, 40, 64])
 def test_rcc_total_never_exceeds_queue(q: int) -> None:
-    w = assign_windows({i: 1 + i % 3 for i in range(7)}, q)
-    assert sum(w.values()) == max(q, 7)
+    # with priorities the spare fills Q exactly (each flow keeps at least 1)
+    pr = {i: 1 + i % 3 for i in range(7)}
+    assert sum(assign_windows(pr, q, priorities=pr).values()) == max(q, 7)
+    # without, N·max(1, ⌊Q/N⌋): at most Q while N <= Q
+    assert sum(assign_windows(pr, q).values()) == 7 * max(1, q // 7)
 
 
 def test_ictcp_keeps_control_when_queueing_raises_the_rtt() -> None:

@@ -296,9 +296,11 @@ def test_receiver_policies_run_every_base_rtt(p4i: Any) -> None:
 
 
 def test_rcc_ack_queue_holds_acks_and_loses_none(p4i: Any) -> None:
-    """RCC's ACK queue: with 40 senders of 1-packet windows against queue_maxsize 40,
-    ACKs are held, and every ACK held is sent (or still waiting when the run
-    ends): none is lost. Off, nothing is held."""
+    """RCC's ACK queue (Algorithm 1): with 40 senders of 1-packet windows against
+    queue_maxsize 40, ACKs are held; every entry held is sent, superseded by a
+    newer ACK of its flow that left, or still waiting when the run ends: none is
+    lost; the windows in flight never exceed Q packets; every round completes
+    with no timer to force ACKs out. Off, nothing is held."""
     sch = scheme("rcc", "tail", 40, "reno", agent="rcc")
     topo = {"delay_us": 40, "buffer_bytes": 121120, "queue_pkts": 80}
     on = run_point(
@@ -313,8 +315,10 @@ def test_rcc_ack_queue_holds_acks_and_loses_none(p4i: Any) -> None:
     assert on["status"] == "ok", on["error"]
     q = on["agent"]["ack_queue"]
     assert q["held"] > 0 and q["max_held"] > 0
-    assert q["held"] == q["released"] + q["still_held"]
+    assert q["held"] == q["released"] + q["superseded"] + q["still_held"]
     assert q["cap_bytes"] == 40 * 1448
+    assert 0 < q["max_in_flight_bytes"] <= q["cap_bytes"]
+    assert len(on["rounds"]) == 3
     off = run_point(
         {
             "scheme": sch,
