@@ -168,8 +168,18 @@ def _loop(
     rx: RxWin, cfg: AgentConfig, capacity_Bps: float, log=print, trace: Path | None = None
 ) -> None:  # noqa: ANN001
     tick = cfg.interval_ms / 1000
-    ictcp = Ictcp(IctcpParams(capacity_Bps=capacity_Bps)) if cfg.policy == "ictcp" else None
-    rcc = Rcc(RccParams(queue_maxsize=cfg.queue_maxsize)) if cfg.policy == "rcc" else None
+    # the agent's datacenter-flow limit, not the policies' default of 2 ms
+    limit_s = cfg.rtt_limit_us / 1e6
+    ictcp = (
+        Ictcp(IctcpParams(capacity_Bps=capacity_Bps, rtt_limit_s=limit_s))
+        if cfg.policy == "ictcp"
+        else None
+    )
+    rcc = (
+        Rcc(RccParams(queue_maxsize=cfg.queue_maxsize, rtt_limit_s=limit_s))
+        if cfg.policy == "rcc"
+        else None
+    )
     next_sweep = time.monotonic() + 1.0
     next_scan = 0.0
     trace_f = trace.open("w", buffering=1 << 16) if trace is not None else None  # noqa: SIM115
