@@ -57,9 +57,8 @@ BUDGET_AGENT = "newdctcp-budget"
 # NewReno (§7.2), which no mark reaches. `Scheme.sender_ecn` keeps the echo.
 RX_CUT_AGENTS = ("newdctcp-rx", "ictcp", "rcc", BUDGET_AGENT)
 # Receiver policies that ACK every segment whatever transport.delayed_ack says:
-# RCC's receiver "disables the delayed ACK mechanism" [RCC §4] (its ACK queue
-# releases one window per ACK); newdctcp-budget's 1-MSS windows would each wait
-# for the delayed-ACK timer.
+# RCC's receiver "disables the delayed ACK mechanism" [RCC §4];
+# newdctcp-budget's 1-MSS windows would each wait for the delayed-ACK timer.
 NO_DELACK_AGENTS = ("rcc", BUDGET_AGENT)
 BUDGET_MIN_SEGS = 1
 BUDGET_INIT_SEGS = 2

@@ -8,9 +8,22 @@ from pathlib import Path
 
 import pytest
 
+from p4incast.agent.config import AgentConfig, ConfigError
 from p4incast.model import ModelError
 from p4incast.model.ecn import EcnMode
-from p4incast.model.scheme import App, Point, RunResult, Scheme, Topology, check_k
+from p4incast.model.scheme import (
+    AGENT_POLICIES,
+    RX_CUT_AGENTS,
+    App,
+    Point,
+    RunResult,
+    Scheme,
+    Topology,
+    Transport,
+    check_k,
+    receiver_clears_ece,
+    receiver_delayed_ack,
+)
 from p4incast.model.wire import ETH_FRAME_BYTES, IP_MTU_BYTES, MSS_BYTES, WIRE_FRAME_BYTES
 
 DEFINES = Path(__file__).resolve().parents[2] / "p4src/shared/defines.p4"
@@ -85,3 +98,25 @@ def test_shared_buffer_port_share_is_the_dt_fixed_point() -> None:
     assert topo.port_buffer_bytes == 2_000_000
     assert Topology(shared_buffer_bytes=3_000_000, dt_alpha=0.5).port_buffer_bytes == 1_000_000
     assert Topology(buffer_bytes=65536).port_buffer_bytes == 65536
+
+
+def test_receiver_rule_is_the_only_cut_unless_sender_ecn() -> None:
+    """docs/algorithms.md §3.7: every window policy clears ECE; observe and off
+    never do; sender_ecn keeps the echo and needs a policy that would clear it."""
+    assert set(RX_CUT_AGENTS) == set(AGENT_POLICIES) - {"off", "observe"}
+    for agent in AGENT_POLICIES:
+        assert receiver_clears_ece(agent, False) == (agent in RX_CUT_AGENTS)
+        assert not receiver_clears_ece(agent, True)
+    Point(Scheme("s", "front", 12, "reno", "rcc", sender_ecn=True), 4).check()
+    with pytest.raises(ModelError, match="sender_ecn needs a receiver policy"):
+        Point(Scheme("s", "front", 12, "reno", "observe", sender_ecn=True), 4).check()
+    with pytest.raises(ConfigError, match="never clears ECE"):
+        AgentConfig(iface="x", policy="observe", sender_ecn=1).validated()
+
+
+def test_rcc_receiver_never_delays_acks() -> None:
+    """RCC's receiver disables delayed ACK [RCC §4] whatever the transport says."""
+    t = Transport(delayed_ack=True)
+    assert not receiver_delayed_ack(Scheme("r", "tail", 12, "reno", "rcc"), t)
+    assert receiver_delayed_ack(Scheme("r", "tail", 12, "reno", "newdctcp-rx"), t)
+    assert receiver_delayed_ack(Scheme("r", "off", 0, "reno", "ictcp"), t)
