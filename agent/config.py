@@ -45,6 +45,13 @@ TUNABLES: dict[str, tuple[float, float, float, str]] = {
     "interval_ms": (5.0, 0.2, 1000, "userspace tick for ictcp/rcc and housekeeping, ms"),
     "capacity_mbps": (0, 0, 400_000, "ICTCP interface capacity C, Mbit/s (0: from sysfs)"),
     "queue_maxsize": (40, 1, 100_000, "RCC queue_maxsize, packets"),
+    "ack_queue": (
+        1,
+        0,
+        1,
+        "rcc: 1 = RCC's ACK queue in the data path, at most queue_maxsize packets "
+        "in flight (0: the window assignment alone, ablation)",
+    ),
     "budget_bytes": (
         0,
         0,
@@ -85,6 +92,7 @@ class AgentConfig:
     interval_ms: float = 5.0
     capacity_mbps: float = 0
     queue_maxsize: int = 40
+    ack_queue: int = 1
     budget_bytes: int = 0
     rotate: int = 0
     sender_ecn: int = 0

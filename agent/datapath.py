@@ -26,6 +26,8 @@ from p4incast.model.scheme import BUDGET_AGENT
 
 __all__ = [
     "POLICIES",
+    "AckqFlow",
+    "AckqGlobal",
     "ST_NAMES",
     "Flow",
     "FlowKey",
@@ -48,6 +50,9 @@ POLICIES: dict[str, int] = {
 # rxwin.h ROT_OP_*: the rotation rescue's state changes, made by rx_rescue
 ROT_OP_GRANT, ROT_OP_COUNT, ROT_OP_ADJUST, ROT_OP_SCAN = 1, 2, 3, 4
 ROT_OP_OFF = 14  # the op follows this many zero bytes (an Ethernet header)
+# rxwin.h ACKQ_OP_*: rcc's ACK-queue rescue ops (rx_rescue), ACKQ_* flow states
+ACKQ_OP_RELEASE, ACKQ_OP_END = 10, 11
+ACKQ_NONE, ACKQ_HELD = 0, 1
 
 ST_NAMES = (
     "rx_pkts",
@@ -65,6 +70,12 @@ ST_NAMES = (
     "rot_idle",
     "rot_defer",
     "ece_cleared",
+    "ackq_held",
+    "ackq_replaced",
+    "ackq_superseded",
+    "ackq_released",
+    "ackq_rescued",
+    "ackq_zero",
 )
 FL_PEER_SYN, FL_LOCAL_SYN = 1 << 0, 1 << 1
 FL_MARKED, FL_COUNTED, FL_SLOW = 1 << 6, 1 << 7, 1 << 10
@@ -91,6 +102,7 @@ class RxConfig(ctypes.Structure):
         ("budget_bytes", ctypes.c_uint32),
         ("rotate", ctypes.c_uint32),
         ("clear_ece", ctypes.c_uint32),
+        ("ackq_pkts", ctypes.c_uint32),
     ]
 
 
@@ -220,6 +232,46 @@ class RotFlow(ctypes.Structure):
     ]
 
 
+class AckqFlow(ctypes.Structure):
+    """struct ackq_flow: a flow in rcc's ACK queue (rel: right edge last
+    released; held: ack << 32 | right edge of its held ACK)."""
+
+    _fields_ = [
+        ("held", ctypes.c_uint64),
+        ("counted", ctypes.c_int64),
+        ("rel", ctypes.c_uint32),
+        ("rel_valid", ctypes.c_uint32),
+        ("state", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
+    ]
+
+
+class AckqGlobal(ctypes.Structure):
+    """struct ackq_global: total in flight (bytes), its largest value after a
+    pass or release, flows held, the try-lock, releases."""
+
+    _fields_ = [
+        ("total", ctypes.c_int64),
+        ("max_total", ctypes.c_int64),
+        ("held", ctypes.c_int64),
+        ("lock", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
+        ("releases", ctypes.c_uint64),
+    ]
+
+
+class AckqOp(ctypes.Structure):
+    """struct ackq_op: one of the ACK-queue rescue's ops (rx_rescue)."""
+
+    _fields_ = [
+        ("key", FlowKey),
+        ("op", ctypes.c_uint32),
+        ("ack", ctypes.c_uint32),
+        ("field", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
+    ]
+
+
 @dataclass(frozen=True)
 class Attachment:
     kind: str  # "tcx" | "clsact"
@@ -240,18 +292,27 @@ class RxWin:
             raise FileNotFoundError(f"{path} not built: run scripts/build-agent.sh (make build)")
         self.obj = self.lib.open_object(path)
         c = self.lib.c
-        for name in ("p4i_flows", "p4i_wset", "p4i_rot_flows", "p4i_rotq"):
+        for name in (
+            "p4i_flows",
+            "p4i_wset",
+            "p4i_rot_flows",
+            "p4i_rotq",
+            "p4i_ackq_flows",
+            "p4i_ackq",
+        ):
             c.bpf_map__set_max_entries(self.lib.map(self.obj, name), max_flows)
         self.lib.load_object(self.obj, str(path))
         self.max_flows = max_flows
         m = {n: self.lib.map(self.obj, n) for n in ("p4i_config", "p4i_flows", "p4i_wset")}
-        for n in ("p4i_rot", "p4i_rot_flows", "p4i_rotq"):
+        for n in ("p4i_rot", "p4i_rot_flows", "p4i_rotq", "p4i_ackq_flows", "p4i_ackq_g"):
             m[n] = self.lib.map(self.obj, n)
         for n, t in (
             ("p4i_config", RxConfig),
             ("p4i_flows", Flow),
             ("p4i_rot", RotGlobal),
             ("p4i_rot_flows", RotFlow),
+            ("p4i_ackq_flows", AckqFlow),
+            ("p4i_ackq_g", AckqGlobal),
         ):
             if c.bpf_map__value_size(m[n]) != ctypes.sizeof(t):
                 raise BpfError(f"{n}: value size differs from datapath.py (rebuild)", 22)
@@ -263,6 +324,8 @@ class RxWin:
         self.rot_fd = c.bpf_map__fd(m["p4i_rot"])
         self.rot_flows_fd = c.bpf_map__fd(m["p4i_rot_flows"])
         self.rotq_fd = c.bpf_map__fd(m["p4i_rotq"])
+        self.ackq_flows_fd = c.bpf_map__fd(m["p4i_ackq_flows"])
+        self.ackq_g_fd = c.bpf_map__fd(m["p4i_ackq_g"])
         self.ingress_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_ingress"))
         self.egress_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_egress"))
         self.rescue_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_rescue"))
@@ -283,6 +346,7 @@ class RxWin:
         budget_bytes: int = 0,
         rotate: int = 0,
         clear_ece: int = 0,
+        ackq_pkts: int = 0,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}; one of {', '.join(POLICIES)}")
@@ -297,6 +361,7 @@ class RxWin:
         c.budget_bytes = budget_bytes
         c.rotate = rotate
         c.clear_ece = clear_ece
+        c.ackq_pkts = ackq_pkts
         self.lib.update(self.config_fd, ctypes.c_uint32(0), c)
         self.cfg = c
 
@@ -317,7 +382,10 @@ class RxWin:
 
     def delete_flow(self, key: FlowKey) -> None:
         """Userspace's idle sweep: the entry and its rotation state (the rescue
-        recounts holders and waiting flows from the table)."""
+        recounts holders and waiting flows from the table; rcc's ACK queue
+        counts the flow out in BPF)."""
+        if self.cfg.ackq_pkts:
+            self.ackq_end(key)
         self.lib.delete(self.flows_fd, key)
         self.lib.delete(self.wset_fd, key)
         self.lib.delete(self.rot_flows_fd, key)
@@ -387,6 +455,40 @@ class RxWin:
 
     def rotq_push(self, key: FlowKey) -> None:
         self.lib.push(self.rotq_fd, key)
+
+    # -- rcc's ACK queue ------------------------------------------------------------
+    def ackq(self) -> AckqGlobal:
+        """rcc's ACK queue: total in flight, its maximum, flows held."""
+        g = AckqGlobal()
+        self.lib.lookup(self.ackq_g_fd, ctypes.c_uint32(0), g)
+        return g
+
+    def ackq_flow(self, key: FlowKey) -> AckqFlow | None:
+        a = AckqFlow()
+        return a if self.lib.lookup(self.ackq_flows_fd, key, a) else None
+
+    def _ackq_op(self, o: AckqOp) -> tuple[int, AckqOp]:
+        rc, out, _ = self.lib.test_run(self.rescue_fd, bytes(ROT_OP_OFF) + bytes(o))
+        if rc < 0:
+            raise BpfError(f"rx_rescue: ACK-queue op {o.op} refused (rebuild the agent)", 22)
+        return rc, AckqOp.from_buffer_copy(out[ROT_OP_OFF : ROT_OP_OFF + ctypes.sizeof(AckqOp)])
+
+    def ackq_release(self) -> tuple[FlowKey, int, int] | None | bool:
+        """Release the head of the ACK queue if it fits, in BPF under the data
+        path's lock: (key, ack, window field) of the update to send; None when
+        nothing can go; False when the data path held the lock."""
+        rc, o = self._ackq_op(AckqOp(op=ACKQ_OP_RELEASE))
+        if rc == 2:
+            return False
+        if rc != 1:
+            return None
+        k = FlowKey()
+        ctypes.memmove(ctypes.byref(k), ctypes.byref(o.key), ctypes.sizeof(FlowKey))
+        return k, o.ack, o.field
+
+    def ackq_end(self, key: FlowKey) -> None:
+        """Count a flow out of the ACK queue (before userspace deletes it)."""
+        self._ackq_op(AckqOp(key=key, op=ACKQ_OP_END))
 
     def set_w(self, key: FlowKey, w: int) -> None:
         self.lib.update(self.wset_fd, key, ctypes.c_uint32(max(0, min(w, 0xFFFFFFFF))))

@@ -39,11 +39,12 @@ from p4incast.agent.datapath import (
 )
 from p4incast.agent.libbpf import BpfError, MapInfo, lib
 from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
+from p4incast.agent.policies.newdctcp_rx import ROT_HDR_LEN, RotEntry, forged_update
 from p4incast.agent.policies.rcc import Rcc, RccParams
-from p4incast.agent.rotation import Rescuer
+from p4incast.agent.rotation import RX_CLONE_MARK, Rescuer
 from p4incast.model.scheme import BUDGET_AGENT, receiver_clears_ece
 
-__all__ = ["STATE_DIR", "run", "status"]
+__all__ = ["STATE_DIR", "AckqRescuer", "ackq_pkts", "run", "status"]
 
 STATE_DIR = Path(os.environ.get("P4INCAST_AGENT_STATE", "/run/p4incast-agent"))
 
@@ -73,6 +74,59 @@ def _capacity_Bps(cfg: AgentConfig) -> float:
 
 class _Stop(Exception):
     pass
+
+
+def ackq_pkts(cfg: AgentConfig) -> int:
+    """rx_config.ackq_pkts: Q for rcc with its ACK queue on, else 0 (off)."""
+    return cfg.queue_maxsize if cfg.policy == "rcc" and cfg.ack_queue else 0
+
+
+class AckqRescuer:
+    """rcc's ACK queue, userspace's side: every tick, release the heads that
+    fit (in BPF, rx_rescue ACKQ_OP_RELEASE, under the data path's lock) and
+    send their window updates through a packet socket whose mark the data
+    path lets pass. The data path releases from the ACKs it sends; this
+    covers the moments no ACK flows (every flow waiting, data drained)."""
+
+    BURST = 64  # heads a tick at most
+
+    def __init__(self, rx: RxWin, iface: str, sock=None) -> None:  # noqa: ANN001
+        self.rx = rx
+        if sock is None:
+            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_MARK, RX_CLONE_MARK)
+            sock.bind((iface, 0))
+        self.sock = sock
+        self.sent = 0
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def step(self) -> int:
+        """Release what fits; returns how many updates were sent."""
+        n = 0
+        if self.rx.ackq().held <= 0:
+            return 0
+        for _ in range(self.BURST):
+            got = self.rx.ackq_release()
+            if not got:  # None: the head waits; False: the data path is deciding
+                break
+            key, ack, field = got
+            r = self.rx.rot_flow(key)
+            if r is None:
+                continue
+            e = RotEntry(
+                state=r.state,
+                seq_next=r.seq_next,
+                ack=ack,
+                tsval=r.tsval,
+                tsecr=r.tsecr,
+                hdr=bytes(r.hdr[:ROT_HDR_LEN]),
+            )
+            self.sock.send(forged_update(e, key.as_tuple(), field))
+            n += 1
+        self.sent += n
+        return n
 
 
 @contextlib.contextmanager
@@ -129,6 +183,7 @@ def run(
                 budget_bytes=cfg.budget_bytes,
                 rotate=cfg.rotate,
                 clear_ece=int(receiver_clears_ece(cfg.policy, bool(cfg.sender_ecn))),
+                ackq_pkts=ackq_pkts(cfg),
             )
             att = rx.attach(cfg.iface, cfg.attach)
             STATE_DIR.mkdir(parents=True, exist_ok=True)
@@ -188,6 +243,7 @@ def _loop(
         if cfg.policy == BUDGET_AGENT and cfg.rotate
         else None
     )
+    ackq = AckqRescuer(rx, cfg.iface) if ackq_pkts(cfg) else None
     rx_bytes = open(f"/sys/class/net/{cfg.iface}/statistics/rx_bytes", "rb")  # noqa: SIM115
     keys: dict[bytes, FlowKey] = {}
     written: dict[bytes, int] = {}
@@ -203,6 +259,8 @@ def _loop(
             now = time.monotonic()
             if rescue is not None:
                 rescue.step(time.monotonic_ns())
+            if ackq is not None:
+                ackq.step()
             if ictcp is not None or rcc is not None:
                 if now >= next_scan:
                     keys = {bytes(k): k for k, _ in rx.dump()}
@@ -231,6 +289,15 @@ def _loop(
                 next_sweep = now + 1.0
     finally:
         rx_bytes.close()
+        if ackq is not None:
+            ackq.close()
+            st, g = rx.stats(), rx.ackq()
+            log(
+                f"p4incast-agent: ACK queue: {st['ackq_held']} ACKs held, "
+                f"{st['ackq_replaced']} replaced, {st['ackq_superseded']} superseded, "
+                f"{st['ackq_released']} released by ACKs, {st['ackq_rescued']} by the rescue, "
+                f"{st['ackq_zero']} zero windows; most in flight {g.max_total} bytes"
+            )
         if trace_f is not None:
             trace_f.close()
         if rescue is not None:

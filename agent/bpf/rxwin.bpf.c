@@ -67,6 +67,11 @@
  * after the handshake every field has one writer — flags, W and the window
  * counters belong to ingress; re_valid, last_re, ts_val, ts_ns to egress.
  * Statistics counters may lose an increment under such a race.
+ *
+ * With config.ackq_pkts (policy rcc), RCC's ACK queue (see "RCC's ACK queue"
+ * below): egress splits the ACKs that must wait and forges the releases;
+ * its total in flight is kept by atomic exchange and add from both
+ * directions, its pass and release decisions under a try-lock.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_endian.h>
@@ -146,6 +151,28 @@ struct {
 	__uint(max_entries, P4I_MAX_FLOWS);
 	__type(value, struct flow_key);
 } p4i_rotq SEC(".maps");
+
+/* RCC's ACK queue (config.ackq_pkts; see "RCC's ACK queue" below): each
+ * flow's state, the FIFO of flows with an ACK held, the total in flight. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, P4I_MAX_FLOWS);
+	__type(key, struct flow_key);
+	__type(value, struct ackq_flow);
+} p4i_ackq_flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, P4I_MAX_FLOWS);
+	__type(value, struct flow_key);
+} p4i_ackq SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ackq_global);
+} p4i_ackq_g SEC(".maps");
 
 /* The forged ACK is built here (too large for the stack beside the parser). */
 struct rot_pseudo {
@@ -482,6 +509,67 @@ static __always_inline __u64 budget_cap(struct rx_config *cfg, __u64 w, __u32 ms
 	return w < mss ? mss : w;
 }
 
+static __always_inline struct ackq_global *ackq_global(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&p4i_ackq_g, &zero);
+}
+
+/* What a flow counts in flight with right edge rel released to it: rel − the
+ * highest byte received, 0 before any release and while its latest segment
+ * was shorter than its MSS (idle: it emptied its send buffer). */
+static __always_inline __s64 ackq_contrib(__u32 rel, __u32 rel_valid, __u32 hi, struct flow *f)
+{
+	__u32 d = rel - hi;
+
+	if (!rel_valid || (f->last_len && f->last_len < f->mss))
+		return 0;
+	return (__s32)d > 0 ? (__s64)d : 0;
+}
+
+/* The flow's share of the total, recomputed after rel (egress) or hi_seq /
+ * last_len (ingress) moved: exchanged, and the total moved by the difference,
+ * so the total stays the sum of the shares whatever runs at once. Whoever
+ * exchanges last then checks that neither side moved meanwhile (else it
+ * computed from a half-updated flow) and recomputes. */
+static __always_inline void ackq_recount(struct ackq_global *g, struct ackq_flow *a, struct flow *f)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		__u32 rel = *(volatile __u32 *)&a->rel;
+		__u32 hi = *(volatile __u32 *)&f->hi_seq;
+		__s64 c = ackq_contrib(rel, a->rel_valid, hi, f);
+		__s64 old = __sync_lock_test_and_set(&a->counted, c);
+
+		if (c != old)
+			__sync_fetch_and_add(&g->total, c - old);
+		if (*(volatile __u32 *)&a->rel == rel && *(volatile __u32 *)&f->hi_seq == hi)
+			break;
+	}
+	if (g->total > g->max_total)
+		g->max_total = g->total;
+}
+
+/* The flow leaves the ACK queue (FIN/RST, a new SYN, userspace's sweep): it
+ * counts nothing; a queue entry left behind is skipped when popped. */
+static __always_inline void ackq_end(struct flow_key *key)
+{
+	struct ackq_flow *a = bpf_map_lookup_elem(&p4i_ackq_flows, key);
+	struct ackq_global *g = ackq_global();
+	__s64 old;
+
+	if (!a || !g)
+		return;
+	old = __sync_lock_test_and_set(&a->counted, 0);
+	if (old)
+		__sync_fetch_and_add(&g->total, -old);
+	if (__sync_val_compare_and_swap(&a->state, ACKQ_HELD, ACKQ_NONE) == ACKQ_HELD)
+		__sync_fetch_and_add(&g->held, -1);
+	bpf_map_delete_elem(&p4i_ackq_flows, key);
+}
+
 /* Delete the entry (FIN/RST); a counted flow stops sharing the budget. */
 static __always_inline void end_flow(struct flow_key *key)
 {
@@ -495,6 +583,7 @@ static __always_inline void end_flow(struct flow_key *key)
 	}
 	bpf_map_delete_elem(&p4i_wset, key);
 	rot_end(key);
+	ackq_end(key);
 }
 
 static __always_inline struct flow *new_flow(struct flow_key *key, __u64 now,
@@ -506,6 +595,7 @@ static __always_inline struct flow *new_flow(struct flow_key *key, __u64 now,
 	if (old && (old->flags & FL_COUNTED))
 		budget_add(-1); /* a new SYN on a counted key replaces that flow */
 	rot_end(key);
+	ackq_end(key);
 
 	f.first_ns = now;
 	f.last_ns = now;
@@ -693,6 +783,13 @@ int rx_ingress(struct __sk_buff *skb)
 			rot_on_data(cfg, f, nb, segs, p.ecn == 3);
 		if (f->win_bytes >= f->w)
 			window_end(f, cfg);
+		if (cfg->ackq_pkts) {
+			struct ackq_flow *a = bpf_map_lookup_elem(&p4i_ackq_flows, &key);
+			struct ackq_global *g = ackq_global();
+
+			if (a && g)
+				ackq_recount(g, a, f); /* data arrived: its share shrinks */
+		}
 	}
 	return TC_ACT_UNSPEC_;
 }
@@ -776,7 +873,7 @@ static __always_inline __u16 csum_fold16(__s64 c)
  * pseudo-header's sum, as in the ACK being sent), the copy's field is its
  * pseudo-header sum too. Returns 0 when the copy went out. */
 static __always_inline int rot_forge(struct __sk_buff *skb, struct rot_flow *br,
-				     struct flow_key *bk, __u16 field)
+				     struct flow_key *bk, __u32 ack, __u16 field)
 {
 	__u32 zero = 0;
 	struct rot_scratch *sc = bpf_map_lookup_elem(&p4i_scratch, &zero);
@@ -808,7 +905,7 @@ static __always_inline int rot_forge(struct __sk_buff *skb, struct rot_flow *br,
 	sc->tcp.source = bk->lport_be;
 	sc->tcp.dest = bk->rport_be;
 	sc->tcp.seq = bpf_htonl(br->seq_next);
-	sc->tcp.ack_seq = bpf_htonl(br->ack);
+	sc->tcp.ack_seq = bpf_htonl(ack);
 	sc->tcp.doff_res = (ROT_FRAME_LEN - ROT_HDR_LEN) / 4 << 4;
 	sc->tcp.flags = TH_ACK;
 	sc->tcp.window = bpf_htons(field);
@@ -880,7 +977,7 @@ static __always_inline int rot_grant(struct __sk_buff *skb, struct rot_global *g
 		br->since = bpf_ktime_get_ns();
 		ws = bf->wscale & 15;
 		w = bf->mss; /* one segment a turn */
-		if (rot_forge(skb, br, &bk, (w + (1U << ws) - 1) >> ws)) {
+		if (rot_forge(skb, br, &bk, br->ack, (w + (1U << ws) - 1) >> ws)) {
 			stat_inc(ST_FORGE_FAIL);
 			__sync_val_compare_and_swap(&br->state, ROT_HOLD, ROT_WAIT);
 			bpf_map_push_elem(&p4i_rotq, &bk, BPF_EXIST);
@@ -1019,6 +1116,229 @@ static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config 
 	return w;
 }
 
+/* RCC's ACK queue (config.ackq_pkts = Q; agent/policies/rcc.py AckQueue is
+ * the reference, docs/algorithms.md "RCC"). A tc program cannot hold a
+ * packet, so it holds permission instead: per flow, the right edge last
+ * released to it (rel); in flight of a flow = rel − highest byte received
+ * (0 before a release, and while its latest segment was shorter than its
+ * MSS); the total over all flows stays <= Q · MSS (each flow's own MSS).
+ *
+ * An ACK of a controlled flow (handshake and timestamps seen, not slow) with
+ * right edge re = ack + (field << wscale), after the policy's clamp:
+ * - no data from the flow yet: passes, counts nothing (the handshake);
+ * - re not beyond rel: passes (opens nothing new), and supersedes the flow's
+ *   held ACK;
+ * - nothing held anywhere and the total after it <= cap: passes, rel = re;
+ * - else it is split: it leaves now with its field lowered to
+ *   (rel − ack) >> wscale (0 when nothing was released beyond ack: the
+ *   sender's persist timer is then the fallback), and (ack, re) is held: the
+ *   flow goes to the tail of p4i_ackq, or, already held, its entry takes the
+ *   latest (ack, re) and keeps its place.
+ * Releases are strictly FIFO while the head fits: a window update forged for
+ * the head's flow (rot_forge: its latest ack, window = held re − ack) from
+ * the pure ACK being sent, tried before the ACK is judged (data arrived
+ * since the last ACK: the reference releases at the data) and after it; at
+ * most ACKQ_BURST heads a packet. RCC's receiver ACKs every segment, so an
+ * ACK follows each data arrival closely; userspace's rescue releases heads
+ * through rx_rescue (ACKQ_OP_RELEASE) every agent tick when no ACK flows.
+ * The head's own ACK releasing it sends the full window in the ACK instead.
+ *
+ * Concurrency: the total is the sum of the flows' shares, kept by atomic
+ * exchange and add (ackq_recount) whenever rel (egress) or hi_seq / last_len
+ * (ingress) move. Decisions that read the total and the queue (pass, release)
+ * run under a try-lock (ackq_global.lock); an ACK whose program finds it
+ * taken is split and held (safe for the cap; it may queue an ACK that would
+ * have passed). Only the lock holder pops. */
+#define ACKQ_BURST 4
+
+static __always_inline __s64 ackq_cap(struct rx_config *cfg, struct flow *f)
+{
+	return (__s64)cfg->ackq_pkts * f->mss;
+}
+
+/* The total if flow a's released right edge became re. */
+static __always_inline __s64 ackq_total_after(struct ackq_global *g, struct ackq_flow *a,
+					      struct flow *f, __u32 re)
+{
+	__u32 rel = a->rel;
+
+	if (a->rel_valid && (__s32)(re - rel) <= 0)
+		re = rel;
+	return g->total - a->counted + ackq_contrib(re, 1, f->hi_seq, f);
+}
+
+static __always_inline void ackq_set_rel(struct ackq_global *g, struct ackq_flow *a,
+					 struct flow *f, __u32 re)
+{
+	if (!a->rel_valid || (__s32)(re - a->rel) > 0) {
+		a->rel = re;
+		a->rel_valid = 1;
+	}
+	ackq_recount(g, a, f);
+}
+
+/* Under the lock: the head of p4i_ackq if it fits (entries of flows that
+ * ended or are no longer held are popped and skipped). Returns its entries
+ * and held (ack << 32 | re), or 0 when the head must wait or none is left. */
+static __always_inline struct ackq_flow *ackq_head(struct ackq_global *g, struct rx_config *cfg,
+						   struct flow_key *k, struct flow **fp,
+						   __u64 *held)
+{
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		struct ackq_flow *a;
+		struct flow *f;
+		__u64 h;
+
+		if (bpf_map_peek_elem(&p4i_ackq, k))
+			return 0;
+		a = bpf_map_lookup_elem(&p4i_ackq_flows, k);
+		f = bpf_map_lookup_elem(&p4i_flows, k);
+		if (!a || !f || a->state != ACKQ_HELD) {
+			bpf_map_pop_elem(&p4i_ackq, k);
+			continue;
+		}
+		h = a->held;
+		if (ackq_total_after(g, a, f, (__u32)h) > ackq_cap(cfg, f))
+			return 0;
+		*fp = f;
+		*held = h;
+		return a;
+	}
+	return 0;
+}
+
+/* Under the lock: the head (k, held) leaves; rel moves to its right edge. An
+ * ACK that replaced it meanwhile (a program that lost the lock) is held again. */
+static __always_inline void ackq_commit(struct ackq_global *g, struct ackq_flow *a,
+					struct flow *f, struct flow_key *k, __u64 held)
+{
+	bpf_map_pop_elem(&p4i_ackq, k);
+	if (__sync_val_compare_and_swap(&a->state, ACKQ_HELD, ACKQ_NONE) == ACKQ_HELD)
+		__sync_fetch_and_add(&g->held, -1);
+	ackq_set_rel(g, a, f, (__u32)held);
+	__sync_fetch_and_add(&g->releases, 1);
+	if (a->held != held && (__s32)((__u32)a->held - a->rel) > 0 &&
+	    __sync_val_compare_and_swap(&a->state, ACKQ_NONE, ACKQ_HELD) == ACKQ_NONE) {
+		bpf_map_push_elem(&p4i_ackq, k, BPF_EXIST);
+		__sync_fetch_and_add(&g->held, 1);
+	}
+}
+
+/* Under the lock: release heads while they fit, each by a window update
+ * forged from the pure ACK in skb. The head being cur's own flow (an ACK of
+ * it being sent) is released by that ACK: *self_field is its window field
+ * then. Returns how many left. */
+static __noinline int ackq_release(struct __sk_buff *skb, struct flow_key *cur,
+				   __u32 *self_field)
+{
+	struct rx_config *cfg = get_config();
+	struct ackq_global *g = ackq_global();
+	int i, n = 0;
+
+	if (!cfg || !g)
+		return 0;
+	for (i = 0; i < ACKQ_BURST; i++) {
+		struct flow_key k;
+		struct ackq_flow *a;
+		struct rot_flow *r;
+		struct flow *f = 0;
+		__u64 held = 0;
+		__u32 ack, field, ws;
+
+		a = ackq_head(g, cfg, &k, &f, &held);
+		if (!a || !f)
+			return n;
+		ack = held >> 32;
+		ws = f->wscale & 15;
+		field = ((__u32)held - ack) >> ws;
+		if (cur && self_field && k.raddr_be == cur->raddr_be && k.laddr_be == cur->laddr_be &&
+		    k.rport_be == cur->rport_be && k.lport_be == cur->lport_be) {
+			*self_field = field;
+		} else {
+			r = bpf_map_lookup_elem(&p4i_rot_flows, &k);
+			if (!r || !r->has_hdr || skb->len != ROT_FRAME_LEN)
+				return n; /* the next pure ACK or the rescue carries it */
+			if (rot_forge(skb, r, &k, ack, field)) {
+				stat_inc(ST_FORGE_FAIL);
+				return n;
+			}
+		}
+		ackq_commit(g, a, f, &k, held);
+		stat_inc(ST_ACKQ_RELEASED);
+		n++;
+	}
+	return n;
+}
+
+/* An ACK of a controlled rcc flow whose field is now newf: returns the field
+ * it leaves with (the rules above). */
+static __always_inline __u32 ackq_ack(struct __sk_buff *skb, struct rx_config *cfg,
+				      struct flow *f, struct flow_key *key, struct pkt *p,
+				      __u32 newf, __u32 ws)
+{
+	struct ackq_global *g = ackq_global();
+	struct ackq_flow *a;
+	__u32 re, self = 0xffffffff;
+	int locked;
+
+	if (!g)
+		return newf;
+	locked = __sync_val_compare_and_swap(&g->lock, 0, 1) == 0;
+	if (locked)
+		ackq_release(skb, 0, 0); /* what data freed since the last ACK */
+	if (!f->pkts)
+		goto out; /* no data from it yet: the handshake passes, counts nothing */
+	a = bpf_map_lookup_elem(&p4i_ackq_flows, key);
+	if (!a) {
+		struct ackq_flow na = {};
+
+		bpf_map_update_elem(&p4i_ackq_flows, key, &na, BPF_NOEXIST);
+		a = bpf_map_lookup_elem(&p4i_ackq_flows, key);
+		if (!a)
+			goto out;
+	}
+	re = p->ack + (newf << ws);
+	if (a->rel_valid && (__s32)(re - a->rel) <= 0) {
+		/* opens nothing new: passes, supersedes the flow's held ACK */
+		if (__sync_val_compare_and_swap(&a->state, ACKQ_HELD, ACKQ_NONE) == ACKQ_HELD) {
+			__sync_fetch_and_add(&g->held, -1);
+			stat_inc(ST_ACKQ_SUPERSEDED);
+		}
+		goto out;
+	}
+	if (locked && a->state != ACKQ_HELD && g->held <= 0 &&
+	    ackq_total_after(g, a, f, re) <= ackq_cap(cfg, f)) {
+		ackq_set_rel(g, a, f, re);
+		goto out;
+	}
+	/* held: its latest (ack, re), in place if it already waits */
+	a->held = (__u64)p->ack << 32 | re;
+	if (__sync_val_compare_and_swap(&a->state, ACKQ_NONE, ACKQ_HELD) == ACKQ_NONE) {
+		bpf_map_push_elem(&p4i_ackq, key, BPF_EXIST);
+		__sync_fetch_and_add(&g->held, 1);
+		stat_inc(ST_ACKQ_HELD);
+	} else {
+		stat_inc(ST_ACKQ_REPLACED);
+	}
+	/* the split: now only what opens nothing new */
+	if (a->rel_valid && (__s32)(a->rel - p->ack) > 0)
+		newf = (a->rel - p->ack) >> ws;
+	else
+		newf = 0;
+	if (!newf)
+		stat_inc(ST_ACKQ_ZERO);
+out:
+	if (locked) {
+		ackq_release(skb, key, &self); /* the queue is tried whenever an ACK is queued */
+		__sync_val_compare_and_swap(&g->lock, 1, 0);
+		if (self != 0xffffffff)
+			newf = self; /* its own held ACK was released: this ACK carries it */
+	}
+	return newf;
+}
+
 SEC("tc")
 int rx_egress(struct __sk_buff *skb)
 {
@@ -1027,6 +1347,7 @@ int rx_egress(struct __sk_buff *skb)
 	struct pkt p = {};
 	struct flow *f;
 	__u32 field, newf, ws;
+	int aq = 0;
 	__u64 now;
 
 	if (!cfg || cfg->policy == RX_POLICY_OFF || skb->mark == RX_CLONE_MARK)
@@ -1113,6 +1434,9 @@ int rx_egress(struct __sk_buff *skb)
 
 			/* Until userspace has written a W: the initial window. */
 			w = u ? *u : cfg->init_segs * f->mss;
+			/* rcc's ACK queue; a release is forged with timestamps */
+			aq = cfg->ackq_pkts && (f->flags & FL_PEER_TS) && (f->flags & FL_LOCAL_TS) &&
+			     rot_note(skb, &key, &p);
 		}
 		if (w || zero) {
 			/* Rounded up: never offer less than W (rounding 2 MSS down to
@@ -1132,6 +1456,8 @@ int rx_egress(struct __sk_buff *skb)
 			if (want < field)
 				newf = want;
 		}
+		if (aq)
+			newf = ackq_ack(skb, cfg, f, &key, &p, newf, ws);
 	}
 	if (newf != field) {
 		set_field(skb, &p, field, newf);
@@ -1184,6 +1510,49 @@ static long rot_scan_one(struct bpf_map *map, struct flow_key *key, struct rot_f
 	return 0;
 }
 
+/* rcc's ACK queue, userspace's side (runner.py AckqRescuer), through
+ * rx_rescue: RELEASE pops the head if it fits and writes back the key, ack
+ * and window field of the update userspace then sends (returns 1; 0 when
+ * the head waits or none is held; 2 when the data path holds the lock: try
+ * again next tick). END counts out a flow userspace's sweep deletes. */
+static __noinline int ackq_rescue(struct __sk_buff *skb, __u32 code)
+{
+	struct rx_config *cfg = get_config();
+	struct ackq_global *g = ackq_global();
+	struct ackq_flow *a;
+	struct rot_flow *r;
+	struct flow *f = 0;
+	struct ackq_op op;
+	__u64 held = 0;
+	__u32 ack;
+	int rc = 0;
+
+	if (!cfg || !g || bpf_skb_load_bytes(skb, ROT_OP_OFF, &op, sizeof(op)))
+		return -1;
+	if (code == ACKQ_OP_END) {
+		ackq_end(&op.key);
+		return 1;
+	}
+	if (__sync_val_compare_and_swap(&g->lock, 0, 1) != 0)
+		return 2;
+	a = ackq_head(g, cfg, &op.key, &f, &held);
+	if (a && f) {
+		r = bpf_map_lookup_elem(&p4i_rot_flows, &op.key);
+		if (r && r->has_hdr) {
+			ack = held >> 32;
+			op.ack = ack;
+			op.field = ((__u32)held - ack) >> (f->wscale & 15);
+			ackq_commit(g, a, f, &op.key, held);
+			stat_inc(ST_ACKQ_RESCUED);
+			rc = 1;
+		}
+	}
+	__sync_val_compare_and_swap(&g->lock, 1, 0);
+	if (rc && bpf_skb_store_bytes(skb, ROT_OP_OFF, &op, sizeof(op), 0))
+		return -1;
+	return rc;
+}
+
 /* The rescue's state changes (agent/rotation.py), run by BPF_PROG_TEST_RUN on
  * ROT_OP_OFF zero bytes and a struct rot_op: SCAN takes back stale holders'
  * slots and counts, GRANT gives a waiting flow a slot (its update is sent
@@ -1203,6 +1572,12 @@ int rx_rescue(struct __sk_buff *skb)
 	struct rot_flow *r;
 	struct rot_op op;
 
+	__u32 code;
+
+	if (bpf_skb_load_bytes(skb, ROT_OP_OFF + 12, &code, 4))
+		return -1;
+	if (code == ACKQ_OP_RELEASE || code == ACKQ_OP_END)
+		return ackq_rescue(skb, code);
 	if (!g || bpf_skb_load_bytes(skb, ROT_OP_OFF, &op, sizeof(op)))
 		return -1;
 	if (op.op == ROT_OP_COUNT || op.op == ROT_OP_SCAN) {

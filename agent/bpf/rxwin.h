@@ -42,7 +42,13 @@
 #define ST_ROT_IDLE 12   /* rotation: a flow gave its slot back after a short segment */
 #define ST_ROT_DEFER 13  /* rotation: a grant waited for a pure ACK to carry it */
 #define ST_ECE_CLEARED 14 /* ACKs whose ECE we cleared (config.clear_ece) */
-#define ST_MAX 15
+#define ST_ACKQ_HELD 15     /* rcc ACK queue: a flow's ACK held (appended to p4i_ackq) */
+#define ST_ACKQ_REPLACED 16 /* rcc ACK queue: a held ACK replaced by its flow's latest */
+#define ST_ACKQ_SUPERSEDED 17 /* rcc ACK queue: a held ACK dropped, an ACK opening nothing new passed */
+#define ST_ACKQ_RELEASED 18 /* rcc ACK queue: a held ACK released by a window update from rx_egress */
+#define ST_ACKQ_RESCUED 19  /* rcc ACK queue: a held ACK released by userspace's rescue */
+#define ST_ACKQ_ZERO 20     /* rcc ACK queue: split ACKs that went out with a zero window */
+#define ST_MAX 21
 
 /* Rotation states (rot_flow.state). */
 #define ROT_IDLE 0 /* holds no slot, waits for none; takes one at its next ACK */
@@ -82,6 +88,8 @@ struct rx_config {
 	__u32 rotate;       /* newdctcp-budget: 1 = windows below one segment by rotation */
 	__u32 clear_ece;    /* 1 = clear ECE on the ACKs of controlled flows: the policy's
 			     * window is the only cut (docs/algorithms.md §3.7) */
+	__u32 ackq_pkts;    /* rcc: RCC's ACK queue with Q = ackq_pkts packets of each
+			     * flow's MSS in flight at most (0: off) */
 };
 
 struct flow_key {
@@ -164,6 +172,44 @@ struct rot_global {
 	__u64 cuts;      /* of them, cuts of H */
 	__u64 mss;       /* the MSS of the last flow that sent an ACK (rot_fill) */
 	__u64 grants;    /* slots passed on (BPF and userspace's rescue) */
+};
+
+/* RCC's ACK queue (config.ackq_pkts), per flow (p4i_ackq_flows). */
+#define ACKQ_NONE 0 /* nothing held */
+#define ACKQ_HELD 1 /* in p4i_ackq with its latest (ack, right edge) in `held` */
+
+struct ackq_flow {
+	__u64 held;    /* ack << 32 | right edge of its latest held ACK (one 64-bit store) */
+	__s64 counted; /* bytes it counts in ackq_global.total now */
+	__u32 rel;     /* right edge last released to it */
+	__u32 rel_valid;
+	__u32 state;   /* ACKQ_NONE / ACKQ_HELD */
+	__u32 pad;
+};
+
+/* p4i_ackq_g[0]. total = the sum of the flows' `counted` (changed by atomic
+ * adds only); lock: 1 while one program decides what passes and what is
+ * released (a try-lock: the loser holds its ACK or releases nothing). */
+struct ackq_global {
+	__s64 total;     /* bytes in flight the data path allowed, all flows */
+	__s64 max_total; /* the largest total after a pass or a release */
+	__s64 held;      /* flows in ACKQ_HELD */
+	__u32 lock;
+	__u32 pad;
+	__u64 releases;  /* held ACKs released (data path and rescue) */
+};
+
+/* The rescue's ACK-queue ops through rx_rescue (struct ackq_op after
+ * ROT_OP_OFF zero bytes). */
+#define ACKQ_OP_RELEASE 10 /* release the head if it fits: key, ack, field written back */
+#define ACKQ_OP_END 11     /* the flow is gone (userspace's idle sweep): count it out */
+
+struct ackq_op {
+	struct flow_key key;
+	__u32 op;
+	__u32 ack;
+	__u32 field; /* window field of the update to send */
+	__u32 pad;
 };
 
 #endif

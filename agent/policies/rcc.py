@@ -55,10 +55,12 @@ Deviations, ours:
 - Handshake: an ACK of a flow no data has arrived from passes, counting
   nothing (as the SYN-ACK that opens the paper's flows).
 
-The host agent (agent/bpf) has no ACK queue yet: a tc program can pass or
-drop a packet, not hold it until data arrives. Its data path is to be built
-from `AckQueue`. Until then Σ W_i <= Q bounds the total in flight to Q packets
-as long as N <= Q; above Q flows each keeps 1 packet.
+The host agent's data path (agent/bpf/rxwin.bpf.c, config.ackq_pkts) builds
+the queue from `AckQueue`; a tc program cannot hold a packet, so every ACK
+leaves at once and one that has to wait goes out split (window up to the
+right edge already released, zero if nothing), its permission held and
+released later by a window update forged from an outgoing ACK or sent by
+the agent's tick (tests/agent/test_rcc_ackq_bpf.py replays the scenarios).
 """
 
 from __future__ import annotations
