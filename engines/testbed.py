@@ -151,6 +151,8 @@ def _agent_cmd(
             cmd += ["--rotate", "1"]
     if point.scheme.sender_ecn:
         cmd += ["--sender-ecn", "1"]
+    if policy == "rcc" and not transport.ack_queue:
+        cmd += ["--ack-queue", "0"]
     return cmd
 
 

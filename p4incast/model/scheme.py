@@ -150,7 +150,7 @@ class Transport:
     rx_budget_pkts: float = 0.0  # newdctcp-budget's B, MSS; 0 = the bottleneck's queue + BDP
     policy_tick_us: float = 0.0  # sim: ICTCP/RCC step period, µs; 0 = one base RTT
     restart_each_round: bool = False  # sim: cwnd back to init_cwnd at each round's start
-    ack_queue: bool = True  # sim: RCC holds ACKs while the flows' windows overfill the path
+    ack_queue: bool = True  # rcc: the receiver's ACK queue (both engines; off: an ablation)
     # bmv2: Linux's tail-loss probe (net.ipv4.tcp_early_retrans). Off: the papers'
     # hosts predate it, the simulator has none, and its 2 ms floor cannot be
     # dilated (README "Time dilation").
