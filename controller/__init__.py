@@ -3,6 +3,7 @@
 Layers, each importing only downward:
 
     errors, units, p4names        the error type; depth units; P4Runtime names, sizes
+    tofino_config                 a Tofino build packed for Stratum / bf_switchd
     targets/                      v1model (BMv2) and tna (Tofino): K rules, queues, ports
     config                        YAML -> dataclasses, validated whole
     connection                    one P4Runtime session (finsy), failures explained

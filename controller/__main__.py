@@ -5,9 +5,12 @@
     p4incast-ctl set-ecn --port P --mode front|tail|off [--k K] [--drop-k D]
     p4incast-ctl set-queue --port P [--depth PKTS] [--rate PPS]
     p4incast-ctl stats [--json] [--watch SECONDS] [--ports 1,2]
+    p4incast-ctl pack-tna [BUILD_DIR]    (no switch: write the packed Tofino configs)
 
 Switch flags (--address, --device-id, --election-id, --thrift-port, --target,
---p4info, --p4-config) override the config's `switch:`/`pipeline:` sections.
+--tofino-runtime, --bf-switchd-parts, --p4info, --p4-config, --tna-build) override
+the config's `switch:`/`pipeline:` sections. On --target tna the device config is
+packed from the bf-p4c build directory (--tna-build) for --tofino-runtime.
 
 This is the only module of the controller that parses arguments, prints,
 configures logging or exits: every other one returns results and raises
@@ -29,7 +32,7 @@ from pathlib import Path
 from p4incast.model.ecn import EcnMode
 from p4incast.model.errors import ModelError
 
-from . import app, config, stats
+from . import app, config, stats, tofino_config
 from .config import Config, EcnPolicy, Pipeline, SwitchSettings
 from .connection import connect, quiet_finsy
 from .errors import ControllerError
@@ -54,6 +57,25 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--target", choices=list(TARGETS), help="target (default v1model)")
     p.add_argument("--p4info", type=Path, help="p4info file (default build/<target>/...)")
     p.add_argument("--p4-config", type=Path, help="compiled device config (BMv2 JSON)")
+    p.add_argument(
+        "--tna-build",
+        type=Path,
+        metavar="DIR",
+        help="tna: bf-p4c output dir, tofino.bin + context.json + bf-rt.json + p4info "
+        "(default build/tna)",
+    )
+    p.add_argument(
+        "--tofino-runtime",
+        choices=tofino_config.RUNTIMES,
+        help="tna: the switch's P4Runtime server, which sets the device-config format "
+        "(default stratum)",
+    )
+    p.add_argument(
+        "--bf-switchd-parts",
+        type=int,
+        choices=tofino_config.BF_SWITCHD_PARTS,
+        help="bf-switchd: 5 parts (with pipe name and bf-rt.json; default) or PI's 3",
+    )
     p.add_argument("--config", type=Path, help="YAML config for ports/defaults")
     p.add_argument("-v", "--verbose", action="store_true", help="log P4Runtime activity")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -84,6 +106,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--depth", type=int)
     s.add_argument("--rate", type=int)
 
+    s = sub.add_parser(
+        "pack-tna", help="write both packed Tofino device configs beside a bf-p4c build"
+    )
+    s.add_argument("build_dir", type=Path, nargs="?", metavar="BUILD_DIR")
+
     s = sub.add_parser("stats", help="counters and queue-depth percentiles per port")
     s.add_argument("--json", action="store_true")
     s.add_argument("--watch", type=float, metavar="SECONDS", help="repeat every SECONDS")
@@ -103,15 +130,42 @@ def _settings(args: argparse.Namespace, base: Config | None) -> tuple[SwitchSett
             ("election_id", args.election_id),
             ("thrift_port", args.thrift_port),
             ("target", args.target),
+            ("runtime", args.tofino_runtime),
+            ("bf_switchd_parts", args.bf_switchd_parts),
         )
         if v is not None
     }
     if over:
         sw = config.parse({"switch": {**dataclasses.asdict(sw), **over}}, "command line").switch
-    pl = base.pipeline if base else Pipeline.default(sw.target)
-    if args.p4info or args.p4_config:
-        pl = Pipeline(p4info=args.p4info or pl.p4info, config=args.p4_config or pl.config)
+    same = base is not None and base.switch.target == sw.target
+    pl = base.pipeline if base is not None and same else Pipeline.default(sw.target)
+    if sw.target_profile.packs_build_dir:
+        if args.p4_config:
+            raise ControllerError(
+                f"--p4-config is BMv2's JSON; target {sw.target} is pushed from bf-p4c's "
+                "build directory, packed for --tofino-runtime: use --tna-build DIR"
+            )
+        if args.tna_build or args.p4info:
+            build = args.tna_build or pl.build_dir
+            assert build is not None
+            p4info = args.p4info or (build / tofino_config.P4INFO if args.tna_build else pl.p4info)
+            pl = Pipeline(p4info=p4info, build_dir=build)
+    else:
+        if args.tna_build:
+            raise ControllerError(f"--tna-build is for --target tna; {sw.target} takes --p4-config")
+        if args.p4info or args.p4_config:
+            pl = Pipeline(p4info=args.p4info or pl.p4info, config=args.p4_config or pl.config)
     return sw, pl
+
+
+def _pack_tna(args: argparse.Namespace, base: Config | None) -> None:
+    """pack-tna: both device configs beside the build (what `make build-tna` runs)."""
+    build = args.build_dir or args.tna_build or Pipeline.default("tna").build_dir
+    parts = args.bf_switchd_parts or (
+        base.switch.bf_switchd_parts if base else tofino_config.BF_SWITCHD_PARTS[0]
+    )
+    for path in tofino_config.write_packed(build, parts):
+        print(f"{path} ({path.stat().st_size} bytes)")
 
 
 async def _stats(
@@ -155,11 +209,15 @@ def run(argv: list[str] | None = None) -> int:
         base = config.load(args.apply_config)
     elif args.config:
         base = config.load(args.config)
+    if args.cmd == "pack-tna":
+        _pack_tna(args, base)
+        return 0
     sw, pl = _settings(args, base)
 
     if args.cmd == "push":
         asyncio.run(app.push(sw, pl, force=args.force))
-        print(f"pipeline {pl.config.name} installed on {sw.address}")
+        packed = f" (packed for {sw.tofino_runtime})" if pl.build_dir is not None else ""
+        print(f"pipeline {pl.label}{packed} installed on {sw.address}")
     elif args.cmd == "apply":
         assert base is not None
         cfg = Config(sw, pl, base.ports, base.routes)

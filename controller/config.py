@@ -14,9 +14,13 @@ the target (`targets`), K's range from its depth unit (`units`).
       election_id: 10
       thrift_port: 9090          # BMv2 thrift runtime (queue depth/rate)
       target: v1model            # v1model (K in packets) | tna (K in bytes, no queue_*)
+      runtime: stratum           # tna only: stratum | bf-switchd, the P4Runtime server
+      bf_switchd_parts: 5        # bf-switchd: 5 (with pipe name, bf-rt.json) | 3 (PI's)
     pipeline:                    # optional: defaults to build/<target>/p4incast.*
       p4info: build/v1model/p4incast.p4info.txtpb
-      config: build/v1model/p4incast.json
+      config: build/v1model/p4incast.json   # v1model: BMv2 JSON, sent as is
+      # build_dir: build/tna     # tna instead of config: bf-p4c's output (tofino.bin,
+      #                          # context.json, bf-rt.json; p4info defaults to in it)
     ports:
       1:
         mac: "00:00:00:00:01:01" # this switch port's MAC (routes' source MAC)
@@ -40,7 +44,7 @@ import yaml
 
 from p4incast.model.ecn import EcnMode
 
-from . import targets
+from . import targets, tofino_config
 from .errors import ControllerError, model_errors
 from .p4names import PORT_MAX
 from .targets import QueueSetting, Target
@@ -58,28 +62,61 @@ class SwitchSettings:
     election_id: int = 10  # primary arbitration: highest id is primary
     thrift_port: int = 9090  # BMv2 thrift runtime port (queue depth/rate)
     target: str = "v1model"  # v1model | tna
+    runtime: str | None = None  # tna: stratum | bf-switchd (None: stratum)
+    bf_switchd_parts: int = tofino_config.BF_SWITCHD_PARTS[0]  # bf-switchd: 5 | 3
 
     @property
     def target_profile(self) -> Target:
         """The target object (depth unit, queues, port listing) for `target`."""
         return targets.get(self.target, "switch.target")
 
+    @property
+    def tofino_runtime(self) -> str:
+        """The P4Runtime server whose device-config format a packed build takes."""
+        return self.runtime or tofino_config.DEFAULT_RUNTIME
+
 
 @dataclass(frozen=True)
 class Pipeline:
-    """Compiled pipeline files (p4c output)."""
+    """Compiled pipeline files (p4c output).
+
+    v1model: `config` is BMv2's JSON, sent as the device config unchanged.
+    tna: `build_dir` is bf-p4c's output directory; the device config is packed from
+    its tofino.bin, context.json and bf-rt.json for the switch's runtime
+    (`tofino_config`), never sent as a bare file. Exactly one of the two is set.
+    """
 
     p4info: Path
-    config: Path
+    config: Path | None = None
+    build_dir: Path | None = None
 
     @classmethod
     def default(cls, target: str = "v1model") -> Pipeline:
         base = REPO / "build" / target
+        if targets.get(target, "switch.target").packs_build_dir:
+            return cls(p4info=base / tofino_config.P4INFO, build_dir=base)
         return cls(p4info=base / "p4incast.p4info.txtpb", config=base / "p4incast.json")
 
+    @property
+    def label(self) -> str:
+        """What is installed, for messages: the config file or the build directory."""
+        if self.build_dir is not None:
+            return str(self.build_dir)
+        return self.config.name if self.config is not None else "(no device config)"
+
     def check(self, need_config: bool) -> None:
-        missing = [p for p in ((self.p4info, self.config) if need_config else (self.p4info,))]
-        missing = [p for p in missing if not p.is_file()]
+        """The files a push needs (need_config) or the p4info alone exist; one error
+        naming the first missing one."""
+        if need_config and self.build_dir is not None:
+            part = tofino_config.missing_part(self.build_dir)
+            if part is not None:
+                raise ControllerError(tofino_config.lacks(self.build_dir, part))
+            if not self.p4info.is_file() and self.p4info.parent == self.build_dir:
+                raise ControllerError(tofino_config.lacks(self.build_dir, self.p4info.name))
+        if need_config and self.build_dir is None and self.config is None:
+            raise ControllerError("pipeline has no device config (pipeline.config)")
+        files = (self.p4info, self.config) if need_config and self.config else (self.p4info,)
+        missing = [p for p in files if not p.is_file()]
         if missing:
             raise ControllerError(
                 f"pipeline file {missing[0]} not found; run `make build` (needs p4c) "
@@ -210,6 +247,7 @@ def check(cfg: Config) -> None:
     """Validate a Config built in code (the testbed's) as `parse` validates YAML:
     port numbers, queue settings, ECN policies, routes to declared ports."""
     target = cfg.switch.target_profile
+    check_runtime(cfg.switch, "switch")
     for number, pc in sorted(cfg.ports.items()):
         where = f"port {number}"
         check_port_number(number, where)
@@ -221,6 +259,53 @@ def check(cfg: Config) -> None:
             raise ControllerError(
                 f"routes[{i}] ({route.prefix}): port {route.port} is not among the ports"
             )
+
+
+def check_runtime(sw: SwitchSettings, source: str) -> None:
+    """switch.runtime only where a build is packed (tna), and one of the known ones;
+    bf_switchd_parts one of 5, 3."""
+    if sw.runtime is not None:
+        if not sw.target_profile.packs_build_dir:
+            raise ControllerError(
+                f"{source}: switch.runtime is for target tna (the Tofino P4Runtime server "
+                f"the build is packed for); {sw.target} sends pipeline.config as is"
+            )
+        if sw.runtime not in tofino_config.RUNTIMES:
+            raise ControllerError(
+                f"{source}: switch.runtime {sw.runtime!r} is not one of "
+                f"{', '.join(tofino_config.RUNTIMES)}"
+            )
+    if isinstance(sw.bf_switchd_parts, bool) or sw.bf_switchd_parts not in (
+        tofino_config.BF_SWITCHD_PARTS
+    ):
+        raise ControllerError(
+            f"{source}: switch.bf_switchd_parts {sw.bf_switchd_parts!r} is not one of 5, 3"
+        )
+
+
+def _pipeline(pl_data: dict[str, Any], target: Target, name: str, source: str) -> Pipeline:
+    """pipeline: p4info + config (v1model) or p4info + build_dir (tna); the other key
+    is refused with the one to use."""
+    default = Pipeline.default(name)
+    if target.packs_build_dir:
+        if "config" in pl_data:
+            raise ControllerError(
+                f"{source}: pipeline.config is not used on {name}: its device config is "
+                "packed from pipeline.build_dir (tofino.bin, context.json, bf-rt.json)"
+            )
+        build_dir = Path(pl_data.get("build_dir", default.build_dir))
+        return Pipeline(
+            p4info=Path(pl_data.get("p4info", build_dir / tofino_config.P4INFO)),
+            build_dir=build_dir,
+        )
+    if "build_dir" in pl_data:
+        raise ControllerError(
+            f"{source}: pipeline.build_dir is for target tna; {name} takes pipeline.config"
+        )
+    return Pipeline(
+        p4info=Path(pl_data.get("p4info", default.p4info)),
+        config=Path(pl_data.get("config", default.config)),
+    )
 
 
 def parse(data: Any, source: str = "config") -> Config:
@@ -237,14 +322,11 @@ def parse(data: Any, source: str = "config") -> Config:
     _int(sw.device_id, f"{source}: switch.device_id", 0, 2**64 - 1)
     _int(sw.election_id, f"{source}: switch.election_id", 1, 2**64 - 1)
     _int(sw.thrift_port, f"{source}: switch.thrift_port", 1, 65535)
+    check_runtime(sw, source)
 
     pl_data = _mapping(top.get("pipeline"), f"{source}: pipeline")
-    _known_keys(pl_data, {"p4info", "config"}, f"{source}: pipeline")
-    default = Pipeline.default(sw.target)
-    pipeline = Pipeline(
-        p4info=Path(pl_data.get("p4info", default.p4info)),
-        config=Path(pl_data.get("config", default.config)),
-    )
+    _known_keys(pl_data, {"p4info", "config", "build_dir"}, f"{source}: pipeline")
+    pipeline = _pipeline(pl_data, target, sw.target, source)
 
     ports: dict[int, PortConfig] = {}
     macs: dict[str, int] = {}
@@ -312,10 +394,14 @@ def load(path: Path) -> Config:
     except yaml.YAMLError as err:
         raise ControllerError(f"{path}: not valid YAML: {err}") from None
     cfg = parse(data, str(path))
+
     # Relative pipeline paths are relative to the config file.
+    def fix(p: Path | None) -> Path | None:
+        return p if p is None or p.is_absolute() else path.parent / p
+
     pl = cfg.pipeline
-    fix = [p if p.is_absolute() else (path.parent / p) for p in (pl.p4info, pl.config)]
-    default = Pipeline.default(cfg.switch.target)
-    if pl != default:
-        pl = Pipeline(p4info=fix[0], config=fix[1])
+    if pl != Pipeline.default(cfg.switch.target):
+        p4info = fix(pl.p4info)
+        assert p4info is not None
+        pl = Pipeline(p4info=p4info, config=fix(pl.config), build_dir=fix(pl.build_dir))
     return Config(cfg.switch, pl, cfg.ports, cfg.routes)

@@ -7,13 +7,36 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import finsy as fy
 
+from . import tofino_config
 from .config import Pipeline, SwitchSettings
 from .errors import ControllerError
 
 CONNECT_TIMEOUT_S = 10.0
+
+
+def device_config(settings: SwitchSettings, pipeline: Pipeline) -> Path | bytes:
+    """The p4_device_config to push: BMv2's JSON file as is, or a Tofino build packed
+    for the switch's runtime (switch.runtime). A target that packs a build never gets
+    a bare file: without pipeline.build_dir it is refused."""
+    packs = settings.target_profile.packs_build_dir
+    if pipeline.build_dir is not None and packs:
+        build = tofino_config.read_build(pipeline.build_dir)
+        return tofino_config.pack(build, settings.tofino_runtime, settings.bf_switchd_parts)
+    if packs:
+        raise ControllerError(
+            f"target {settings.target} pushes a packed build: name bf-p4c's output "
+            "directory (--tna-build DIR / pipeline.build_dir), not a device file"
+        )
+    if pipeline.build_dir is not None or pipeline.config is None:
+        raise ControllerError(
+            f"target {settings.target} pushes pipeline.config (--p4-config) as is, "
+            "not a build directory"
+        )
+    return pipeline.config
 
 
 def options(
@@ -24,7 +47,8 @@ def options(
     force: bool = False,
     **extra: object,
 ) -> fy.SwitchOptions:
-    """finsy options: with `push`, the pipeline files are authoritative and installed."""
+    """finsy options: with `push`, the pipeline files are authoritative and installed
+    (the device config read, and packed for a Tofino, here: before any connection)."""
     kwargs: dict[str, object] = {
         "device_id": settings.device_id,
         "initial_election_id": settings.election_id,
@@ -33,7 +57,8 @@ def options(
     if push:
         assert pipeline is not None
         pipeline.check(need_config=True)
-        kwargs.update(p4info=pipeline.p4info, p4blob=pipeline.config, p4force=force)
+        blob = device_config(settings, pipeline)
+        kwargs.update(p4info=pipeline.p4info, p4blob=blob, p4force=force)
     return fy.SwitchOptions(**kwargs)  # type: ignore[arg-type]
 
 

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # make build-tna: compile p4src/tna/main.p4 for Tofino 1 with p4c's open Tofino
 # backend -> build/tna/ (tofino.bin, context.json, bf-rt.json, p4incast.p4info.txtpb),
-# then print the compile time and the resource summary (stages, tables, SRAM/TCAM).
+# then print the compile time and the resource summary (stages, tables, SRAM/TCAM),
+# and pack the device configs the Tofino P4Runtime servers take beside them
+# (`p4incast-ctl pack-tna`, controller/tofino_config.py): device_config.stratum.pb
+# (Stratum's BfPipelineConfig) and device_config.bf-switchd.bin (bf_switchd's
+# length-prefixed parts). `p4incast-ctl --target tna push` packs the same in memory.
 #
 # The compiler is not a Debian or PyPI package: it is p4c built with
 # -DENABLE_TOFINO=ON (p4c >= v1.2.4.17). It is looked for as $P4C_TOFINO, then
@@ -130,3 +134,6 @@ else:
             if re.search(r"^\|?\s*(Stage|Totals|Total|Average)\b", line):
                 print("  " + line.rstrip())
 PYEOF
+
+# Needs the project's venv (protobuf); a failure here fails the build.
+"$PY" -m p4incast.controller pack-tna "$OUT" | sed 's/^/build-tna: packed /'

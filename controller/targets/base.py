@@ -40,6 +40,10 @@ class Target(ABC):
 
     name: str  # "v1model" | "tna": switch.target, and build/<name>/ holds its pipeline
     unit: DepthUnit  # how its queue depth (and so K) is counted
+    # False: the device config is one compiled file, sent as is (pipeline.config).
+    # True: it is packed from a compiler build directory (pipeline.build_dir) in the
+    # format of the switch's P4Runtime server (switch.runtime; `tofino_config`).
+    packs_build_dir: bool = False
 
     def check_k(self, k: object, queue_depth: int | None, where: str) -> None:
         """Refuse a K (user units) the depth field cannot hold; targets add their own rules.

@@ -33,6 +33,7 @@ class TnaTarget(Target):
 
     name: str = "tna"
     unit: DepthUnit = TOFINO1
+    packs_build_dir: bool = True  # tofino.bin + context.json + bf-rt.json -> switch.runtime
 
     def check_queue(self, setting: QueueSetting, where: str) -> None:
         if not setting.empty:

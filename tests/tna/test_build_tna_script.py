@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from p4incast import tools
+from p4incast.controller import tofino_config
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts/build-tna.sh"
@@ -96,6 +97,14 @@ def test_outputs_copied_and_summary_printed(fake_compiler: dict[str, str], tmp_p
     assert "logical tables: 3" in text
     assert "SRAM blocks: 6 of 960   TCAM blocks: 2 of 288" in text
     assert "p4incast.p4info.txtpb" in text and "MISSING" not in text
+    # Both device configs the Tofino P4Runtime servers take, packed from those files.
+    files = [(out / f).read_bytes() for f in ("tofino.bin", "context.json", "bf-rt.json")]
+    stratum = tofino_config.unpack_stratum((out / "device_config.stratum.pb").read_bytes())
+    assert [stratum.binary, stratum.context, stratum.bfrt] == files
+    bf = tofino_config.unpack_bf_switchd((out / "device_config.bf-switchd.bin").read_bytes())
+    assert [bf.binary, bf.context, bf.bfrt] == files and bf.pipe_name == "pipe"
+    assert f"build-tna: packed {out / 'device_config.stratum.pb'} (" in text
+    assert f"build-tna: packed {out / 'device_config.bf-switchd.bin'} (" in text
 
 
 def test_compiler_failure_is_reported(fake_compiler: dict[str, str]) -> None:
