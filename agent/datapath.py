@@ -103,6 +103,7 @@ class RxConfig(ctypes.Structure):
         ("rotate", ctypes.c_uint32),
         ("clear_ece", ctypes.c_uint32),
         ("ackq_pkts", ctypes.c_uint32),
+        ("share_pkts", ctypes.c_uint32),
     ]
 
 
@@ -347,6 +348,7 @@ class RxWin:
         rotate: int = 0,
         clear_ece: int = 0,
         ackq_pkts: int = 0,
+        share_pkts: int = 0,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}; one of {', '.join(POLICIES)}")
@@ -362,6 +364,7 @@ class RxWin:
         c.rotate = rotate
         c.clear_ece = clear_ece
         c.ackq_pkts = ackq_pkts
+        c.share_pkts = share_pkts
         self.lib.update(self.config_fd, ctypes.c_uint32(0), c)
         self.cfg = c
 

@@ -184,6 +184,7 @@ def run(
                 rotate=cfg.rotate,
                 clear_ece=int(receiver_clears_ece(cfg.policy, bool(cfg.sender_ecn))),
                 ackq_pkts=ackq_pkts(cfg),
+                share_pkts=cfg.queue_maxsize if cfg.policy == "rcc" else 0,
             )
             att = rx.attach(cfg.iface, cfg.attach)
             STATE_DIR.mkdir(parents=True, exist_ok=True)

@@ -209,6 +209,8 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int) -> None:
     if sch.agent == BUDGET_AGENT:
         c.agentBudgetBytes = budget
     c.agentClearEce = receiver_clears_ece(sch.agent, sch.sender_ecn)
+    if sch.agent == "rcc":
+        c.agentSharePkts = int(tun["queue_maxsize"])
     if sch.agent == "rcc" and t.ack_queue:
         c.ackQueueBytes = int(tun["queue_maxsize"]) * MSS_BYTES
     c.initCwnd = t.init_cwnd

@@ -480,6 +480,18 @@ static __always_inline void rot_end(struct flow_key *key)
 	bpf_map_delete_elem(&p4i_rot_flows, key);
 }
 
+/* rcc: a flow's equal share of Q packets over the F flows counted, bytes:
+ * max(1, Q / F) segments (agent/policies/rcc.py assign_windows). */
+static __always_inline __u64 q_share(__u32 q, __u32 mss)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&p4i_budget, &zero);
+	__u64 cnt = n && (__s64)*n > 0 ? *n : 1;
+	__u64 pk = q / cnt;
+
+	return (pk ? pk : 1) * (__u64)mss;
+}
+
 /* newdctcp-budget: this flow's share of the budget, bytes. */
 static __always_inline __u64 budget_share(struct rx_config *cfg, __u32 mss)
 {
@@ -1432,8 +1444,11 @@ int rx_egress(struct __sk_buff *skb)
 		} else {
 			__u32 *u = bpf_map_lookup_elem(&p4i_wset, &key);
 
-			/* Until userspace has written a W: the initial window. */
-			w = u ? *u : cfg->init_segs * f->mss;
+			/* Until userspace has written a W: rcc's share of Q as
+			 * its assignment gives it (RCC assigns at a flow's
+			 * arrival), else the initial window. */
+			w = u ? *u : cfg->share_pkts ? q_share(cfg->share_pkts, f->mss)
+						      : cfg->init_segs * f->mss;
 			/* rcc's ACK queue; a release is forged with timestamps */
 			aq = cfg->ackq_pkts && (f->flags & FL_PEER_TS) && (f->flags & FL_LOCAL_TS) &&
 			     rot_note(skb, &key, &p);

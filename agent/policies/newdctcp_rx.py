@@ -68,6 +68,7 @@ import struct
 from collections import deque
 from dataclasses import dataclass, field
 
+from p4incast.agent.policies.rcc import equal_share
 from p4incast.model.scheme import BUDGET_AGENT as BUDGET_POLICY
 
 # rxwin.h: rotation states, the fixed point of its sum, the forged frame
@@ -441,8 +442,10 @@ class RxReference:
         min_segs: int = 2,
         budget: int = 0,
         rotate: int = 0,
+        share_pkts: int = 0,
     ) -> None:
         self.policy = policy
+        self.share_pkts = share_pkts  # rcc: Q, a new flow's window is its share
         self.budget = budget
         self.rotate = rotate if policy == BUDGET_POLICY else 0
         self.h = 0  # the rotation's H; 0 = not set yet (the ceiling)
@@ -669,6 +672,13 @@ class RxReference:
                 if r is not None:
                     w, zero = self._rotate(key, r, f, p, b, w)
                     return f.ack_field(p.ack, p.window, w, zero)
-            else:  # ictcp / rcc: userspace's W, the initial window until it writes one
-                w = self.user_w.get(key, self.init_segs * f.mss)
+            else:  # ictcp / rcc: userspace's W; until it writes one, rcc's share
+                # of Q (share_pkts) or the initial window
+                flows = sum(1 for g in self.flows.values() if g.counted)
+                unset = (
+                    equal_share(self.share_pkts, flows) * f.mss
+                    if self.share_pkts
+                    else self.init_segs * f.mss
+                )
+                w = self.user_w.get(key, unset)
         return f.ack_field(p.ack, p.window, w)

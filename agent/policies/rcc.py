@@ -71,7 +71,14 @@ from fractions import Fraction
 
 from p4incast.model.wire import MSS_BYTES
 
-__all__ = ["FIN", "AckQueue", "Rcc", "RccParams", "assign_windows", "remote_cut"]
+__all__ = ["FIN", "AckQueue", "Rcc", "RccParams", "assign_windows", "equal_share", "remote_cut"]
+
+
+def equal_share(queue_maxsize: int, flows: int) -> int:
+    """W_i with equal shares and no priorities, packets: max(1, floor(Q / N)).
+    Also a new flow's window before the policy's first step (the data path
+    and the simulator give it at the handshake: RCC assigns at arrival)."""
+    return max(1, queue_maxsize // max(flows, 1))
 
 
 def assign_windows(
@@ -93,7 +100,7 @@ def assign_windows(
     out: dict[Hashable, int] = {}
     if priorities is None:
         for k in keys:
-            out[k] = max(1, queue_maxsize // len(keys))
+            out[k] = equal_share(queue_maxsize, len(keys))
     else:
         shares = {k: Fraction(priorities.get(k, 1.0) or 1.0) for k in keys}
         total = sum(shares.values())

@@ -133,6 +133,9 @@ class RxAgent : public EgressHook
     // Clear ECE on the ACKs of the flows the policy controls: its window is
     // the only cut (docs/algorithms.md §3.7; rxwin.bpf.c clear_ece).
     bool clearEce = false;
+    // rcc: a new flow's window before the policy's first step is its share of
+    // Q = sharePkts packets, max(1, Q / flows) MSS (0: initSegs MSS)
+    uint32_t sharePkts = 0;
     uint64_t eceCleared = 0; // ACKs whose ECE was cleared
     uint32_t counted = 0;     // flows sharing it
     uint64_t closedFlows = 0, closedClamped = 0; // flows ended (FIN, RST, a new SYN) and their clamped ACKs
@@ -558,9 +561,12 @@ class RxAgent : public EgressHook
                 tcp.SetFlags(flags & ~TcpHeader::ECE);
                 eceCleared++;
             }
-            // ictcp / rcc: until the policy writes a window, init_segs·MSS, as the
-            // BPF data path does (agent/bpf/rxwin.bpf.c)
-            uint64_t unset = static_cast<uint64_t>(initSegs) * f.mss;
+            // ictcp / rcc: until the policy writes a window, rcc's share of Q
+            // (sharePkts; rcc.equal_share) or init_segs·MSS, as the BPF data
+            // path does (agent/bpf/rxwin.bpf.c)
+            uint64_t unset =
+                sharePkts ? static_cast<uint64_t>(std::max<uint32_t>(1, sharePkts / std::max<uint32_t>(counted, 1))) * f.mss
+                          : static_cast<uint64_t>(initSegs) * f.mss;
             uint64_t w = policy == RX_NEWDCTCP ? f.w
                          : policy == RX_BUDGET ? Cap(f.w, f.mss)
                                                : (f.userW ? f.userW : unset);

@@ -77,6 +77,7 @@ struct RunConfig
     uint64_t agentMaxW = 4u << 20;
     uint64_t agentBudgetBytes = 0; // newdctcp-budget: B
     bool agentClearEce = false;    // clear ECE on the ACKs of controlled flows (§3.7)
+    uint32_t agentSharePkts = 0;   // rcc: a new flow's window = its share of this Q
     uint64_t ackQueueBytes = 0; // > 0: RCC's ACK queue, in-flight cap in bytes
     uint64_t sizeBytes = 65536; // per server per round
     int rounds = 10;
@@ -222,6 +223,7 @@ AttachAgent(RxAgent& a, const RunConfig& c, Ptr<PointToPointNetDevice> nic, Ptr<
     a.maxW = c.agentMaxW;
     a.budgetBytes = c.agentBudgetBytes;
     a.clearEce = c.agentClearEce;
+    a.sharePkts = c.agentSharePkts;
     a.ackQueueCap = c.ackQueueBytes;
     a.nic = nic;
     if (c.agent != RX_OFF)
