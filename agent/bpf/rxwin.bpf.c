@@ -481,15 +481,18 @@ static __always_inline void rot_end(struct flow_key *key)
 }
 
 /* rcc: a flow's equal share of Q packets over the F flows counted, bytes:
- * max(1, Q / F) segments (agent/policies/rcc.py assign_windows). */
-static __always_inline __u64 q_share(__u32 q, __u32 mss)
+ * max(Q / F, floor) segments (agent/policies/rcc.py equal_share), floor =
+ * init_segs (2): a Linux sender never sends a segment larger than half the
+ * largest window it was offered (tcp_bound_to_half_wnd), so a handshake
+ * offering 1 segment would halve every segment of the connection. */
+static __always_inline __u64 q_share(__u32 q, __u32 floor, __u32 mss)
 {
 	__u32 zero = 0;
 	__u64 *n = bpf_map_lookup_elem(&p4i_budget, &zero);
 	__u64 cnt = n && (__s64)*n > 0 ? *n : 1;
 	__u64 pk = q / cnt;
 
-	return (pk ? pk : 1) * (__u64)mss;
+	return (pk > floor ? pk : floor) * (__u64)mss;
 }
 
 /* newdctcp-budget: this flow's share of the budget, bytes. */
@@ -1447,8 +1450,9 @@ int rx_egress(struct __sk_buff *skb)
 			/* Until userspace has written a W: rcc's share of Q as
 			 * its assignment gives it (RCC assigns at a flow's
 			 * arrival), else the initial window. */
-			w = u ? *u : cfg->share_pkts ? q_share(cfg->share_pkts, f->mss)
-						      : cfg->init_segs * f->mss;
+			w = u ? *u
+			      : cfg->share_pkts ? q_share(cfg->share_pkts, cfg->init_segs, f->mss)
+						: cfg->init_segs * f->mss;
 			/* rcc's ACK queue; a release is forged with timestamps */
 			aq = cfg->ackq_pkts && (f->flags & FL_PEER_TS) && (f->flags & FL_LOCAL_TS) &&
 			     rot_note(skb, &key, &p);

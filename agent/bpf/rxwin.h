@@ -91,8 +91,8 @@ struct rx_config {
 	__u32 ackq_pkts;    /* rcc: RCC's ACK queue with Q = ackq_pkts packets of each
 			     * flow's MSS in flight at most (0: off) */
 	__u32 share_pkts;   /* rcc: until userspace writes a W, a flow's window is its
-			     * share of Q = share_pkts packets, max(1, Q / F) MSS with F
-			     * the flows counted in p4i_budget (0: init_segs MSS) */
+			     * share of Q = share_pkts packets, max(Q / F, init_segs) MSS
+			     * with F the flows counted in p4i_budget (0: init_segs MSS) */
 };
 
 struct flow_key {

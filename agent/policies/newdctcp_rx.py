@@ -676,7 +676,7 @@ class RxReference:
                 # of Q (share_pkts) or the initial window
                 flows = sum(1 for g in self.flows.values() if g.counted)
                 unset = (
-                    equal_share(self.share_pkts, flows) * f.mss
+                    max(equal_share(self.share_pkts, flows), self.init_segs) * f.mss
                     if self.share_pkts
                     else self.init_segs * f.mss
                 )

@@ -76,8 +76,9 @@ __all__ = ["FIN", "AckQueue", "Rcc", "RccParams", "assign_windows", "equal_share
 
 def equal_share(queue_maxsize: int, flows: int) -> int:
     """W_i with equal shares and no priorities, packets: max(1, floor(Q / N)).
-    Also a new flow's window before the policy's first step (the data path
-    and the simulator give it at the handshake: RCC assigns at arrival)."""
+    A new flow's window before the policy's first step is this, at least
+    2 segments (the data path and the simulator give it at the handshake:
+    RCC assigns at arrival; docs/algorithms.md "RCC" says why 2)."""
     return max(1, queue_maxsize // max(flows, 1))
 
 

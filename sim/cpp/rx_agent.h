@@ -134,7 +134,7 @@ class RxAgent : public EgressHook
     // the only cut (docs/algorithms.md §3.7; rxwin.bpf.c clear_ece).
     bool clearEce = false;
     // rcc: a new flow's window before the policy's first step is its share of
-    // Q = sharePkts packets, max(1, Q / flows) MSS (0: initSegs MSS)
+    // Q = sharePkts packets, max(Q / flows, initSegs) MSS (0: initSegs MSS)
     uint32_t sharePkts = 0;
     uint64_t eceCleared = 0; // ACKs whose ECE was cleared
     uint32_t counted = 0;     // flows sharing it
@@ -565,7 +565,7 @@ class RxAgent : public EgressHook
             // (sharePkts; rcc.equal_share) or init_segs·MSS, as the BPF data
             // path does (agent/bpf/rxwin.bpf.c)
             uint64_t unset =
-                sharePkts ? static_cast<uint64_t>(std::max<uint32_t>(1, sharePkts / std::max<uint32_t>(counted, 1))) * f.mss
+                sharePkts ? static_cast<uint64_t>(std::max<uint32_t>(initSegs, sharePkts / std::max<uint32_t>(counted, 1))) * f.mss
                           : static_cast<uint64_t>(initSegs) * f.mss;
             uint64_t w = policy == RX_NEWDCTCP ? f.w
                          : policy == RX_BUDGET ? Cap(f.w, f.mss)

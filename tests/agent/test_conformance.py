@@ -126,13 +126,16 @@ def test_user_policy_uses_the_written_window(rxwin: RxWin) -> None:
     assert g2[-1] == -(-4 * 1448 // 128)
 
 
-def test_rcc_flow_starts_at_its_share_of_q(rxwin: RxWin) -> None:
+@pytest.mark.parametrize(("q", "segs"), [(40, 13), (4, 2)])
+def test_rcc_flow_starts_at_its_share_of_q(rxwin: RxWin, q: int, segs: int) -> None:
     """RCC assigns W_i at a flow's arrival [RCC Algorithm 1]: before userspace
-    writes a window, a flow gets max(1, floor(Q / F)) segments, F the flows whose
-    handshake was seen — with Q = 40 and 3 flows, 13 segments; written windows
-    win as for any user policy. The BPF path and the reference agree."""
-    rxwin.configure("rcc", share_pkts=40)
-    ref = RxReference("rcc", share_pkts=40)
+    writes a window, a flow gets floor(Q / F) segments, F the flows whose
+    handshake was seen, at least init_segs = 2 (a Linux sender bounds its
+    segments to half the largest window offered): 3 flows, Q = 40: 13; Q = 4:
+    1, floored at 2. Written windows win as for any user policy. The BPF path
+    and the reference agree."""
+    rxwin.configure("rcc", share_pkts=q, init_segs=2)
+    ref = RxReference("rcc", share_pkts=q, init_segs=2)
     flows = [FlowTrace(lport=42000 + i, l_isn=7000 * (i + 1), window=1000) for i in range(3)]
     shakes = [ft.handshake() for ft in flows]
     for hs in shakes:  # the three SYN / SYN-ACK exchanges: F = 3 ...
@@ -142,7 +145,7 @@ def test_rcc_flow_starts_at_its_share_of_q(rxwin: RxWin) -> None:
     got, want = drive(rxwin, ref, bulk(flows[0], 20))
     assert got == want
     mss = rxwin.flow(FlowKey.make(R, 5001, L, 42000)).mss  # type: ignore[union-attr]
-    assert got[-1] == -(-13 * mss // 128)  # 40 // 3 = 13 segments, at window scale 7
+    assert got[-1] == -(-segs * mss // 128)  # at window scale 7
     rxwin.set_w(FlowKey.make(R, 5001, L, 42000), 40 * mss)
     ref.user_w[(R, 5001, L, 42000)] = 40 * mss
     g2, w2 = drive(rxwin, ref, bulk(flows[0], 20))

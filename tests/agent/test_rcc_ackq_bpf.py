@@ -357,4 +357,7 @@ def test_veth_incast_through_the_ack_queue() -> None:
     assert st["forge_fail"] == 0
     m = re.search(r"most in flight (\d+) bytes", log)
     assert m, log
-    assert 0 < int(m.group(1)) <= q * 1448, log
+    # the queue caps what it releases at Q segments; a flow's first window is
+    # at least 2 segments (docs/algorithms.md "RCC"), so with more than Q / 2
+    # flows the handshakes alone may offer up to 2 per flow
+    assert 0 < int(m.group(1)) <= max(q, 2 * n) * 1448, log
