@@ -5,6 +5,7 @@
     p4incast-ctl set-ecn --port P --mode front|tail|off [--k K] [--drop-k D]
     p4incast-ctl set-queue --port P [--depth PKTS] [--rate PPS]
     p4incast-ctl stats [--json] [--watch SECONDS] [--ports 1,2]
+    p4incast-ctl export [--listen ADDR:PORT] [--interval S] [--name NAME] [--ports 1,2]
     p4incast-ctl pack-tna [BUILD_DIR]    (no switch: write the packed Tofino configs)
 
 Switch flags (--address, --device-id, --election-id, --thrift-port, --target,
@@ -32,7 +33,7 @@ from pathlib import Path
 from p4incast.model.ecn import EcnMode
 from p4incast.model.errors import ModelError
 
-from . import app, config, stats, tofino_config
+from . import app, config, export, stats, tofino_config
 from .config import Config, EcnPolicy, Pipeline, SwitchSettings
 from .connection import connect, quiet_finsy
 from .errors import ControllerError
@@ -115,6 +116,27 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--watch", type=float, metavar="SECONDS", help="repeat every SECONDS")
     s.add_argument("--ports", help="comma-separated ports to show (default: ports with traffic)")
+
+    s = sub.add_parser(
+        "export",
+        help="serve the counters and depth histogram as Prometheus metrics (read-only: "
+        "no arbitration, never primary)",
+    )
+    s.add_argument(
+        "--listen",
+        default=export.DEFAULT_LISTEN,
+        metavar="ADDR:PORT",
+        help=f"where to serve /metrics (default {export.DEFAULT_LISTEN})",
+    )
+    s.add_argument(
+        "--interval",
+        type=float,
+        default=export.DEFAULT_INTERVAL_S,
+        metavar="S",
+        help=f"seconds between reads of the switch (default {export.DEFAULT_INTERVAL_S:g})",
+    )
+    s.add_argument("--name", help="the metrics' switch label (default: the switch address)")
+    s.add_argument("--ports", help="comma-separated ports to export (default: ports with traffic)")
     return p
 
 
@@ -246,15 +268,39 @@ def run(argv: list[str] | None = None) -> int:
             raise ControllerError("set-queue needs --depth and/or --rate")
         print(app.set_queue(sw, port=args.port, depth=args.depth, rate=args.rate))
     elif args.cmd == "stats":
-        ports = None
-        if args.ports:
-            try:
-                ports = [int(p) for p in args.ports.split(",")]
-            except ValueError:
-                raise ControllerError(f"--ports {args.ports!r}: expected e.g. 1,2,3") from None
+        ports = _ports(args.ports)
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(_stats(sw, pl, args, ports))
+    elif args.cmd == "export":
+        ports = _ports(args.ports)
+        export.parse_listen(args.listen)  # malformed: refused before anything starts
+        logging.getLogger(export.LOG.name).setLevel(logging.INFO)  # up/down changes
+
+        def listening(where: str) -> None:
+            _say(f"serving {sw.address}'s counters on http://{where}/metrics")
+
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(
+                export.export(
+                    sw,
+                    listen=args.listen,
+                    interval=args.interval,
+                    name=args.name,
+                    ports=ports,
+                    on_listen=listening,
+                )
+            )
     return 0
+
+
+def _ports(text: str | None) -> list[int] | None:
+    """--ports 1,2,3 -> [1, 2, 3]; None when not given."""
+    if not text:
+        return None
+    try:
+        return [config.check_port_number(int(p), "--ports") for p in text.split(",")]
+    except ValueError:
+        raise ControllerError(f"--ports {text!r}: expected e.g. 1,2,3") from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,198 @@
+"""p4incast-ctl export against a real simple_switch_grpc: the scraped counters are
+the switch's own (as `stats` reads them), the controller keeps writing while the
+exporter runs (it never takes mastership), and a stopped switch is `up 0`."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from test_bmv2_controller import (  # the same switch, veth pairs and traffic
+    GRPC,
+    THRIFT,
+    _wait_line,
+    burst_marks,
+    cfg_file,  # noqa: F401 - fixture
+    ctl,
+    pytestmark,  # noqa: F401 - bmv2, root, skip reasons
+    switch,  # noqa: F401 - fixture
+)
+
+from p4incast import bmv2
+from p4incast.controller.export import PORT_COUNTERS
+
+ADDR = f"127.0.0.1:{GRPC}"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def exporter() -> Iterator[tuple[subprocess.Popen[str], str]]:
+    listen = f"127.0.0.1:{free_port()}"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "p4incast.controller",
+            "--address",
+            ADDR,
+            "--thrift-port",
+            str(THRIFT),
+            "export",
+            "--listen",
+            listen,
+            "--interval",
+            "0.3",
+            "--name",
+            "tor1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert _wait_line(proc, "serving", 15), "exporter did not start"
+        yield proc, f"http://{listen}/metrics"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """{(sample name, sorted labels): value} of one scrape (Prometheus text format)."""
+    with urllib.request.urlopen(url, timeout=5) as r:
+        text = r.read().decode()
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for fam in text_string_to_metric_families(text)
+        for s in fam.samples
+    }
+
+
+def value(m: dict, name: str, **labels: str) -> float | None:
+    return m.get((name, tuple(sorted(labels.items()))))
+
+
+def wait_for(url: str, pred, timeout: float = 10.0) -> dict:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while True:
+        m = scrape(url)
+        if pred(m) or time.monotonic() > deadline:
+            return m
+        time.sleep(0.2)
+
+
+def test_scrape_equals_the_switchs_counters(switch, cfg_file: Path, exporter) -> None:  # noqa: ANN001, F811
+    proc, url = exporter
+    ctl("apply", str(cfg_file))
+    m = wait_for(url, lambda m: value(m, "p4incast_switch_up", switch="tor1") == 1)
+    assert value(m, "p4incast_switch_up", switch="tor1") == 1, m
+    got = burst_marks(4) + burst_marks(6)
+    assert len(got) == 10
+    time.sleep(1.0)  # the queue (50 pkt/s) drained, the exporter read again
+    snap = json.loads(ctl("--config", str(cfg_file), "stats", "--json").stdout)
+    m = scrape(url)
+    for p, st in snap["ports"].items():
+        for attr, (metric, _help) in PORT_COUNTERS.items():
+            assert value(m, f"p4incast_switch_{metric}_total", switch="tor1", port=p) == st[attr]
+        assert (
+            value(m, "p4incast_switch_queue_drop_packets", switch="tor1", port=p)
+            == (st["queue_drops"])
+        )
+        # The histogram's count is what left the port as the pipeline counts it, and
+        # its buckets are the pipeline's own (one packet each on BMv2).
+        count = value(m, "p4incast_switch_queue_depth_packets_count", switch="tor1", port=p)
+        assert count == st["egress"] == st["depth"]["packets"]
+        running = 0
+        for b in range(127):
+            running += st["hist"].get(str(b), 0)
+            le = value(
+                m, "p4incast_switch_queue_depth_packets_bucket", switch="tor1", port=p, le=str(b)
+            )
+            assert le == running, (p, b)
+    port2 = snap["ports"]["2"]
+    assert port2["routed"] == port2["ect"] == 10 and port2["marked"] == sum(e == 3 for _, e in got)
+    for reason, n in snap["ingress_drops"].items():
+        assert (
+            value(m, "p4incast_switch_ingress_drop_packets_total", switch="tor1", reason=reason)
+            == n
+        )
+    info = value(m, "p4incast_switch_info", switch="tor1", target="v1model", depth_unit="packets")
+    assert info == 1
+    # OpenMetrics too, negotiated by the library.
+    req = urllib.request.Request(url, headers={"Accept": "application/openmetrics-text"})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        assert r.headers["Content-Type"].startswith("application/openmetrics-text")
+        assert r.read().decode().rstrip().endswith("# EOF")
+    assert proc.poll() is None
+
+
+def test_controller_keeps_mastership_while_exporting(switch, cfg_file: Path, exporter) -> None:  # noqa: ANN001, F811
+    _proc, url = exporter
+    ctl("apply", str(cfg_file))
+    wait_for(url, lambda m: value(m, "p4incast_switch_up", switch="tor1") == 1)
+    time.sleep(1.0)  # several reads
+    # Writes succeed while the exporter reads: the controller is primary ...
+    out = ctl("--config", str(cfg_file), "set-ecn", "--port", "2", "--mode", "front", "--k", "2")
+    assert "mark-front at K=2" in out.stdout
+    # ... and with the primary gone the exporter did not take over: a controller
+    # with the lowest election id still becomes primary and writes.
+    out = ctl(
+        "--config",
+        str(cfg_file),
+        "--election-id",
+        "1",
+        "set-ecn",
+        "--port",
+        "2",
+        "--mode",
+        "tail",
+        "--k",
+        "1",
+    )
+    assert "mark-tail at K=1" in out.stdout
+    assert "0 updates" in ctl("apply", str(cfg_file)).stdout  # the config's policy again
+
+
+def test_stopped_switch_is_up_0_and_comes_back(
+    switch: bmv2.Bmv2Switch,  # noqa: F811
+    cfg_file: Path,  # noqa: F811
+    exporter,  # noqa: ANN001
+) -> None:
+    proc, url = exporter
+    ctl("apply", str(cfg_file))
+    burst_marks(4)
+    m = wait_for(
+        url,
+        lambda m: value(m, "p4incast_switch_routed_packets_total", switch="tor1", port="2") == 4,
+    )
+    last = value(m, "p4incast_switch_last_success_timestamp_seconds", switch="tor1")
+    assert last is not None and abs(time.time() - last) < 5
+    switch.stop()
+    m = wait_for(url, lambda m: value(m, "p4incast_switch_up", switch="tor1") == 0)
+    assert value(m, "p4incast_switch_up", switch="tor1") == 0
+    assert value(m, "p4incast_switch_routed_packets_total", switch="tor1", port="2") is None
+    assert value(m, "p4incast_switch_read_failures_total", switch="tor1") >= 1
+    assert value(m, "p4incast_switch_last_success_timestamp_seconds", switch="tor1") >= last
+    assert proc.poll() is None, "the exporter exited when the switch stopped"
+    # Back, without its pipeline: still down; once the controller re-applies, up again
+    # with the restarted switch's counters (a reset, as Prometheus expects).
+    switch.start()
+    time.sleep(1.0)
+    assert value(scrape(url), "p4incast_switch_up", switch="tor1") == 0
+    ctl("apply", str(cfg_file))
+    m = wait_for(url, lambda m: value(m, "p4incast_switch_up", switch="tor1") == 1)
+    assert value(m, "p4incast_switch_up", switch="tor1") == 1
+    assert proc.poll() is None
