@@ -1,6 +1,6 @@
 """p4incast-agent: the receiver-side host agent (NewDCTCP-rx, ICTCP, RCC).
 
-    p4incast-agent run --iface IF --policy newdctcp-rx|ictcp|rcc|observe|off
+    p4incast-agent run --iface IF --policy newdctcp-rx|ictcp|rcc|observe|off [--metrics ADDR:PORT]
     p4incast-agent status [--json]
     p4incast-agent cc load|unload|list
     p4incast-agent detach --iface IF      (clsact mode only, after a SIGKILL)
@@ -23,6 +23,7 @@ from p4incast.agent import cc
 from p4incast.agent.config import POLICY_NAMES, TUNABLES, AgentConfig, ConfigError
 from p4incast.agent.datapath import detach_clsact
 from p4incast.agent.libbpf import BpfError, lib
+from p4incast.agent.metrics import AgentCollector, parse_listen, serve
 from p4incast.agent.runner import run, status
 
 
@@ -51,6 +52,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="rotate=1: write the rotation's state every tick to FILE (JSON lines)",
     )
+    r.add_argument(
+        "--metrics",
+        metavar="ADDR:PORT",
+        help="serve the aggregate totals as Prometheus metrics on ADDR:PORT (e.g. "
+        "127.0.0.1:9465); bound before anything is attached",
+    )
     for name, (default, lo, hi, desc) in TUNABLES.items():
         r.add_argument(
             f"--{name.replace('_', '-')}",
@@ -70,8 +77,17 @@ def _cmd_run(a: argparse.Namespace) -> int:
     cfg = AgentConfig.load(a.config) if a.config else AgentConfig()
     over = {k: getattr(a, k) for k in ("iface", "policy", "attach", *TUNABLES)}
     cfg = cfg.override(**over).validated()
+    if a.metrics:
+        parse_listen(a.metrics)
     _need_root()
-    return run(cfg, ready=a.ready_file, trace=a.trace)
+    if not a.metrics:
+        return run(cfg, ready=a.ready_file, trace=a.trace)
+    collector = AgentCollector(cfg.iface, cfg.policy)
+    server = serve(collector, a.metrics)  # bound (or refused) before anything is attached
+    try:
+        return run(cfg, ready=a.ready_file, trace=a.trace, metrics=collector)
+    finally:
+        server.shutdown()  # type: ignore[attr-defined]
 
 
 def w_of(f: dict) -> int:

@@ -38,6 +38,7 @@ from p4incast.agent.datapath import (
     read_stats,
 )
 from p4incast.agent.libbpf import BpfError, MapInfo, lib
+from p4incast.agent.metrics import AgentCollector, totals
 from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
 from p4incast.agent.policies.newdctcp_rx import ROT_HDR_LEN, RotEntry, forged_update
 from p4incast.agent.policies.rcc import Rcc, RccParams
@@ -148,9 +149,11 @@ def run(
     ready: Path | None = None,
     trace: Path | None = None,
     log=print,  # noqa: ANN001
+    metrics: AgentCollector | None = None,
 ) -> int:
     """Attach, loop until a signal, detach. Returns the exit status. `trace`:
-    the rotation's state every tick (agent/rotation.py, Rescuer._trace)."""
+    the rotation's state every tick (agent/rotation.py, Rescuer._trace).
+    `metrics`: a collector already being served; it reads the maps once attached."""
     cfg = cfg.validated()
     if trace is not None and not cfg.rotate:
         raise ConfigError("--trace writes the rotation's state: it needs rotate=1")
@@ -205,6 +208,8 @@ def run(
                 )
             )
             log(f"p4incast-agent: {cfg.policy} on {cfg.iface} ({att.kind}); SIGINT/SIGTERM detach")
+            if metrics is not None:
+                metrics.attach(rx, att.kind)
             if ready:
                 ready.write_text(f"{att.kind}\n")
             _loop(rx, cfg, capacity, log, trace)
@@ -212,6 +217,8 @@ def run(
             log(f"p4incast-agent: {s}; detaching from {cfg.iface}")
         finally:
             rx.detach()  # first: fail open before anything else can go wrong
+            if metrics is not None:
+                metrics.detach()  # before the maps close
             with contextlib.suppress(Exception):
                 log(f"p4incast-agent: {_summary(rx)}")
             rx.close()
@@ -398,17 +405,10 @@ def status() -> list[dict]:
             d["flow"] = label
             d["w_user"] = wset.get(label)  # ictcp / rcc: the W userspace wrote
             rows.append(d)
-        totals = {
-            "flows": len(rows),
-            "pkts": sum(r["pkts"] for r in rows),
-            "bytes": sum(r["bytes"] for r in rows),
-            "ce": sum(r["ce"] for r in rows),
-            **stats,
-        }
         out.append(
             {
                 **{k: st[k] for k in ("pid", "iface", "policy", "attach")},
-                "totals": totals,
+                "totals": totals(flows, stats),  # what --metrics serves
                 "flows": rows,
             }
         )
