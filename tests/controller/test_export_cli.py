@@ -88,3 +88,29 @@ def test_depth_histogram_is_named_and_bucketed_in_the_targets_unit() -> None:
     assert bmv2 - tofino == {
         f"p4incast_switch_queue_depth_packets_{x}" for x in ("bucket", "count", "sum")
     }
+
+
+def test_tofino_histogram_buckets_are_the_pipelines_16_cell_cells() -> None:
+    from p4incast.controller.export import State
+    from p4incast.controller.stats import PortStats, Snapshot
+
+    ps = PortStats(5, routed=7)
+    ps.hist[0], ps.hist[2], ps.hist[127] = 3, 2, 1  # depths 0-15, 32-47, >= 2032 cells
+    col = SwitchCollector("tor", units.TOFINO1, "tna")
+    col.update(snapshot=Snapshot({5: ps}, {}), up=True, last_success=1.0)
+    (hist,) = [f for f in col.collect() if f.name == "p4incast_switch_queue_depth_cells"]
+    buckets = [(s.labels["le"], s.value) for s in hist.samples if s.name.endswith("_bucket")]
+    assert buckets[:3] == [("15", 3), ("31", 3), ("47", 5)]
+    assert buckets[-2:] == [("2031", 5), ("+Inf", 6)] and len(buckets) == 128
+    by_name = {s.name: s.value for s in hist.samples}
+    assert by_name["p4incast_switch_queue_depth_cells_count"] == 6 == ps.egress
+    assert by_name["p4incast_switch_queue_depth_cells_sum"] == 2 * 32 + 2032  # lower edges
+    assert "cells" in hist.documentation
+    col.update(up=False)  # down: no stale per-port series
+    assert {f.name for f in col.collect()} == {
+        "p4incast_switch_up",
+        "p4incast_switch",
+        "p4incast_switch_read_failures",
+        "p4incast_switch_last_success_timestamp_seconds",
+    }
+    assert State().up is False
