@@ -1,8 +1,10 @@
-"""Fixtures for the agent tests: a freshly loaded rxwin object per test."""
+"""Fixtures for the agent tests: a freshly loaded rxwin object per test, and a
+capture of what the data path sends out of lo (its forged window updates)."""
 
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Iterator
 
 import pytest
@@ -29,3 +31,31 @@ def rxwin() -> Iterator[RxWin]:
         yield rx
     finally:
         rx.close()
+
+
+ETH_P_ALL = 3
+PACKET_OUTGOING = 4
+
+
+@pytest.fixture
+def lo_capture() -> Iterator[socket.socket]:
+    """A raw socket on lo; `drain` reads what was sent out of it."""
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    s.bind(("lo", 0))
+    s.setblocking(False)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def drain(s: socket.socket) -> list[bytes]:
+    """Frames sent out of lo since the last call (the forged updates)."""
+    out = []
+    while True:
+        try:
+            data, addr = s.recvfrom(4096)
+        except BlockingIOError:
+            return out
+        if addr[2] == PACKET_OUTGOING:
+            out.append(data)

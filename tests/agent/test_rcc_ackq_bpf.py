@@ -32,52 +32,25 @@ from __future__ import annotations
 import ctypes
 import socket
 import sys
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from agent_traces import FlowTrace, L, R
+from conftest import drain
+from rcc_scenarios import CAP, MSS, SCENARIOS, Q, Scenario
 from scapy.layers.inet import TCP
 from scapy.layers.l2 import Ether
+from test_conformance import tcp_checksum_ok
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agent_traces import FlowTrace, L, R  # noqa: E402
-from rcc_scenarios import CAP, MSS, SCENARIOS, Q, Scenario  # noqa: E402
-from test_conformance import tcp_checksum_ok  # noqa: E402
-
-from p4incast.agent.datapath import ACKQ_HELD, AckqGlobal, FlowKey, RxWin  # noqa: E402
-from p4incast.agent.rotation import RX_CLONE_MARK  # noqa: E402
-from p4incast.agent.runner import AckqRescuer  # noqa: E402
+from p4incast.agent.datapath import ACKQ_HELD, AckqGlobal, FlowKey, RxWin
+from p4incast.agent.rotation import RX_CLONE_MARK
+from p4incast.agent.runner import AckqRescuer
 
 pytestmark = pytest.mark.root
 
 M = 1 << 32
-PACKET_OUTGOING = 4
-ETH_P_ALL = 3
 SKIPPED = {"fin_waits_behind_its_flows_held_ack": "a tc program cannot hold our FIN"}
 REPLAYED = [s for s in SCENARIOS if s.name not in SKIPPED]
 BASES = [0, M - 2500]  # sequence numbers from 1, and wrapping past 2^32
-
-
-@pytest.fixture
-def lo_capture() -> Iterator[socket.socket]:
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-    s.bind(("lo", 0))
-    s.setblocking(False)
-    try:
-        yield s
-    finally:
-        s.close()
-
-
-def drain(s: socket.socket) -> list[bytes]:
-    out = []
-    while True:
-        try:
-            data, addr = s.recvfrom(4096)
-        except BlockingIOError:
-            return out
-        if addr[2] == PACKET_OUTGOING:
-            out.append(data)
 
 
 class Replay:

@@ -14,11 +14,11 @@ import ctypes
 import socket
 import struct
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from agent_traces import FlowTrace, L, R
+from conftest import drain
 from scapy.layers.inet import TCP
 from scapy.layers.l2 import Ether
 from test_conformance import tcp_checksum_ok
@@ -38,31 +38,6 @@ from p4incast.agent.rotation import RX_CLONE_MARK, STALE_RTTS, STALE_TICKS, Resc
 pytestmark = pytest.mark.root
 
 MSS = 1448
-PACKET_OUTGOING = 4
-ETH_P_ALL = 3
-
-
-@pytest.fixture
-def lo_capture() -> Iterator[socket.socket]:
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-    s.bind(("lo", 0))
-    s.setblocking(False)
-    try:
-        yield s
-    finally:
-        s.close()
-
-
-def drain(s: socket.socket) -> list[bytes]:
-    """Frames sent out of lo since the last call (the forged updates)."""
-    out = []
-    while True:
-        try:
-            data, addr = s.recvfrom(4096)
-        except BlockingIOError:
-            return out
-        if addr[2] == PACKET_OUTGOING:
-            out.append(data)
 
 
 class Driver:
