@@ -1166,9 +1166,13 @@ static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config 
  * have passed). Only the lock holder pops. */
 #define ACKQ_BURST 4
 
+/* Q segments of the flow's MSS, and less than one unit of its window scale
+ * more: a window is offered in units of 2^wscale rounded up (never less than
+ * W), so at wscale 11 a lone flow's 40 segments are 29 units = 59392 bytes,
+ * above 57920, and without the unit it would never fit. */
 static __always_inline __s64 ackq_cap(struct rx_config *cfg, struct flow *f)
 {
-	return (__s64)cfg->ackq_pkts * f->mss;
+	return (__s64)cfg->ackq_pkts * f->mss + (1 << (f->wscale & 15)) - 1;
 }
 
 /* The total if flow a's released right edge became re. */

@@ -12,10 +12,8 @@ or with the agent told to keep the sender's ECN (`sender_ecn`), must cut.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from kernel_lab import KernelLab, skip_reason
+from kernel_lab import KernelLab
 from sender_table import CWR, INFINITE, Scenario
 
 from p4incast.model.scheme import RX_CUT_AGENTS
@@ -35,15 +33,6 @@ POLICY_FLAGS = {
     "rcc": (),
     "newdctcp-budget": ("--budget-bytes", str(200 * 1448)),
 }
-
-
-@pytest.fixture(scope="module")
-def lab() -> Iterator[KernelLab]:
-    why = skip_reason()
-    if why:
-        pytest.skip(why)
-    with KernelLab() as lab:
-        yield lab
 
 
 def cuts(trace) -> list[str]:  # noqa: ANN001

@@ -10,24 +10,13 @@ sender saw when the episode began (sender_table.episodes).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from kernel_lab import KernelLab, skip_reason
+from kernel_lab import KernelLab
 from sender_table import SCENARIOS, check, random_scenarios
 
 pytestmark = pytest.mark.root
 
 CASES = [(sc, cc) for sc in SCENARIOS for cc in sc.ccs]
-
-
-@pytest.fixture(scope="module")
-def lab() -> Iterator[KernelLab]:
-    why = skip_reason()
-    if why:
-        pytest.skip(why)
-    with KernelLab() as lab:
-        yield lab
 
 
 @pytest.mark.parametrize(("sc", "cc"), CASES, ids=[f"{sc.name}-{cc}" for sc, cc in CASES])
