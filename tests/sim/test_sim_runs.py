@@ -371,9 +371,14 @@ def test_per_round_connections_are_new_flows_to_the_receiver_agent(p4i: Any) -> 
     """New connections each round start from IW 2: 10 NewDCTCP senders' first
     flights fit the 64 KB buffer. The receiver agent sees every connection as a
     new flow (N x rounds of them). A per-round run does not change a persistent
-    run that follows it in the same process."""
+    run that follows it in the same process. The senders keep their own ECN
+    cut (sender_ecn): the receiver's rule alone drops here (docs/reproduce/
+    2026-11-26-receivers.md), which is not what this test is about."""
     base = {
-        "scheme": scheme("newdctcp-rx", "front", 20, "newdctcp", "newdctcp-rx"),
+        "scheme": {
+            **scheme("newdctcp-rx", "front", 20, "newdctcp", "newdctcp-rx"),
+            "sender_ecn": True,
+        },
         "n": 10,
         "app": {"rounds": 6},
         "transport": {"init_cwnd": 2},
