@@ -59,7 +59,15 @@ from p4incast.agent.policies.newdctcp_rx import (
     rotation_slots,
 )
 
-__all__ = ["RX_CLONE_MARK", "SCAN_TICKS", "STALE_RTTS", "STALE_TICKS", "Rescuer", "stale"]
+__all__ = [
+    "RX_CLONE_MARK",
+    "SCAN_TICKS",
+    "STALE_RTTS",
+    "STALE_TICKS",
+    "Rescuer",
+    "stale",
+    "window_update",
+]
 
 RX_CLONE_MARK = 0x50344943  # rxwin.h: packets with this mark pass rx_egress untouched
 STALE_RTTS = 4  # a holder idle this many of its smoothed RTTs has nothing to send
@@ -72,6 +80,21 @@ def stale(now_ns: int, since_ns: int, last_ns: int, srtt_us: int, tick_s: float)
     """Whether a holder has been idle long enough to lose its slot."""
     idle = now_ns - max(since_ns, last_ns)
     return idle > max(STALE_RTTS * srtt_us * 1000, STALE_TICKS * tick_s * 1e9)
+
+
+def window_update(key: FlowKey, r: RotFlow, field: int, ack: int | None = None) -> bytes:
+    """The window update the data path would forge for flow `key` from its
+    rotation record `r` (its last pure ACK's headers, sequence number and
+    timestamps), offering `field`, with `ack` if given, else r's."""
+    e = RotEntry(
+        state=r.state,
+        seq_next=r.seq_next,
+        ack=r.ack if ack is None else ack,
+        tsval=r.tsval,
+        tsecr=r.tsecr,
+        hdr=bytes(r.hdr[:ROT_HDR_LEN]),
+    )
+    return forged_update(e, key.as_tuple(), field)
 
 
 @dataclass
@@ -202,12 +225,4 @@ class Rescuer:
         self.trace.write(json.dumps(rec, separators=(",", ":")) + "\n")
 
     def _send(self, key: FlowKey, r: RotFlow, field: int) -> None:
-        e = RotEntry(
-            state=r.state,
-            seq_next=r.seq_next,
-            ack=r.ack,
-            tsval=r.tsval,
-            tsecr=r.tsecr,
-            hdr=bytes(r.hdr[:ROT_HDR_LEN]),
-        )
-        self.sock.send(forged_update(e, key.as_tuple(), field))
+        self.sock.send(window_update(key, r, field))

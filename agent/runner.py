@@ -40,9 +40,8 @@ from p4incast.agent.datapath import (
 from p4incast.agent.libbpf import BpfError, MapInfo, lib
 from p4incast.agent.metrics import AgentCollector, totals
 from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
-from p4incast.agent.policies.newdctcp_rx import ROT_HDR_LEN, RotEntry, forged_update
 from p4incast.agent.policies.rcc import Rcc, RccParams
-from p4incast.agent.rotation import RX_CLONE_MARK, Rescuer
+from p4incast.agent.rotation import RX_CLONE_MARK, Rescuer, window_update
 from p4incast.model.scheme import BUDGET_AGENT, receiver_clears_ece
 
 __all__ = ["STATE_DIR", "AckqRescuer", "ackq_pkts", "run", "status"]
@@ -116,15 +115,7 @@ class AckqRescuer:
             r = self.rx.rot_flow(key)
             if r is None:
                 continue
-            e = RotEntry(
-                state=r.state,
-                seq_next=r.seq_next,
-                ack=ack,
-                tsval=r.tsval,
-                tsecr=r.tsecr,
-                hdr=bytes(r.hdr[:ROT_HDR_LEN]),
-            )
-            self.sock.send(forged_update(e, key.as_tuple(), field))
+            self.sock.send(window_update(key, r, field, ack))
             n += 1
         self.sent += n
         return n
