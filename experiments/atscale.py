@@ -28,7 +28,10 @@ worker, lost points retried (--retries). results.json is
 rewritten after every point, so Ctrl-C leaves a folder `--resume` completes.
 Written per sweep: results.json (every record, with every short flow's FCT),
 summary.csv, SUMMARY.md (the table, the claims' verdicts, the settings), and
-plots of FCT p50/p99, long-flow throughput and drops against load.
+plots of FCT p50/p99, long-flow throughput and drops against load. results.json
+and SUMMARY.md say where the runs came from (`provenance`, experiments/provenance.py:
+captured when the sweep starts; `--resume` keeps the first and lists its own
+under `resumed`).
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ from p4incast.model.scheme import Scheme, Transport, check_transport
 from p4incast.sim import native
 from p4incast.sim.atscale import AtScalePoint, check_point
 
-from . import metrics
+from . import metrics, provenance
 from .config import (
     ExperimentError,
     _check_keys,
@@ -442,8 +445,19 @@ def _settings(exp: AtScaleExperiment) -> dict[str, Any]:
     }
 
 
-def _write(out: Path, exp: AtScaleExperiment, records: list[dict[str, Any]]) -> None:
-    data = {"scenario": SCENARIO, "name": exp.name, "settings": _settings(exp), "runs": records}
+def _write(
+    out: Path,
+    exp: AtScaleExperiment,
+    records: list[dict[str, Any]],
+    prov: Mapping[str, Any] | None = None,
+) -> None:
+    data = {
+        "scenario": SCENARIO,
+        "name": exp.name,
+        "provenance": prov,
+        "settings": _settings(exp),
+        "runs": records,
+    }
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / "results.json", json.dumps(data, indent=1))
 
@@ -478,6 +492,8 @@ def report(out: Path, exp: AtScaleExperiment, records: list[dict[str, Any]]) -> 
         f"Fabric: {exp.fabric}",
         f"Traffic: {exp.traffic}",
         f"Transport: {exp.transport}",
+        "",
+        provenance.line(load_provenance(out)),
         "",
         table(rows),
         "",
@@ -516,6 +532,15 @@ def load_records(out: Path) -> list[dict[str, Any]]:
     return json.loads(path.read_text())["runs"] if path.is_file() else []
 
 
+def load_provenance(out: Path) -> dict[str, Any] | None:
+    """The provenance record of a results folder (None when it has none)."""
+    path = out / "results.json"
+    try:
+        return json.loads(path.read_text()).get("provenance") if path.is_file() else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def check_resumable(out: Path, exp: AtScaleExperiment) -> None:
     """ExperimentError unless `out` holds this preset's records: the same fabric,
     traffic and transport, and the same definition of every scheme both name
@@ -551,9 +576,12 @@ def run(
     Raises ClusterError when the cluster cannot be used, KeyboardInterrupt on Ctrl-C
     (what finished is in `out` either way; `out` is made with the first record)."""
     records: list[dict[str, Any]] = []
+    first = None
     if resume:
         check_resumable(out, exp)
         records = [r for r in load_records(out) if r["status"] == "ok"]
+        first = load_provenance(out)
+    prov = provenance.note_start(first, provenance.capture(ENGINE.name), len(records))
     done = {point_key(r) for r in records}
     todo = [p for p in exp.points() if (p.scheme.name, p.load, p.repeat) not in done]
     print(f"{exp.name}: {len(todo)} points to run ({len(done)} already done) in {out}", flush=True)
@@ -563,7 +591,7 @@ def run(
 
     def finished(job: Job, rec: dict[str, Any]) -> None:
         records.append(rec)
-        _write(out, exp, records)
+        _write(out, exp, records, prov)
         fin = [x for x in rec.get("fct_ms") or [] if x is not None]
         ok = rec["status"] == "ok"
         print(
@@ -584,7 +612,7 @@ def run(
             print(f"running on {ex.where}", flush=True)
             ex.run(work, finished)
     except KeyboardInterrupt:
-        _write(out, exp, records)
+        _write(out, exp, records, prov)
         print(
             f"interrupted: {len(records)} points kept; resume with --resume {out}", file=sys.stderr
         )

@@ -15,7 +15,10 @@ with the paper's stated numbers drawn over our curves (reference.png).
 widen accordingly); `--only` picks presets by file stem; `--cluster` runs the
 points on a Ray cluster. Presets with `scenario: at-scale` (RCC's 1000-host
 fabric) run after the incast ones through experiments/atscale.py, each a
-section of the report (`--rounds` does not apply to them).
+section of the report (`--rounds` does not apply to them). The report's header
+says which commit(s) the results came from (every preset's `provenance`,
+experiments/provenance.py; listed per preset when they differ), and each
+table repeats its experiment's provenance line.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from p4incast.model.atscale import ATSCALE_SCENARIO  # noqa: E402
 from p4incast.model.scheme import INCAST_SCENARIO  # noqa: E402
 from p4incast.sim.engine import base_rtt_s  # noqa: E402
 
-from . import atscale, results  # noqa: E402
+from . import atscale, provenance, results  # noqa: E402
 from .claims import Verdict, evaluate  # noqa: E402
 from .config import (  # noqa: E402
     Experiment,
@@ -225,6 +228,26 @@ def report_section(
     return "\n".join(lines)
 
 
+def provenance_header(named: list[tuple[str, Any]]) -> list[str]:
+    """REPORT.md's lines on where the results came from; `named`: (preset, provenance
+    record or None) per experiment. One commit line and the first record's line when
+    every preset's runs came from the same commit(s); else the commits per preset."""
+    per_preset: dict[str, list[str]] = {}
+    for name, prov in named:
+        mine = per_preset.setdefault(name, [])
+        mine += [c for c in provenance.commits(prov) if c not in mine]
+    if not per_preset:
+        return []
+    distinct = {tuple(c) for c in per_preset.values()}
+    if len(distinct) == 1:
+        only = ", ".join(f"`{c}`" for c in next(iter(distinct)))
+        first = next((p for _n, p in named if p), None)
+        return [f"Results from commit {only}.", f"{provenance.line(first)}.", ""]
+    lines = ['Results from different commits, per preset ("?": not recorded):', ""]
+    lines += [f"- {name}: {', '.join(f'`{c}`' for c in cs)}" for name, cs in per_preset.items()]
+    return lines + [""]
+
+
 def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
     ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="+", metavar="PRESET", help="preset file stems to run")
@@ -294,12 +317,14 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
             print(f"{prog}: {err}", file=sys.stderr)
             return 2
     sections: list[str] = []
+    named: list[tuple[str, Any]] = []
     at = 0
     for path, pexps in loaded:
         if path.parent == ABLATIONS and "# Ablations" not in sections:
             sections += ["# Ablations", "", "Each changes one setting of a preset above.", ""]
         mine = sets[at : at + len(pexps)]
         at += len(pexps)
+        named += [(path.stem, rs.provenance) for rs in mine]
         sections.append(report_section(path, pexps, mine, root))
     for path, sexp in zip(scale_paths, scale_exps, strict=True):
         d = root / path.relative_to(PAPERS).with_suffix("")
@@ -310,6 +335,7 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
                 print(f"{prog}: {err}", file=sys.stderr)
                 return 2
         sections.append(atscale_section(path, sexp, d, root))
+        named.append((path.stem, atscale.load_provenance(d)))
     minutes = (time.monotonic() - t0) / 60
     cut = f" Rounds cut to {args.rounds} per run (--rounds)." if args.rounds else ""
     done = sum(len(rs.runs) for rs in sets)
@@ -322,6 +348,7 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         "# p4-incast: the papers' headline results on the simulator",
         "",
         f"{ran}{cut}",
+        *provenance_header(named),
         "Verdicts (experiments/claims.py): holds; diverges (wrong side even at the edge of our",
         "95 % interval); inconclusive (only the mean is on the wrong side).",
         *[f"Not run here: {line}." for line in notes],

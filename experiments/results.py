@@ -5,7 +5,9 @@
         rs.add(run)                  # rewrites every file, so a crash keeps what finished
     print(rs.summary_table())
 
-results.json holds the experiment name, the config echo and every run with every
+results.json holds the experiment name, the config echo, where the runs came
+from (`provenance`: the commit, engine versions and machine, experiments/provenance.py;
+`start` records it when a sweep begins) and every run with every
 round as the engine returned it (non-finite floats become null). rounds.csv has
 one row per round; summary.csv one row per (scheme, N) over the repeats, with
 the metrics of `metrics.summarize` averaged over the repeats that succeeded
@@ -32,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from p4incast.experiments import provenance as prov
 from p4incast.experiments.metrics import (
     CI_FIELDS,
     CI_METRICS,
@@ -268,14 +271,19 @@ def _grid(head: Sequence[str], rows: Sequence[Sequence[str]], left: Set[int]) ->
     return [header, "-" * len(header)] + [line(r) for r in rows]
 
 
-def summary_table(runs: Iterable[Mapping[str, Any]], title: str | None = None) -> str:
+def summary_table(
+    runs: Iterable[Mapping[str, Any]],
+    title: str | None = None,
+    provenance: Mapping[str, Any] | None = None,
+) -> str:
     """Fixed-width text tables of `aggregate(runs)`, one line per scheme x N in each.
 
     The first has goodput, RTO rounds and FCT p99/mean with their 95 % intervals,
     what the intervals rest on ("3 rep", "20 rnd") and the status, then CI_LEGEND;
     the second the bottleneck queue, CE marks, drops and fairness. Partial rows
     show the count of good repeats after the status ("partial 2/3"); unknown
-    values show as "-". Columns widen to their longest cell.
+    values show as "-". Columns widen to their longest cell. With a `provenance`
+    record, its one line (`provenance.line`) follows the title.
     """
     rows = aggregate(runs)
     main = []
@@ -310,6 +318,8 @@ def summary_table(runs: Iterable[Mapping[str, Any]], title: str | None = None) -
     head = ("scheme", "N", "goodput Mbps", "RTO rounds %", "FCT p99 ms", "FCT mean ms")
     table = _grid(head + ("CI on", "status"), main, left={0, 7})
     lines = [title, "=" * len(table[0])] if title else []
+    if provenance is not None:
+        lines.append(prov.line(provenance))
     lines += table + list(CI_LEGEND) + ["", "switch (bottleneck port) and fairness"]
     lines += _grid(("scheme", "N", "q p95", "q max", "CE marks", "drops", "jain"), switch, {0})
     return "\n".join(lines) + "\n"
@@ -328,6 +338,8 @@ class ResultSet:
 
     `config` is echoed into results.json as given (dataclasses become dicts).
     `link_bps` is the bottleneck rate when known; plots draw its framing limit.
+    `provenance`: where the runs came from (experiments/provenance.py; None until
+    `start` records it, or in a folder written before it was kept).
     """
 
     def __init__(
@@ -338,6 +350,7 @@ class ResultSet:
         *,
         link_bps: float | None = None,
         runs: Iterable[Mapping[str, Any]] = (),
+        provenance: Mapping[str, Any] | None = None,
     ) -> None:
         self.out_dir = Path(out_dir)
         self.name = name
@@ -345,6 +358,15 @@ class ResultSet:
         self.link_bps = link_bps
         self.runs: list[dict[str, Any]] = [_jsonable(r) for r in runs]
         self.created = datetime.now(UTC).isoformat(timespec="seconds")
+        self.provenance: dict[str, Any] | None = (
+            None if provenance is None else _jsonable(provenance)
+        )
+
+    def start(self, record: Mapping[str, Any]) -> None:
+        """A sweep starts on this set with provenance `record` (`provenance.capture`):
+        kept as the set's provenance when it is new, else appended to the first
+        record's `resumed` list (`provenance.note_start`). Written with the next `add`."""
+        self.provenance = _jsonable(prov.note_start(self.provenance, record, len(self.runs)))
 
     def add(self, run: Mapping[str, Any], *, write: bool = True) -> dict[str, Any]:
         """Keep one run (experiments/SCHEMA.md schema), rewrite the files, return its summary."""
@@ -365,7 +387,8 @@ class ResultSet:
 
     def summary_table(self) -> str:
         """The terminal table for this experiment."""
-        return summary_table(self.runs, title=f"experiment {self.name}")
+        title = f"experiment {self.name}"
+        return summary_table(self.runs, title=title, provenance=self.provenance or {})
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -373,6 +396,7 @@ class ResultSet:
             "experiment": self.name,
             "created": self.created,
             "link_bps": self.link_bps,
+            "provenance": self.provenance,
             "config": self.config,
             "runs": self.runs,
         }
@@ -405,6 +429,7 @@ def load(path: Path | str) -> ResultSet:
         data.get("config"),
         link_bps=data.get("link_bps"),
         runs=data["runs"],
+        provenance=data.get("provenance"),
     )
     rs.created = data.get("created") or rs.created
     return rs

@@ -1,7 +1,9 @@
 """Running an experiment's points: a progress bar, the ResultSets they land in,
 and resuming an interrupted sweep. The command line (p4incast-run, __main__)
 and `make reproduce` (reproduce.py) both run points through `run_experiments`;
-where they run is experiments/executors.py.
+where they run is experiments/executors.py. Every sweep records where it came
+from (experiments/provenance.py) in each ResultSet when it starts; a resumed
+one keeps the folder's first record and appends its own to `resumed`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 from p4incast.engines import Engine
 from p4incast.model.scheme import Point
 
-from . import results
+from . import provenance, results
 from .config import Experiment, ExperimentError
 from .executors import RETRIES, Executor, Job, LocalPool, Sequential
 from .ray_pool import RayPool
@@ -89,13 +91,18 @@ def run_experiments(
 
     `sets`: ResultSets to continue (--resume); their runs finished ok are not
     run again. `executor`: an opened executor (default: the local one for the
-    engine, `jobs` worker processes when it runs points side by side).
+    engine, `jobs` worker processes when it runs points side by side). The
+    provenance of this sweep (`provenance.capture`) goes to every set first
+    (`ResultSet.start`: a resumed set keeps its own and lists this one as resumed).
     """
     if sets is None:
         sets = [
             results.ResultSet(d, e.name, e.as_dict(), link_bps=e.link_bps(engine.name))
             for e, d in zip(exps, out_dirs, strict=True)
         ]
+    record = provenance.capture(engine.name)
+    for rs in sets:
+        rs.start(record)
     done = [{run_key(r) for r in rs.runs if r.get("status") == "ok"} for rs in sets]
     todo = [
         Job(i, p, _log_dir(out_dirs[i], p))
