@@ -36,6 +36,12 @@ Kinds (`metric` defaults to goodput_mbps; N ranges default to every N run):
 Verdicts: `holds`; `diverges` when our value is on the wrong side even at the
 edge of its 95 % interval (or has no interval); `inconclusive` when only the
 mean is on the wrong side. Pure: rows in, verdicts out.
+
+`classify` puts a paper preset's verdicts in REPORT.md's classes: holds;
+diverges — explained by an ablation (experiments/papers/ablations/, which reuse
+the claim ids of the preset they vary) in which a claim of the same id holds;
+diverges — unexplained; inconclusive and no data as they are. Computed from the
+verdicts of the same report, never typed.
 """
 
 from __future__ import annotations
@@ -221,3 +227,75 @@ def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Ve
             claim, HOLDS, f"every N in range {'>=' if kind == 'at_least' else '<='} {value}"
         )
     return Verdict(claim, worst, "; ".join(parts))
+
+
+# -- a paper preset's verdicts, classed against the ablations' -----------------
+
+EXPLAINED, UNEXPLAINED = "explained", "unexplained"
+CLASSES = (HOLDS, EXPLAINED, UNEXPLAINED, INCONCLUSIVE, NO_DATA)  # the report's order
+
+
+@dataclass(frozen=True)
+class Classified:
+    """One paper claim's verdict and its class in REPORT.md.
+
+    cls: holds | explained | unexplained | inconclusive | no data;
+    explained_by: (ablation, variant) where a claim of the same id holds;
+    not_run: ablations with a claim of that id but no results for it."""
+
+    preset: str
+    verdict: Verdict
+    cls: str
+    explained_by: tuple[tuple[str, str], ...] = ()
+    not_run: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The verdict column: `diverges — explained by abl (variant)`, ... ."""
+        if self.cls == EXPLAINED:
+            by: dict[str, list[str]] = {}
+            for abl, variant in self.explained_by:
+                by.setdefault(abl, [])
+                if variant and variant not in by[abl]:
+                    by[abl].append(variant)
+            names = [f"{a} ({', '.join(vs)})" if vs else a for a, vs in by.items()]
+            return f"{DIVERGES} — explained by {'; '.join(names)}"
+        if self.cls == UNEXPLAINED:
+            if self.not_run:
+                return f"{DIVERGES} — unexplained (ablations not run: {', '.join(self.not_run)})"
+            return f"{DIVERGES} — unexplained"
+        return self.cls
+
+
+def classify(
+    paper: Sequence[tuple[str, Verdict]], ablations: Sequence[tuple[str, Verdict]]
+) -> list[Classified]:
+    """Each paper verdict (preset, Verdict) in its class, from the ablations' verdicts
+    (ablation, Verdict) of the same report: a claim that diverges is explained when
+    a claim with the same id holds in an ablation (in any of its variants), else
+    unexplained, naming the ablations that state that id but have no data for it
+    (not run). Pure: verdicts in, classes out."""
+    out = []
+    for preset, v in paper:
+        if v.verdict != DIVERGES:
+            out.append(Classified(preset, v, v.verdict))
+            continue
+        same = [(a, av) for a, av in ablations if av.claim.get("id") == v.claim.get("id")]
+        held = tuple(
+            (a, str(av.claim.get("variant") or "")) for a, av in same if av.verdict == HOLDS
+        )
+        if held:
+            out.append(Classified(preset, v, EXPLAINED, explained_by=held))
+            continue
+        names = list(dict.fromkeys(a for a, _av in same))
+        not_run = tuple(a for a in names if all(av.verdict == NO_DATA for b, av in same if b == a))
+        out.append(Classified(preset, v, UNEXPLAINED, not_run=not_run))
+    return out
+
+
+def class_counts(classified: Sequence[Classified]) -> dict[str, int]:
+    """How many claims in each class (every class present, 0 when none)."""
+    counts = dict.fromkeys(CLASSES, 0)
+    for c in classified:
+        counts[c.cls] = counts.get(c.cls, 0) + 1
+    return counts

@@ -18,7 +18,13 @@ fabric) run after the incast ones through experiments/atscale.py, each a
 section of the report (`--rounds` does not apply to them). The report's header
 says which commit(s) the results came from (every preset's `provenance`,
 experiments/provenance.py; listed per preset when they differ), and each
-table repeats its experiment's provenance line.
+table repeats its experiment's provenance line. Then it counts the paper
+presets' claims per class (claims.classify: holds; diverges — explained by an
+ablation whose claim of the same id holds in one of its variants in this very
+report; diverges — unexplained; inconclusive; no data) and lists the
+unexplained ones; each paper preset's table shows the class, the ablations'
+tables their plain verdicts. All verdicts are computed before any section is
+written, from the results (also with --report-only), never from earlier text.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import yaml
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the Agg backend is chosen)
@@ -42,7 +49,16 @@ from p4incast.model.scheme import INCAST_SCENARIO  # noqa: E402
 from p4incast.sim.engine import base_rtt_s  # noqa: E402
 
 from . import atscale, provenance, results  # noqa: E402
-from .claims import Verdict, evaluate  # noqa: E402
+from .claims import (  # noqa: E402
+    CLASSES,
+    NO_DATA,
+    UNEXPLAINED,
+    Classified,
+    Verdict,
+    class_counts,
+    classify,
+    evaluate,
+)
 from .config import (  # noqa: E402
     Experiment,
     ExperimentError,
@@ -106,12 +122,39 @@ def skipped(only: list[str] | None = None) -> list[str]:
     return [n for n in notes if n]
 
 
-def atscale_section(path: Path, exp: atscale.AtScaleExperiment, d: Path, root: Path) -> str:
-    """REPORT.md's section of an at-scale preset: its header comment, then its SUMMARY."""
+def atscale_verdicts(exp: atscale.AtScaleExperiment, d: Path) -> list[Verdict]:
+    """The at-scale preset's claims against the records in `d` (no data without any)."""
+    records = atscale.load_records(d)
+    if not records:
+        return [
+            Verdict({"id": c.get("id", c["kind"]), "text": c.get("text", "")}, NO_DATA, "no runs")
+            for c in exp.paper.get("claims", [])
+        ]
+    return [
+        Verdict({"id": v["id"], "text": v["text"]}, v["verdict"], v["measured"])
+        for v in atscale.verdicts(exp, atscale.summarize(records))
+    ]
+
+
+def atscale_section(
+    path: Path,
+    exp: atscale.AtScaleExperiment,
+    d: Path,
+    root: Path,
+    classified: list[Classified] | None = None,
+) -> str:
+    """REPORT.md's section of an at-scale preset: its header comment, then its SUMMARY
+    (its claims' verdict column shows their classes when `classified` is given)."""
     records = atscale.load_records(d)
     if not records:
         return f"## {path.stem}\n\nNo runs in {d}.\n"
     summary = atscale.report(d, exp, records).split("\n", 1)[1]  # its own title dropped
+    lines = summary.split("\n")
+    for c in classified or ():  # the claim's row: `| id: text | **verdict** | measured |`
+        cell = f"| {c.verdict.claim['id']}: {c.verdict.claim['text']} | **"
+        plain, shown = f"{cell}{c.verdict.verdict}** |", f"{cell}{c.label}** |"
+        lines = [shown + ln[len(plain) :] if ln.startswith(plain) else ln for ln in lines]
+    summary = "\n".join(lines)
     figures = " ".join(f"![{f.stem}]({f.relative_to(root)})" for f in sorted(d.glob("*.png")))
     return "\n".join(
         [f"## {path.stem} (at scale)", "", "```", header_comment(path), "```", summary, figures, ""]
@@ -199,22 +242,36 @@ def verdict_rows(exps: list[Experiment], sets: list[results.ResultSet], base: st
     return out
 
 
+def base_name(path: Path, exps: list[Experiment]) -> str:
+    """The name the preset's variants extend (its file stem, or its `name:`)."""
+    return path.stem if exps[0].name.startswith(path.stem) else exps[0].name
+
+
 def report_section(
-    path: Path, exps: list[Experiment], sets: list[results.ResultSet], root: Path
+    path: Path,
+    exps: list[Experiment],
+    sets: list[results.ResultSet],
+    root: Path,
+    classified: list[Classified] | None = None,
 ) -> str:
-    base = path.stem if exps[0].name.startswith(path.stem) else exps[0].name
+    """REPORT.md's section of an incast preset. `classified`: its claims' classes
+    (claims.classify), shown in the verdict column; without it, the plain verdicts."""
+    base = base_name(path, exps)
     paper = exps[0].paper
     lines = [f"## {path.stem}", ""]
     if paper:
         lines += [f"**{paper.figure}** — {paper.cite}", ""]
     lines += ["```", header_comment(path), "```", ""]
-    verdicts = verdict_rows(exps, sets, base)
-    if verdicts:
+    if classified is None:
+        shown = [(v, v.verdict) for v in verdict_rows(exps, sets, base)]
+    else:
+        shown = [(c.verdict, c.label) for c in classified]
+    if shown:
         lines += ["| claim | paper | ours (95 % CI) | verdict |", "|---|---|---|---|"]
-        for v in verdicts:
+        for v, label in shown:
             c = v.claim
             where = f" ({c['variant']})" if c.get("variant") else ""
-            lines.append(f"| {c['id']}{where} | {c['text']} | {v.ours} | **{v.verdict}** |")
+            lines.append(f"| {c['id']}{where} | {c['text']} | {v.ours} | **{label}** |")
         lines.append("")
     else:
         lines += ["The paper states no number for this figure in its text; results only.", ""]
@@ -246,6 +303,71 @@ def provenance_header(named: list[tuple[str, Any]]) -> list[str]:
     lines = ['Results from different commits, per preset ("?": not recorded):', ""]
     lines += [f"- {name}: {', '.join(f'`{c}`' for c in cs)}" for name, cs in per_preset.items()]
     return lines + [""]
+
+
+CLASS_WORDS = {
+    "holds": "hold",
+    "explained": "diverge, explained by an ablation",
+    "unexplained": "diverge, unexplained",
+    "inconclusive": "inconclusive",
+    "no data": "no data",
+}
+
+
+def classes_header(classified: list[Classified]) -> list[str]:
+    """REPORT.md's count of the paper presets' claims per class, and the unexplained ones."""
+    if not classified:
+        return []
+    counts = class_counts(classified)
+    parts = [f"{counts.get(k, 0)} {CLASS_WORDS[k]}" for k in CLASSES]
+    parts += [f"{n} {k}" for k, n in counts.items() if k not in CLASSES]
+    lines = [
+        f"Paper claims ({len(classified)}, ablations' own rows not counted): {'; '.join(parts)}.",
+        "",
+    ]
+    unexplained = [c for c in classified if c.cls == UNEXPLAINED]
+    if unexplained:
+        lines += ["Unexplained divergences:", ""]
+        for c in unexplained:
+            variant = c.verdict.claim.get("variant")
+            where = f" ({variant})" if variant else ""
+            note = f" — ablations not run: {', '.join(c.not_run)}" if c.not_run else ""
+            lines.append(f"- {c.preset}: {c.verdict.claim['id']}{where}{note}")
+        lines.append("")
+    return lines
+
+
+def unrun_ablation_verdicts(ran: set[str]) -> list[tuple[str, Verdict]]:
+    """A no-data verdict for each claim of the ablations this report does not run
+    (--only), so an unexplained divergence can name them."""
+    out = []
+    for path in sorted(ABLATIONS.glob("*.yaml")):
+        if path.stem in ran:
+            continue
+        try:
+            raw = yaml.safe_load(path.read_text())
+            claims = raw.get("paper", {}).get("claims") or []
+        except (OSError, yaml.YAMLError, AttributeError):
+            continue
+        for c in claims:
+            if isinstance(c, dict) and "id" in c:
+                out.append((path.stem, Verdict(dict(c), NO_DATA, "not run")))
+    return out
+
+
+def classify_all(
+    verdicts: list[tuple[Path, list[Verdict]]],
+) -> dict[Path, list[Classified]]:
+    """Every paper preset's verdicts in their classes, from the ablations' verdicts
+    of the same report (and the ablations it did not run). `verdicts`: (preset path,
+    its verdicts) for every preset of the report, ablations included."""
+    ablation = [(p.stem, v) for p, vs in verdicts if p.parent == ABLATIONS for v in vs]
+    ablation += unrun_ablation_verdicts({p.stem for p, _vs in verdicts})
+    out = {}
+    for path, vs in verdicts:
+        if path.parent != ABLATIONS:
+            out[path] = classify([(path.stem, v) for v in vs], ablation)
+    return out
 
 
 def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
@@ -316,25 +438,42 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         except ClusterError as err:
             print(f"{prog}: {err}", file=sys.stderr)
             return 2
-    sections: list[str] = []
-    named: list[tuple[str, Any]] = []
-    at = 0
-    for path, pexps in loaded:
-        if path.parent == ABLATIONS and "# Ablations" not in sections:
-            sections += ["# Ablations", "", "Each changes one setting of a preset above.", ""]
-        mine = sets[at : at + len(pexps)]
-        at += len(pexps)
-        named += [(path.stem, rs.provenance) for rs in mine]
-        sections.append(report_section(path, pexps, mine, root))
-    for path, sexp in zip(scale_paths, scale_exps, strict=True):
-        d = root / path.relative_to(PAPERS).with_suffix("")
+    scale_dirs = [root / path.relative_to(PAPERS).with_suffix("") for path in scale_paths]
+    for sexp, d in zip(scale_exps, scale_dirs, strict=True):
         if not args.report_only:
             try:
                 atscale.run(sexp, d, args.jobs or os.cpu_count() or 1, True, cluster)
             except (ClusterError, ExperimentError) as err:
                 print(f"{prog}: {err}", file=sys.stderr)
                 return 2
-        sections.append(atscale_section(path, sexp, d, root))
+    # Every verdict first (paper presets and ablations), then the paper presets'
+    # classes from the ablations' verdicts of this very report, then the sections.
+    groups = []
+    at = 0
+    for path, pexps in loaded:
+        groups.append((path, pexps, sets[at : at + len(pexps)]))
+        at += len(pexps)
+    try:
+        verdicts = [
+            (p, verdict_rows(pexps, mine, base_name(p, pexps))) for p, pexps, mine in groups
+        ]
+    except ExperimentError as err:
+        print(f"{prog}: {err}", file=sys.stderr)
+        return 2
+    verdicts += [
+        (p, atscale_verdicts(sexp, d))
+        for p, sexp, d in zip(scale_paths, scale_exps, scale_dirs, strict=True)
+    ]
+    classified = classify_all(verdicts)
+    sections: list[str] = []
+    named: list[tuple[str, Any]] = []
+    for path, pexps, mine in groups:
+        if path.parent == ABLATIONS and "# Ablations" not in sections:
+            sections += ["# Ablations", "", "Each changes one setting of a preset above.", ""]
+        named += [(path.stem, rs.provenance) for rs in mine]
+        sections.append(report_section(path, pexps, mine, root, classified.get(path)))
+    for path, sexp, d in zip(scale_paths, scale_exps, scale_dirs, strict=True):
+        sections.append(atscale_section(path, sexp, d, root, classified.get(path)))
         named.append((path.stem, atscale.load_provenance(d)))
     minutes = (time.monotonic() - t0) / 60
     cut = f" Rounds cut to {args.rounds} per run (--rounds)." if args.rounds else ""
@@ -349,8 +488,11 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         "",
         f"{ran}{cut}",
         *provenance_header(named),
+        *classes_header([c for cs in classified.values() for c in cs]),
         "Verdicts (experiments/claims.py): holds; diverges (wrong side even at the edge of our",
-        "95 % interval); inconclusive (only the mean is on the wrong side).",
+        "95 % interval); inconclusive (only the mean is on the wrong side). A paper preset's",
+        "divergence is explained by an ablation when a claim of the same id holds in one of",
+        "its variants in this report, else unexplained (computed, claims.classify).",
         *[f"Not run here: {line}." for line in notes],
         "",
     ]

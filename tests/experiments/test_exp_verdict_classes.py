@@ -1,0 +1,284 @@
+"""Issue 28, item 2: a paper claim's verdict in REPORT.md is holds, diverges —
+explained by an ablation (a claim of the same id that holds in one of the
+ablation's variants, in the same report), or diverges — unexplained; computed
+from the results, never typed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from p4incast.experiments import claims, config, reproduce, results
+from p4incast.experiments.claims import (
+    DIVERGES,
+    EXPLAINED,
+    HOLDS,
+    INCONCLUSIVE,
+    NO_DATA,
+    UNEXPLAINED,
+    Verdict,
+    class_counts,
+    classify,
+)
+from p4incast.sim import native
+
+MakeRun = Callable[..., dict[str, Any]]
+
+
+def v(cid: str, verdict: str, variant: str = "") -> Verdict:
+    claim = {"id": cid, "text": f"{cid} text", **({"variant": variant} if variant else {})}
+    return Verdict(claim, verdict, "ours")
+
+
+# -- the pure classifier ---------------------------------------------------------
+
+
+def test_holds_inconclusive_and_no_data_keep_their_verdicts() -> None:
+    paper = [("p", v("a", HOLDS)), ("p", v("b", INCONCLUSIVE)), ("p", v("c", NO_DATA))]
+    out = classify(paper, [("abl", v("a", DIVERGES)), ("abl", v("b", HOLDS))])
+    assert [c.cls for c in out] == [HOLDS, INCONCLUSIVE, NO_DATA]
+    assert [c.label for c in out] == ["holds", "inconclusive", "no data"]
+
+
+def test_diverges_explained_by_an_ablation_that_holds_in_one_variant() -> None:
+    ablation = [("abl", v("a", DIVERGES, "v1")), ("abl", v("a", HOLDS, "v2"))]
+    (c,) = classify([("p", v("a", DIVERGES, "sru64k"))], ablation)
+    assert c.cls == EXPLAINED
+    assert c.explained_by == (("abl", "v2"),)
+    assert c.label == "diverges — explained by abl (v2)"
+
+
+def test_explained_names_every_ablation_and_variant_where_it_holds() -> None:
+    ablation = [
+        ("abl", v("a", HOLDS, "v1")),
+        ("abl", v("a", HOLDS, "v2")),
+        ("other", v("a", HOLDS)),
+    ]
+    (c,) = classify([("p", v("a", DIVERGES))], ablation)
+    assert c.label == "diverges — explained by abl (v1, v2); other"
+
+
+def test_diverges_where_the_ablation_also_diverges_is_unexplained() -> None:
+    ablation = [("abl", v("a", DIVERGES, "v1")), ("abl", v("a", INCONCLUSIVE, "v2"))]
+    (c,) = classify([("p", v("a", DIVERGES))], ablation)
+    assert c.cls == UNEXPLAINED and c.explained_by == () and c.not_run == ()
+    assert c.label == "diverges — unexplained"
+
+
+def test_an_ablation_with_another_claim_id_does_not_explain() -> None:
+    (c,) = classify([("p", v("a", DIVERGES))], [("abl", v("b", HOLDS)), ("abl", v("a-2", HOLDS))])
+    assert c.cls == UNEXPLAINED
+    assert c.label == "diverges — unexplained"
+
+
+def test_unexplained_names_the_ablations_without_results_for_that_id() -> None:
+    ablation = [
+        ("ran", v("a", DIVERGES, "v1")),
+        ("ran", v("a", NO_DATA, "v2")),  # has results in v1: it ran
+        ("unrun", v("a", NO_DATA)),
+        ("unrun-other-id", v("b", NO_DATA)),
+    ]
+    (c,) = classify([("p", v("a", DIVERGES))], ablation)
+    assert c.cls == UNEXPLAINED and c.not_run == ("unrun",)
+    assert c.label == "diverges — unexplained (ablations not run: unrun)"
+
+
+def test_class_counts_has_every_class() -> None:
+    out = classify(
+        [("p", v("a", HOLDS)), ("p", v("b", DIVERGES)), ("q", v("c", DIVERGES))],
+        [("abl", v("b", HOLDS))],
+    )
+    assert class_counts(out) == {
+        HOLDS: 1,
+        EXPLAINED: 1,
+        UNEXPLAINED: 1,
+        INCONCLUSIVE: 0,
+        NO_DATA: 0,
+    }
+
+
+# -- REPORT.md rebuilt (--report-only) from hand-made results folders --------------
+
+HEAD = """engine: sim
+topology: {kind: incast_star, rto_min_ms: 10, link_gbps: 1.0, delay_us: 25, buffer_bytes: 65536}
+app: {sru_bytes: 65536, mode: per-server, rounds: 4}
+transport: {init_cwnd: 10, delayed_ack: true}
+senders: [2, 4]
+schemes:
+  - {name: a, ecn: off, cc: reno}
+  - {name: b, ecn: off, cc: reno}
+"""
+PAPER = f"""# A toy paper preset.
+name: toy
+{HEAD}paper:
+  cite: "toy"
+  figure: "Fig. 1"
+  claims:
+    - {{id: a-first, kind: ordering, schemes: [a, b], text: "a beats b"}}
+    - {{id: a-fast, kind: at_least, scheme: a, value: 1000000, text: "a is very fast"}}
+    - {{id: b-first, kind: ordering, schemes: [b, a], text: "b beats a"}}
+"""
+ABLATION = f"""# Ablation of toy: init_cwnd.
+name: toy-abl
+{HEAD}variants:
+  transport.init_cwnd: [3, 10]
+paper:
+  cite: "ablation of toy.yaml"
+  figure: "Fig. 1, init_cwnd"
+  claims:
+    - {{id: a-first, kind: ordering, schemes: [a, b], text: "a beats b"}}
+"""
+UNRUN = f"""# Ablation of toy, never run here.
+name: toy-unrun
+{HEAD}paper:
+  cite: "ablation of toy.yaml"
+  figure: "Fig. 1, nothing"
+  claims:
+    - {{id: a-fast, kind: at_least, scheme: a, value: 1000000, text: "a is very fast"}}
+"""
+
+
+@pytest.fixture
+def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """experiments/papers/ replaced by a toy paper preset and two ablations of it."""
+    ok, why = native.available()
+    if not ok:
+        pytest.skip(f"reproduce needs the simulator engine: {why}")
+    papers = tmp_path / "papers"
+    (papers / "ablations").mkdir(parents=True)
+    (papers / "toy.yaml").write_text(PAPER)
+    (papers / "ablations" / "toy-abl.yaml").write_text(ABLATION)
+    (papers / "ablations" / "toy-unrun.yaml").write_text(UNRUN)
+    monkeypatch.setattr(reproduce, "PAPERS", papers)
+    monkeypatch.setattr(reproduce, "ABLATIONS", papers / "ablations")
+    return tmp_path / "out"
+
+
+PROVENANCE = {
+    "commit": "a" * 40,
+    "dirty": False,
+    "engine": "sim",
+    "versions": {"ns3": "3.44.post0", "python": "3.11.2", "kernel": "6.1.0"},
+    "host": "box",
+    "cpus": 8,
+    "loadavg": [0.5, 0.25, 0.125],
+    "captured": "2026-11-26T10:00:00+00:00",
+}
+
+
+def write_results(root: Path, stem: str, slow_a: list[float], make_run: MakeRun) -> None:
+    """One results folder per variant of the preset: scheme a `slow_a[i]` times
+    slower than b (ordering a, b holds when < 1) in variant i."""
+    path = reproduce.PAPERS / f"{stem}.yaml"
+    if not path.is_file():
+        path = reproduce.ABLATIONS / f"{stem}.yaml"
+    for exp, slow in zip(config.load_all(path), slow_a, strict=True):
+        d = root / path.relative_to(reproduce.PAPERS).with_suffix("") / exp.name
+        rs = results.ResultSet(d, exp.name, exp.as_dict())
+        rs.start(PROVENANCE)
+        for n in exp.senders:
+            rs.add(make_run("a", n, 0, slow=slow))
+            rs.add(make_run("b", n, 0, slow=1.0))
+
+
+def report_verdicts(report: str) -> dict[str, str]:
+    """claim (variant) -> the verdict column, from the tables of the report."""
+    row = re.compile(r"^\| (\S+(?: \([^)]*\))?) \| .* \| \*\*(.+)\*\* \|$")
+    out = {}
+    for line in report.splitlines():
+        m = row.match(line)
+        if m:
+            out.setdefault(m.group(1), m.group(2))  # the paper preset's section comes first
+    return out
+
+
+def recomputed(root: Path) -> dict[str, str]:
+    """The toy preset's classes recomputed here from the results folders."""
+    verdicts = []
+    for path in [reproduce.PAPERS / "toy.yaml", reproduce.ABLATIONS / "toy-abl.yaml"]:
+        exps = config.load_all(path)
+        sets = []
+        for e in exps:
+            d = root / path.relative_to(reproduce.PAPERS).with_suffix("") / e.name
+            sets.append(results.load(d) if (d / "results.json").is_file() else None)
+        if any(s is None for s in sets):
+            continue
+        verdicts.append((path, reproduce.verdict_rows(exps, sets, reproduce.base_name(path, exps))))
+    paper = [("toy", x) for p, vs in verdicts if p.stem == "toy" for x in vs]
+    ablation = [(p.stem, x) for p, vs in verdicts if p.stem != "toy" for x in vs]
+    ablation += [("toy-unrun", Verdict({"id": "a-fast"}, NO_DATA, "not run"))]
+    return {c.verdict.claim["id"]: c.label for c in claims.classify(paper, ablation)}
+
+
+def build(root: Path) -> str:
+    assert reproduce.main(["--only", "toy", "toy-abl", "--report-only", "--out", str(root)]) == 0
+    return (root / "REPORT.md").read_text()
+
+
+def test_report_counts_and_classes(toy: Path, make_run: MakeRun) -> None:
+    write_results(toy, "toy", [2.0], make_run)  # a slower than b: a-first diverges
+    write_results(toy, "toy-abl", [2.0, 0.5], make_run)  # a-first holds with init_cwnd 10
+    report = build(toy)
+    head = report.split("## ", 1)[0]
+    assert (
+        "Paper claims (3, ablations' own rows not counted): 1 hold; "
+        "1 diverge, explained by an ablation; 1 diverge, unexplained; "
+        "0 inconclusive; 0 no data." in head
+    )
+    assert "- toy: a-fast — ablations not run: toy-unrun" in head
+    assert head.index("Results from commit") < head.index("Paper claims")  # after provenance
+    got = report_verdicts(report)
+    assert got["a-first"] == "diverges — explained by toy-abl (init_cwnd10)"
+    assert got["a-fast"] == "diverges — unexplained (ablations not run: toy-unrun)"
+    assert got["b-first"] == "holds"
+    # the ablation's own rows keep their plain verdicts
+    assert got["a-first (init_cwnd3)"] == "diverges"
+    assert got["a-first (init_cwnd10)"] == "holds"
+    assert {k: got[k] for k in ("a-first", "a-fast", "b-first")} == recomputed(toy)
+
+
+def test_report_follows_the_results_not_its_previous_text(toy: Path, make_run: MakeRun) -> None:
+    """The classes are recomputed from the results on every build: when the
+    ablation's results stop holding, the explanation goes, and the report agrees
+    with a classification recomputed here from the same folders."""
+    write_results(toy, "toy", [2.0], make_run)
+    write_results(toy, "toy-abl", [2.0, 0.5], make_run)
+    assert report_verdicts(build(toy))["a-first"].startswith("diverges — explained by")
+    write_results(toy, "toy-abl", [2.0, 3.0], make_run)  # now it diverges in both variants
+    report = build(toy)
+    got = report_verdicts(report)
+    assert got["a-first"] == "diverges — unexplained"
+    assert "1 hold; 0 diverge, explained by an ablation; 2 diverge, unexplained;" in report
+    assert "- toy: a-first\n" in report
+    assert {k: got[k] for k in ("a-first", "a-fast", "b-first")} == recomputed(toy)
+
+
+def test_report_with_the_ablation_unrun_says_so(toy: Path, make_run: MakeRun) -> None:
+    """--only the paper preset: its divergences are unexplained, naming every
+    ablation with a claim of that id that has no results in this report."""
+    write_results(toy, "toy", [2.0], make_run)
+    write_results(toy, "toy-abl", [2.0, 0.5], make_run)  # on disk, but not in this report
+    assert reproduce.main(["--only", "toy", "--report-only", "--out", str(toy)]) == 0
+    got = report_verdicts((toy / "REPORT.md").read_text())
+    assert got["a-first"] == "diverges — unexplained (ablations not run: toy-abl)"
+    assert got["a-fast"] == "diverges — unexplained (ablations not run: toy-unrun)"
+
+
+def test_at_scale_section_shows_the_class(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An at-scale preset's claims table (its SUMMARY) shows the class too."""
+    summary = "# title\n\n| claim | verdict | measured |\n|---|---|---|\n"
+    summary += "| r1: drops | **diverges** | 0 |\n"
+    monkeypatch.setattr(reproduce.atscale, "load_records", lambda d: [{"status": "ok"}])
+    monkeypatch.setattr(reproduce.atscale, "report", lambda d, exp, records: summary)
+    path = tmp_path / "p.yaml"
+    path.write_text("# p\n")
+    paper = [("p", Verdict({"id": "r1", "text": "drops"}, DIVERGES, "0"))]
+    classified = classify(paper, [("abl", v("r1", HOLDS))])
+    text = reproduce.atscale_section(path, None, tmp_path, tmp_path, classified)  # type: ignore[arg-type]
+    assert "| r1: drops | **diverges — explained by abl** | 0 |" in text
+    plain = reproduce.atscale_section(path, None, tmp_path, tmp_path)  # type: ignore[arg-type]
+    assert "| r1: drops | **diverges** | 0 |" in plain
