@@ -1,5 +1,6 @@
-"""Fixtures for the agent tests: a freshly loaded rxwin object per test, and a
-capture of what the data path sends out of lo (its forged window updates)."""
+"""Fixtures for the agent tests: a freshly loaded rxwin object per test, the
+veth lab with its CE marker and iperf3 server, and a capture of what the data
+path sends out of lo (its forged window updates)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from agent_labs import veth_lab
 
 from p4incast.agent.datapath import RxWin, default_bpf_dir
+from p4incast.agent.vethlab import VethLab
 
 
 def bpf_skip_reason(obj: str = "rxwin.bpf.o") -> str | None:
@@ -34,7 +37,6 @@ def rxwin() -> Iterator[RxWin]:
 
 
 ETH_P_ALL = 3
-PACKET_OUTGOING = 4
 
 
 @pytest.fixture
@@ -49,13 +51,7 @@ def lo_capture() -> Iterator[socket.socket]:
         s.close()
 
 
-def drain(s: socket.socket) -> list[bytes]:
-    """Frames sent out of lo since the last call (the forged updates)."""
-    out = []
-    while True:
-        try:
-            data, addr = s.recvfrom(4096)
-        except BlockingIOError:
-            return out
-        if addr[2] == PACKET_OUTGOING:
-            out.append(data)
+@pytest.fixture
+def lab() -> Iterator[VethLab]:
+    """The veth lab, CE marker on, iperf3 server up."""
+    yield from veth_lab(marker=True)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -15,25 +14,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from p4incast.agent.datapath import ST_NAMES
 from p4incast.agent.metrics import AgentCollector
 from p4incast.agent.runner import status
-from p4incast.agent.vethlab import VethLab, lab_skip_reason
+from p4incast.agent.vethlab import VethLab
 
 pytestmark = pytest.mark.root
 PORT = 9465
-
-
-@pytest.fixture
-def lab() -> Iterator[VethLab]:
-    why = lab_skip_reason()
-    if why:
-        pytest.skip(why)
-    lab = VethLab()
-    try:
-        lab.up()
-        lab.add_marker(erase_at_receiver=True)
-        lab.start_server()
-        yield lab
-    finally:
-        lab.close()
 
 
 def scrape(lab: VethLab) -> dict[str, tuple[float, dict[str, str]]]:

@@ -34,8 +34,8 @@ import socket
 import sys
 
 import pytest
+from agent_labs import drain
 from agent_traces import FlowTrace, L, R
-from conftest import drain
 from rcc_scenarios import CAP, MSS, SCENARIOS, Q, Scenario
 from scapy.layers.inet import TCP
 from scapy.layers.l2 import Ether

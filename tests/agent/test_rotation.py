@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
+from agent_labs import drain
 from agent_traces import FlowTrace, L, R
-from conftest import drain
 from scapy.layers.inet import TCP
 from scapy.layers.l2 import Ether
 from test_conformance import tcp_checksum_ok

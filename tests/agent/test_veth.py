@@ -22,32 +22,13 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from agent_labs import veth_lab
 
 from p4incast.agent.runner import status
-from p4incast.agent.vethlab import SsSample, VethLab, lab_skip_reason
+from p4incast.agent.vethlab import SsSample, VethLab
 from p4incast.model.scheme import RECEIVER_WINDOW_CLAMP
 
 pytestmark = pytest.mark.root
-
-
-def _lab(marker: bool) -> Iterator[VethLab]:
-    why = lab_skip_reason()
-    if why:
-        pytest.skip(why)
-    lab = VethLab()
-    try:
-        lab.up()
-        if marker:
-            lab.add_marker(erase_at_receiver=True)
-            lab.start_server()
-        yield lab
-    finally:
-        lab.close()  # kills iperf3/agents, deletes both p4ia namespaces
-
-
-@pytest.fixture
-def lab() -> Iterator[VethLab]:
-    yield from _lab(marker=True)
 
 
 def agent_flow(pid: int | None) -> dict | None:
@@ -267,7 +248,7 @@ def sender_unacked_total(lab: VethLab, port: int) -> int:
 @pytest.fixture
 def plain_lab() -> Iterator[VethLab]:
     """The lab without the test CE marker: the rotation's H stays at the budget."""
-    yield from _lab(marker=False)
+    yield from veth_lab(marker=False)
 
 
 def test_budget_rotation_holds_the_budget_below_one_segment_per_flow(

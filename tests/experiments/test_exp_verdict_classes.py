@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_provenance import fake_record
 
 from p4incast.experiments import claims, config, reproduce, results
 from p4incast.experiments.claims import (
@@ -158,16 +159,7 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "out"
 
 
-PROVENANCE = {
-    "commit": "a" * 40,
-    "dirty": False,
-    "engine": "sim",
-    "versions": {"ns3": "3.44.post0", "python": "3.11.2", "kernel": "6.1.0"},
-    "host": "box",
-    "cpus": 8,
-    "loadavg": [0.5, 0.25, 0.125],
-    "captured": "2026-11-26T10:00:00+00:00",
-}
+PROVENANCE = fake_record("a" * 40)
 
 
 def write_results(root: Path, stem: str, slow_a: list[float], make_run: MakeRun) -> None:

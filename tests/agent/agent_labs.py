@@ -1,0 +1,42 @@
+"""Helpers the agent tests share (a module of its own: test modules import it
+by name, which a conftest, one of several in tests/, cannot be)."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from p4incast.agent.vethlab import VethLab, lab_skip_reason
+
+PACKET_OUTGOING = 4
+
+
+def drain(s: socket.socket) -> list[bytes]:
+    """Frames sent out of lo since the last call (the forged updates)."""
+    out = []
+    while True:
+        try:
+            data, addr = s.recvfrom(4096)
+        except BlockingIOError:
+            return out
+        if addr[2] == PACKET_OUTGOING:
+            out.append(data)
+
+
+def veth_lab(marker: bool) -> Iterator[VethLab]:
+    """The veth lab with its iperf3 server up; `marker`: the test CE marker on
+    (erased at the receiver)."""
+    why = lab_skip_reason()
+    if why:
+        pytest.skip(why)
+    lab = VethLab()
+    try:
+        lab.up()
+        if marker:
+            lab.add_marker(erase_at_receiver=True)
+        lab.start_server()
+        yield lab
+    finally:
+        lab.close()  # kills iperf3/agents, deletes both p4ia namespaces
