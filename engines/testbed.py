@@ -122,8 +122,15 @@ def plan_batches(point: Point, shape: LinkShape, rtt_s: float) -> tuple[int, flo
         buffer_bytes=shape.queue_pkts * ETH_FRAME_BYTES,
         link_bps=rate * WIRE_FRAME_BYTES * 8,
         rtt_s=rtt_s,
+        init_segs=point.transport.init_cwnd,
     )
-    info = {"n": plan.n, "k": plan.k, "stagger_us": plan.stagger_us, "wnd_max": plan.wnd_max}
+    info = {
+        "n": plan.n,
+        "k": plan.k,
+        "stagger_us": plan.stagger_us,
+        "wnd_max": plan.wnd_max,
+        "init_segs": plan.init_segs,
+    }
     return plan.n, plan.stagger_us, info
 
 

@@ -110,10 +110,11 @@ def _decimate(ts: list[float], ds: list[int], limit: int) -> list[list[float]]:
     return out
 
 
-def _offsets(n: int, size: int, topo: Topology, rtt_s: float) -> list[float]:
-    """Seed-003 request offsets (seconds) of servers 1..n."""
+def _offsets(n: int, size: int, topo: Topology, rtt_s: float, init_segs: int) -> list[float]:
+    """Seed-003 request offsets (seconds) of servers 1..n whose first window is
+    `init_segs` packets."""
     buffer = int(topo.port_buffer_bytes)
-    sched = batching.plan(n, size, buffer, topo.link_gbps * 1e9, rtt_s)
+    sched = batching.plan(n, size, buffer, topo.link_gbps * 1e9, rtt_s, init_segs=init_segs)
     return list(sched.offsets)
 
 
@@ -251,7 +252,7 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     c.maxSimS = max(max_sim_s, app.rounds * 10 * topo.rto_min_ms / 1000)
     c.restartEachRound = point.transport.restart_each_round
     if sch.batching:
-        offs = _offsets(n, size, topo, base_rtt_s(topo))
+        offs = _offsets(n, size, topo, base_rtt_s(topo), point.transport.init_cwnd)
         c.offsets = native.double_vector(offs)
     sc = p4i.Scenario(c)
     try:

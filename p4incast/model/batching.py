@@ -91,18 +91,31 @@ def sru_packets(sru_bytes: int, mss: int = MSS) -> int:
     return -(-sru_bytes // mss)
 
 
-def slow_start_windows(s_sru_pkts: int) -> tuple[int, int]:
-    """(wnd_A, wnd_B) for an SRU of `s_sru_pkts` packets sent in slow start from 1 packet."""
+def slow_start_windows(s_sru_pkts: int, init_segs: int = 1) -> tuple[int, int]:
+    """(wnd_A, wnd_B) for an SRU of `s_sru_pkts` packets sent in slow start from
+    a window of `init_segs` packets (the paper: 1).
+
+    The windows are w0, 2·w0, 4·w0, ...; wnd_A is the last complete one and
+    wnd_B what is left after it. With w0 = 1 this is the paper's
+    m = floor(log2(S_SRU + 1)) - 1, wnd_A = 2^m, wnd_B = S_SRU - (2^(m+1) - 1).
+    An SRU no larger than w0 goes in its first window: (S_SRU, 0).
+    """
     _positive_int("s_sru_pkts", s_sru_pkts)
-    m = (s_sru_pkts + 1).bit_length() - 1 - 1  # floor(log2(S_SRU + 1)) - 1, exact
-    wnd_a = 1 << m
-    wnd_b = s_sru_pkts - ((1 << (m + 1)) - 1)
+    _positive_int("init_segs", init_segs)
+    if s_sru_pkts <= init_segs:
+        return s_sru_pkts, 0
+    m = 0  # the largest m with w0·(2^(m+1) - 1) <= S_SRU, exact on integers
+    while init_segs * ((1 << (m + 2)) - 1) <= s_sru_pkts:
+        m += 1
+    wnd_a = init_segs << m
+    wnd_b = s_sru_pkts - init_segs * ((1 << (m + 1)) - 1)
     return wnd_a, wnd_b
 
 
-def wnd_max(s_sru_pkts: int) -> int:
-    """Largest number of packets of one SRU in flight at once (slow start from 1)."""
-    wnd_a, wnd_b = slow_start_windows(s_sru_pkts)
+def wnd_max(s_sru_pkts: int, init_segs: int = 1) -> int:
+    """Largest number of packets of one SRU in flight at once (slow start from
+    `init_segs` packets; the paper's case rule on wnd_A and wnd_B)."""
+    wnd_a, wnd_b = slow_start_windows(s_sru_pkts, init_segs)
     if wnd_b == 0:
         return wnd_a
     if wnd_a >= wnd_b:
@@ -110,7 +123,18 @@ def wnd_max(s_sru_pkts: int) -> int:
     return 2 * wnd_a - 1
 
 
-def batch_size(buffer_bytes: int, frame_bytes: int, s_sru_pkts: int) -> int:
+def slow_start_rounds(s_sru_pkts: int, init_segs: int = 1) -> int:
+    """Round trips to send an SRU in slow start from `init_segs` packets: the
+    smallest r with w0·(2^r - 1) >= S_SRU; ceil(log2(S_SRU + 1)) for w0 = 1."""
+    _positive_int("s_sru_pkts", s_sru_pkts)
+    _positive_int("init_segs", init_segs)
+    r = 1
+    while init_segs * ((1 << r) - 1) < s_sru_pkts:
+        r += 1
+    return r
+
+
+def batch_size(buffer_bytes: int, frame_bytes: int, s_sru_pkts: int, init_segs: int = 1) -> int:
     """n = floor(B / (S_f * wnd_max)), at least 1.
 
     When even one flow's peak window does not fit the buffer (B < S_f * wnd_max)
@@ -120,7 +144,7 @@ def batch_size(buffer_bytes: int, frame_bytes: int, s_sru_pkts: int) -> int:
     """
     _positive("buffer_bytes", buffer_bytes)
     _positive_int("frame_bytes", frame_bytes)
-    return max(1, int(buffer_bytes // (frame_bytes * wnd_max(s_sru_pkts))))
+    return max(1, int(buffer_bytes // (frame_bytes * wnd_max(s_sru_pkts, init_segs))))
 
 
 def batches(n_servers: int, n: int) -> int:
@@ -137,15 +161,17 @@ def round_time_T(
     link_bps: float,
     rtt_s: float,
     buffer_bytes: int,
+    init_segs: int = 1,
 ) -> float:
-    """T in seconds: (S_f + S_ACK) * S_SRU / C + ceil(log2(S_SRU + 1)) * (R + B / C)."""
+    """T in seconds: (S_f + S_ACK) * S_SRU / C + ceil(log2(S_SRU + 1)) * (R + B / C),
+    the slow-start rounds counted from a first window of `init_segs` packets."""
     _positive_int("frame_bytes", frame_bytes)
     _non_negative("ack_bytes", ack_bytes)
     _positive_int("s_sru_pkts", s_sru_pkts)
     _positive("link_bps", link_bps)
     _non_negative("rtt_s", rtt_s)
     _positive("buffer_bytes", buffer_bytes)
-    ss_rounds = (s_sru_pkts).bit_length()  # ceil(log2(S_SRU + 1)), exact for integers
+    ss_rounds = slow_start_rounds(s_sru_pkts, init_segs)
     serialise = 8 * (frame_bytes + ack_bytes) * s_sru_pkts / link_bps
     return serialise + ss_rounds * (rtt_s + 8 * buffer_bytes / link_bps)
 
@@ -195,6 +221,7 @@ class Schedule:
 
     n_servers: int
     sru_bytes: int
+    init_segs: int  # the senders' first window, packets (the paper: 1)
     s_sru_pkts: int  # S_SRU
     wnd_max: int  # peak packets in flight per flow
     n: int  # servers per batch
@@ -228,22 +255,26 @@ def plan(
     ack_bytes: int = ACK_BYTES,
     d_max_s: float = D_MAX_S,
     dt_s: float = DT_S,
+    init_segs: int = 1,
 ) -> Schedule:
     """The seed-003 schedule for N servers each sending `sru_bytes` (Podlesny & Williamson).
 
     S_SRU = ceil(sru_bytes / mss). `frame_bytes` is S_f; the paper uses 1500 B
     (pass 1538 to count Ethernet framing on the wire, which is more cautious).
+    `init_segs` is the initial window the senders actually use (the paper's
+    formulas assume 1; a larger one raises wnd_max and shortens slow start).
     """
     _positive_int("n_servers", n_servers)
     s_sru = sru_packets(sru_bytes, mss)
-    w = wnd_max(s_sru)
-    n = batch_size(buffer_bytes, frame_bytes, s_sru)
+    w = wnd_max(s_sru, init_segs)
+    n = batch_size(buffer_bytes, frame_bytes, s_sru, init_segs)
     k = batches(n_servers, n)
-    t = round_time_T(frame_bytes, ack_bytes, s_sru, link_bps, rtt_s, buffer_bytes)
+    t = round_time_T(frame_bytes, ack_bytes, s_sru, link_bps, rtt_s, buffer_bytes, init_segs)
     t_tilde = stagger(t, d_max_s, dt_s)
     return Schedule(
         n_servers=n_servers,
         sru_bytes=sru_bytes,
+        init_segs=init_segs,
         s_sru_pkts=s_sru,
         wnd_max=w,
         n=n,

@@ -23,7 +23,7 @@ config all call them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from .ecn import EcnMode
@@ -62,6 +62,12 @@ RX_CUT_AGENTS = ("newdctcp-rx", "ictcp", "rcc", BUDGET_AGENT)
 NO_DELACK_AGENTS = ("rcc", BUDGET_AGENT)
 BUDGET_MIN_SEGS = 1
 BUDGET_INIT_SEGS = 2
+# Seed 003's closed form is for an SRU sent in slow start from a window of one
+# packet, each segment ACKed, over a new connection ("MLAs do not use
+# persistent TCP connections") [Seed003 §III, §VI]. A batched scheme runs so
+# on both engines, whatever the experiment's transport and app say
+# (`Point.__post_init__`), as the paper describes the scheme.
+BATCHING_INIT_SEGS = 1
 # The largest window the hosts advertise, bytes (the route's `window`
 # attribute; the testbed sets it): window scale ilog2(256 KiB) - 15 = 3, a
 # granularity of 8 bytes, in which a receiver can advertise whole 1448-byte
@@ -184,7 +190,9 @@ class Scheme:
         if self.sender_ecn:
             parts.append("sender ECN kept")
         if self.batching:
-            parts.append("batching")
+            parts.append(
+                f"batching (IW {BATCHING_INIT_SEGS}, ACK per segment, a connection per round)"
+            )
         return ", ".join(parts)
 
 
@@ -313,6 +321,14 @@ class Point:
     app: App = field(default_factory=App)
     transport: Transport = field(default_factory=Transport)
     seed: int = 1  # the run's random seed; an experiment's repeat r runs with seed r + 1
+
+    def __post_init__(self) -> None:
+        # A Point is what an engine runs: a batched scheme's preconditions
+        # (BATCHING_INIT_SEGS) replace the experiment's transport and app.
+        if self.scheme.batching:
+            t = replace(self.transport, init_cwnd=BATCHING_INIT_SEGS, delayed_ack=False)
+            object.__setattr__(self, "transport", t)
+            object.__setattr__(self, "app", replace(self.app, connections=APP_CONNECTIONS[1]))
 
     def problems(self) -> list[str]:
         """Every problem with the point, one message each (empty: it can run)."""

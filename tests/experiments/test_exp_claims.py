@@ -97,13 +97,26 @@ def test_ordering_higher_and_lower() -> None:
     assert evaluate(low, rows, CTX).verdict == HOLDS
 
 
-def test_matches_bound_uses_the_closed_form_where_it_batches() -> None:
-    # 64 KB buffer, 1 Gbit/s, SRU 64 KB: N = 8 runs in k >= 2 batches, g ~ 106 Mbit/s;
-    # N = 1 is one batch (skipped: no prediction)
-    c = claim(kind="matches_bound", scheme="batched", tolerance=0.25)
+def test_above_bound_reads_g_as_the_guaranteed_goodput_at_every_n() -> None:
+    # Seed 003: T and T~ are upper bounds, so goodput >= g wherever nothing is lost,
+    # N = 1 (one batch, g ~ 117 Mbit/s: T counts a full buffer per slow-start round)
+    # included; 64 KB buffer, 1 Gbit/s, SRU 64 KB: g(N=8) ~ 106 Mbit/s
+    c = claim(kind="above_bound", scheme="batched")
     v = evaluate(c, [row("batched", 1, 900.0), row("batched", 8, 110.0)], CTX)
-    assert v.verdict == HOLDS and "N=1 " not in v.ours and "N=8 (k=" in v.ours
+    assert v.verdict == HOLDS and "N=1 (k=1)" in v.ours and "N=8 (k=" in v.ours
+    assert evaluate(c, [row("batched", 8, 990.0)], CTX).verdict == HOLDS
+    assert evaluate(c, [row("batched", 8, 60.0)], CTX).verdict == DIVERGES
+
+
+def test_matches_bound_holds_within_tolerance_over_its_n_range() -> None:
+    # 64 KB buffer, 1 Gbit/s, SRU 64 KB: g(N=8) ~ 106 Mbit/s; N = 1 (g ~ 117, a full
+    # buffer of queueing per slow-start round in T) is left out by n_min
+    c = claim(kind="matches_bound", scheme="batched", tolerance=0.25, n_min=6)
+    v = evaluate(c, [row("batched", 1, 900.0), row("batched", 8, 110.0)], CTX)
+    assert v.verdict == HOLDS and "N=1 " not in v.ours and "N=8 (k=8)" in v.ours
     assert evaluate(c, [row("batched", 8, 990.0)], CTX).verdict == DIVERGES
+    wide = claim(kind="matches_bound", scheme="batched", tolerance=0.25)
+    assert evaluate(wide, [row("batched", 1, 900.0)], CTX).verdict == DIVERGES
 
 
 @pytest.mark.parametrize(

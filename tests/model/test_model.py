@@ -114,6 +114,20 @@ def test_receiver_rule_is_the_only_cut_unless_sender_ecn() -> None:
         AgentConfig(iface="x", policy="observe", sender_ecn=1).validated()
 
 
+def test_batched_points_run_the_closed_forms_preconditions() -> None:
+    """Seed 003 [§III, §VI]: slow start from one packet, every segment ACKed, no
+    persistent connections — a batched point runs so whatever the experiment says;
+    the other schemes of the same experiment keep its transport and app."""
+    t = Transport(init_cwnd=10, delayed_ack=True, dctcp_g=0.15)
+    app = App(32768, rounds=7, connections="persistent")
+    batched = Point(Scheme("b", batching=True), 8, app=app, transport=t)
+    assert batched.transport.init_cwnd == 1 and not batched.transport.delayed_ack
+    assert batched.app.per_round_connections and batched.app.rounds == 7
+    assert batched.transport.dctcp_g == 0.15 and not batched.receiver_delayed_ack
+    plain = Point(Scheme("d"), 8, app=app, transport=t)
+    assert plain.transport == t and plain.app == app
+
+
 def test_rcc_receiver_never_delays_acks() -> None:
     """RCC's receiver disables delayed ACK [RCC §4] whatever the transport says."""
     t = Transport(delayed_ack=True)

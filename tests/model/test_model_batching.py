@@ -26,6 +26,39 @@ def test_wnd_max_small_and_third_branch() -> None:
     assert batching.wnd_max(12) == 7
 
 
+def test_first_window_of_w0_packets_worked_examples() -> None:
+    # docs/algorithms.md §4, "The initial window actually used": windows w0, 2 w0, ...
+    # S_SRU = 23 (a 32 KB SRU), w0 = 10: one full window of 10, then 13 left;
+    # wnd_B = 13 > wnd_A = 10 -> 2 * 10 - 1 = 19; two round trips (10 + 20 >= 23)
+    assert batching.slow_start_windows(23, 10) == (10, 13)
+    assert batching.wnd_max(23, 10) == 19
+    assert batching.slow_start_rounds(23, 10) == 2
+    # S_SRU = 15, w0 = 10: wnd_A = 10 >= wnd_B = 5 -> 10 + 5 - 1 = 14
+    assert batching.wnd_max(15, 10) == 14
+    # S_SRU = 46, w0 = 10: windows 10, 20 (30 sent), 16 left < 20 -> 20 + 16 - 1 = 35
+    assert batching.slow_start_windows(46, 10) == (20, 16)
+    assert batching.wnd_max(46, 10) == 35
+    assert batching.slow_start_rounds(46, 10) == 3
+    # an SRU that fits the first window is one window, one round trip
+    assert batching.slow_start_windows(6, 10) == (6, 0)
+    assert batching.wnd_max(6, 10) == 6
+    assert batching.slow_start_rounds(6, 10) == 1
+    # w0 = 1 is the paper's: ceil(log2(S_SRU + 1)) round trips
+    assert [batching.slow_start_rounds(s) for s in (1, 2, 3, 9, 15, 21)] == [1, 2, 2, 4, 4, 5]
+
+
+def test_plan_uses_the_first_window_it_is_given() -> None:
+    # SRU 32 KB = 23 segments into a 32 KB buffer: from 1 packet wnd_max = 15
+    # (windows 1, 2, 4, 8; wnd_B = 8 <= 8 -> 8 + 8 - 1), n = floor(32768 / 22500) = 1;
+    # from 10 packets wnd_max = 19 and 2 round trips instead of 5 in T
+    one = batching.plan(4, 32768, 32768, 1e9, 100e-6)
+    ten = batching.plan(4, 32768, 32768, 1e9, 100e-6, init_segs=10)
+    assert (one.init_segs, one.wnd_max, one.n) == (1, 15, 1)
+    assert (ten.init_segs, ten.wnd_max, ten.n) == (10, 19, 1)
+    per_round = 100e-6 + 8 * 32768 / 1e9
+    assert math.isclose(one.T - ten.T, 3 * per_round, rel_tol=1e-9)
+
+
 def test_batch_size_and_batches() -> None:
     assert batching.batch_size(KIB64, 1500, 21) == 3
     assert batching.batches(32, 3) == 11
@@ -84,6 +117,8 @@ def test_sru_packets_rounds_up() -> None:
     "call",
     [
         lambda: batching.wnd_max(0),
+        lambda: batching.wnd_max(9, 0),
+        lambda: batching.slow_start_rounds(9, 0),
         lambda: batching.batch_size(0, 1500, 9),
         lambda: batching.batches(0, 3),
         lambda: batching.round_time_T(1500, 40, 21, 0, 100e-6, KIB64),
