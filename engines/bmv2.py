@@ -127,7 +127,7 @@ class Bmv2Engine(IncastEngine):
             print(f"could not load the BPF congestion controls: {err}", flush=True)
 
     def check(self, point: Point) -> list[str]:
-        problems = point.problems()
+        problems = point.problems(self.name)
         if point.transport.restart_each_round:
             problems.append(
                 "transport.restart_each_round: the testbed's Linux senders keep their "

@@ -309,7 +309,8 @@ def parse(raw: Any) -> Experiment:
     repeats = raw.get("repeats", 1)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ExperimentError(f"repeats: {repeats!r} must be an integer >= 1")
-    schemes = parse_schemes(raw.get("schemes"), lambda s: check_scheme(s, topo))
+    runs_on = None if engine == "auto" else engine
+    schemes = parse_schemes(raw.get("schemes"), lambda s: check_scheme(s, topo, runs_on))
     return Experiment(
         name=name,
         schemes=schemes,

@@ -8,7 +8,7 @@ calibration (p4incast/model/dilation.py):
 - every link at the bottleneck's measured rate (measured pkt/s × 1538 B × 8);
   the testbed's host links are faster (htb at host_mbps), so on the model a
   sender's own link adds one frame time (0.5 ms at 2000 pkt/s) to its path;
-- the bottleneck port's buffer = queue_pkts full packets as the model queues
+- the bottleneck port's buffer = queue_pkts full frames (wire.QUEUED_FRAME_BYTES each),
   them;
 - link delay chosen so the model's unloaded RTT of a full frame equals the
   testbed's: the ping RTT plus a full frame's time at the bottleneck and on
@@ -45,8 +45,7 @@ from matplotlib.figure import Figure
 
 from p4incast.engines import resolve
 from p4incast.model.dilation import LINUX_DELACK_MS, Dilation
-from p4incast.model.wire import ACK_WIRE_BYTES, WIRE_FRAME_BYTES
-from p4incast.sim.engine import QUEUED_FULL_PACKET_BYTES
+from p4incast.model.wire import ACK_WIRE_BYTES, QUEUED_FRAME_BYTES, WIRE_FRAME_BYTES
 
 from . import results
 from .config import Experiment, ExperimentError, load_all
@@ -77,7 +76,7 @@ def sim_twin(exp: Experiment, dil: Dilation) -> Experiment:
         t,
         link_gbps=rate_bps / 1e9,
         delay_us=delay_us,
-        buffer_bytes=t.queue_pkts * QUEUED_FULL_PACKET_BYTES,
+        buffer_bytes=t.queue_pkts * QUEUED_FRAME_BYTES,
         shared_buffer_bytes=0,
         rto_min_ms=rto,
     )

@@ -53,7 +53,13 @@ from p4incast.model.scheme import (
     rx_budget_bytes,
     rx_min_segs,
 )
-from p4incast.model.wire import ACK_WIRE_BYTES, MSS_BYTES, WIRE_FRAME_BYTES
+from p4incast.model.wire import (
+    ACK_WIRE_BYTES,
+    MODEL_GAP_BYTES,
+    MSS_BYTES,
+    QUEUED_FRAME_BYTES,
+    WIRE_FRAME_BYTES,
+)
 from p4incast.sim import native
 
 # How the C++ receiver (sim/cpp/rx_agent.h) runs each agent policy: 0 off,
@@ -62,10 +68,6 @@ from p4incast.sim import native
 AGENT_CODES = {"off": 0, "observe": 1, "newdctcp-rx": 2, "ictcp": 3, "rcc": 3, "newdctcp-budget": 4}
 assert set(AGENT_CODES) == set(AGENT_POLICIES), "every agent policy needs a C++ mode"
 BOTTLENECK_PORT = "1"  # the receiver's port on its ToR/leaf (attached first, as on BMv2)
-# The model queues a full segment as PPP (2) + IP (20) + TCP (20) + MSS bytes and
-# adds the rest of a full frame's wire time (Ethernet framing, TCP timestamps) as a gap.
-QUEUED_FULL_PACKET_BYTES = 2 + 20 + 20 + MSS_BYTES
-GAP_BYTES = WIRE_FRAME_BYTES - QUEUED_FULL_PACKET_BYTES
 SERIES_POINTS = 2000  # depth_series is decimated to at most this many points
 MAX_SIM_S = 120.0  # a run that needs more simulated time than this is reported failed
 
@@ -84,7 +86,7 @@ def init_worker() -> None:
 
 def check_point(point: Point) -> list[str]:
     """Problems with a point that would stop it from running (empty = fine)."""
-    problems = point.problems()
+    problems = point.problems("sim")
     if point.transport.tail_loss_probe:
         problems.append(
             "transport.tail_loss_probe: the model's senders (ns-3) have no tail-loss "
@@ -127,10 +129,10 @@ def base_rtt_s(topo: Topology) -> float:
 
 
 def port_budget_bytes(t: Transport, buffer_bytes: float, link_bps: float, rtt_s: float) -> int:
-    """newdctcp-budget's B on the model: a bottleneck port's buffer in full packets as
-    the model queues them, plus its base bandwidth-delay product."""
+    """newdctcp-budget's B on the model: the full frames a bottleneck port's buffer
+    holds, plus its base bandwidth-delay product."""
     bdp = link_bps * rtt_s / (8 * WIRE_FRAME_BYTES)
-    return rx_budget_bytes(t, buffer_bytes / QUEUED_FULL_PACKET_BYTES, bdp)
+    return rx_budget_bytes(t, buffer_bytes // QUEUED_FRAME_BYTES, bdp)
 
 
 def budget_bytes(point: Point) -> int:
@@ -220,7 +222,7 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int) -> None:
     c.synRtoMs = t.syn_rto_ms
     c.dctcpG = t.dctcp_g
     c.segSize = MSS_BYTES
-    c.gapBytes = GAP_BYTES
+    c.gapBytes = MODEL_GAP_BYTES
 
 
 def _run(point: Point, out: RunResult, max_sim_s: float) -> None:

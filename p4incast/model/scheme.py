@@ -28,7 +28,7 @@ from typing import Any
 
 from .ecn import EcnMode
 from .errors import ModelError
-from .wire import ETH_FRAME_BYTES, MSS_BYTES, WIRE_FRAME_BYTES
+from .wire import MSS_BYTES, QUEUED_FRAME_BYTES, WIRE_FRAME_BYTES
 
 INCAST_SCENARIO = "incast"  # what a Point is part of (a preset's `scenario:` when absent)
 TOPOLOGIES = ("incast_star", "leaf_spine")
@@ -105,7 +105,7 @@ class Topology:
     dilate: bool = True  # bmv2: stretch timers by the measured time dilation (model/dilation.py)
     link_gbps: float = 1.0  # sim: link rate, Gbit/s
     delay_us: float = 25.0  # sim: one-way delay per link, µs
-    buffer_bytes: int = 65536  # sim: per-port buffer, bytes
+    buffer_bytes: int = 65536  # sim: per-port buffer, bytes (QUEUED_FRAME_BYTES a full frame)
     shared_buffer_bytes: int = 0  # sim: > 0 = one buffer per switch shared by its ports
     dt_alpha: float = 1.0  # sim: dynamic-threshold alpha of the shared buffer
 
@@ -117,6 +117,11 @@ class Topology:
         if self.shared_buffer_bytes:
             return self.dt_alpha / (1 + self.dt_alpha) * self.shared_buffer_bytes
         return float(self.buffer_bytes)
+
+    @property
+    def buffer_frames(self) -> int:
+        """The simulator's queue in packets: the full frames one congested port holds."""
+        return int(self.port_buffer_bytes // QUEUED_FRAME_BYTES)
 
     def bottleneck_bps(self, engine: str) -> float:
         """Rate of the receiver's port in bit/s of full frames (for the framing limit)."""
@@ -231,15 +236,15 @@ def check_topology(topo: Topology) -> None:
         raise ModelError(f"topology.delay_us: {topo.delay_us} must be >= 0")
     if not 0 < topo.dt_alpha <= 64:
         raise ModelError(f"topology.dt_alpha: {topo.dt_alpha} must be in (0, 64]")
-    if topo.shared_buffer_bytes and topo.port_buffer_bytes < ETH_FRAME_BYTES:
+    if topo.shared_buffer_bytes and topo.port_buffer_bytes < QUEUED_FRAME_BYTES:
         raise ModelError(
             f"topology.shared_buffer_bytes: {topo.shared_buffer_bytes} leaves one port less "
-            f"than one packet ({ETH_FRAME_BYTES} bytes) at dt_alpha={topo.dt_alpha}"
+            f"than one packet ({QUEUED_FRAME_BYTES} bytes) at dt_alpha={topo.dt_alpha}"
         )
-    if topo.buffer_bytes < ETH_FRAME_BYTES:
+    if topo.buffer_bytes < QUEUED_FRAME_BYTES:
         raise ModelError(
             f"topology.buffer_bytes: {topo.buffer_bytes} is smaller than one packet "
-            f"({ETH_FRAME_BYTES} bytes)"
+            f"({QUEUED_FRAME_BYTES} bytes)"
         )
     if topo.host_mbps * 1e6 < topo.bottleneck_bps("bmv2"):
         raise ModelError(
@@ -276,8 +281,9 @@ def check_transport(t: Transport) -> None:
     _at_least("transport.policy_tick_us", t.policy_tick_us, 0)
 
 
-def check_scheme(s: Scheme, topo: Topology) -> None:
-    """A scheme on a topology: vocabularies, and K against both engines' queues."""
+def check_scheme(s: Scheme, topo: Topology, engine: str | None = None) -> None:
+    """A scheme on a topology: vocabularies, and K against the queue of the engine
+    that runs it (`engine`: bmv2 or sim; None, an engine not chosen yet: both)."""
     where = f"scheme {s.name}"
     vocab = (
         ("ecn", s.ecn, tuple(m.value for m in EcnMode)),
@@ -302,11 +308,14 @@ def check_scheme(s: Scheme, topo: Topology) -> None:
         if s.k:
             raise ModelError(f"{where}: k={s.k} given but ecn is off")
         return
-    check_k(s.k, topo.queue_pkts, where)
-    if s.k * ETH_FRAME_BYTES > topo.port_buffer_bytes:
-        raise ModelError(
-            f"{where}: k={s.k} packets ({s.k * ETH_FRAME_BYTES} B) is above the buffer "
-            f"one port can hold ({topo.port_buffer_bytes:.0f} B)"
+    if engine in (None, "bmv2"):
+        check_k(s.k, topo.queue_pkts, f"{where} (bmv2: topology.queue_pkts)")
+    if engine in (None, "sim"):
+        frames = topo.buffer_frames
+        check_k(
+            s.k,
+            frames,
+            f"{where} (sim: {topo.port_buffer_bytes:.0f} B of buffer = {frames} full frames)",
         )
 
 
@@ -330,8 +339,9 @@ class Point:
             object.__setattr__(self, "transport", t)
             object.__setattr__(self, "app", replace(self.app, connections=APP_CONNECTIONS[1]))
 
-    def problems(self) -> list[str]:
-        """Every problem with the point, one message each (empty: it can run)."""
+    def problems(self, engine: str | None = None) -> list[str]:
+        """Every problem with the point, one message each (empty: it can run);
+        K is checked against `engine`'s queue (None: both engines')."""
         out = []
         if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
             out.append(f"n must be an integer >= 1, got {self.n!r}")
@@ -339,7 +349,7 @@ class Point:
             lambda: check_topology(self.topology),
             lambda: check_app(self.app),
             lambda: check_transport(self.transport),
-            lambda: check_scheme(self.scheme, self.topology),
+            lambda: check_scheme(self.scheme, self.topology, engine),
         )
         for check in checks:
             try:
@@ -348,9 +358,9 @@ class Point:
                 out.append(str(err))
         return out
 
-    def check(self) -> None:
+    def check(self, engine: str | None = None) -> None:
         """Raise ModelError with the first problem."""
-        problems = self.problems()
+        problems = self.problems(engine)
         if problems:
             raise ModelError(problems[0])
 

@@ -6,6 +6,13 @@ the Ethernet frame as a NIC or BMv2 hands it over (no FCS) is
 ETH_FRAME_BYTES; on a 1 Gbit/s wire it occupies WIRE_FRAME_BYTES of time
 (+ 4 FCS + 8 preamble/SFD + 12 inter-frame gap). ACK_WIRE_BYTES is a pure
 ACK's wire time (64-byte minimum frame + 20 bytes of preamble and gap).
+
+A switch buffer is sized in frames: QUEUED_FRAME_BYTES per full frame, on
+both engines (BMv2's queue counts packets; the simulator's buffer counts
+these bytes, so a buffer of Q·QUEUED_FRAME_BYTES holds Q full frames). The
+ns-3 model's packet of a full segment is MODEL_PACKET_BYTES (PPP + IP + TCP
+without options + MSS); its queue adds the rest of the frame to every packet
+it admits, and its links the rest of the wire time as a gap.
 """
 
 MSS_BYTES = 1448  # TCP payload of a full segment: 1500 - 20 (IP) - 20 (TCP) - 12 (timestamps)
@@ -13,3 +20,6 @@ IP_MTU_BYTES = 1500  # IP packet of a full segment
 ETH_FRAME_BYTES = 1514  # Ethernet frame without FCS: 14 + 1500 (what a buffer holds)
 WIRE_FRAME_BYTES = 1538  # wire time of a full frame: 1514 + 4 FCS + 8 preamble + 12 IFG
 ACK_WIRE_BYTES = 84  # wire time of a minimum (64-byte) frame: + 8 preamble + 12 IFG
+QUEUED_FRAME_BYTES = ETH_FRAME_BYTES  # one full frame of a switch buffer, both engines
+MODEL_PACKET_BYTES = 2 + 20 + 20 + MSS_BYTES  # a full segment as ns-3 queues it: PPP, IP, TCP, MSS
+MODEL_GAP_BYTES = WIRE_FRAME_BYTES - MODEL_PACKET_BYTES  # the model's wire time beyond its packet

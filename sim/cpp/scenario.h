@@ -86,7 +86,7 @@ struct RunConfig
     uint32_t seed = 1;
     uint32_t run = 1;
     uint32_t segSize = 1448;
-    uint32_t gapBytes = 48; // wire bytes per packet beyond PPP + IP: 1538 - 1490
+    uint32_t gapBytes = 48; // wire bytes per packet beyond its own: wire.MODEL_GAP_BYTES
     uint32_t initCwnd = 10;
     // Receive buffer = the largest window a receiver offers. Bounds a long
     // flow's window (ns-3 has no TSQ: a sender's NIC queue would otherwise

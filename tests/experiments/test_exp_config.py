@@ -91,7 +91,24 @@ def test_bad_experiment_is_one_clear_error(mutate, match: str) -> None:
 
 
 def test_sim_buffer_below_k_refused() -> None:
-    _bad(lambda r: r["topology"].update(buffer_bytes=8 * 1538), "above the buffer")
+    # 8 full frames of buffer is a simulated queue of 8 packets, below K = 12
+    _bad(lambda r: r["topology"].update(buffer_bytes=8 * 1538), r"= 8 full frames\): k=12")
+
+
+def test_k_is_checked_only_against_the_chosen_engines_queue() -> None:
+    """A simulator preset's K needs no BMv2 queue_pkts, and a testbed one no byte buffer."""
+    sim = copy.deepcopy(GOOD)
+    sim["engine"] = "sim"
+    sim["topology"] = {"buffer_bytes": 80 * 1514}
+    sim["schemes"][1]["k"] = 70  # above BMv2's default 64-packet queue, below 80 frames
+    assert config.parse(sim).schemes[1].k == 70
+    sim["engine"] = "auto"
+    with pytest.raises(ExperimentError, match="bmv2: topology.queue_pkts"):
+        config.parse(sim)
+    bmv2 = copy.deepcopy(GOOD)
+    bmv2["engine"] = "bmv2"
+    bmv2["topology"]["buffer_bytes"] = 8 * 1514
+    assert config.parse(bmv2).schemes[1].k == 12
 
 
 def test_bad_files(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from p4incast.experiments.config import load_all
 from p4incast.experiments.twin import compare, sim_twin
 from p4incast.model.dilation import Dilation
 from p4incast.model.wire import WIRE_FRAME_BYTES
-from p4incast.sim.engine import QUEUED_FULL_PACKET_BYTES, base_rtt_s
+from p4incast.sim.engine import base_rtt_s
 
 TWIN = Path(__file__).resolve().parents[2] / "experiments" / "twin.yaml"
 
@@ -24,7 +24,10 @@ def test_sim_twin_takes_the_testbeds_measured_settings() -> None:
     t = twin.topology
     assert twin.engine == "sim" and twin.schemes == exp.schemes and twin.app == exp.app
     assert t.link_gbps * 1e9 == pytest.approx(1990.0 * WIRE_FRAME_BYTES * 8)
-    assert t.buffer_bytes == exp.topology.queue_pkts * QUEUED_FULL_PACKET_BYTES
+    # the model's buffer holds exactly the testbed's queue of full 1514-byte frames
+    # (14-byte Ethernet header + a 1500-byte IP packet), no more, no fewer
+    assert t.buffer_bytes // 1514 == exp.topology.queue_pkts == 64
+    assert t.buffer_bytes % 1514 == 0
     assert t.rto_min_ms == dil.rto_min_ms(exp.topology.rto_min_ms) > 400
     assert twin.transport.delack_ms == 40
     # The model's unloaded RTT equals ping + a full frame at the bottleneck and host link.

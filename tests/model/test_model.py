@@ -72,11 +72,22 @@ def test_point_problems_lists_each() -> None:
         p.check()
 
 
-def test_k_above_the_buffer_refused() -> None:
-    topo = Topology(queue_pkts=200, buffer_bytes=20 * ETH_FRAME_BYTES)
-    Point(Scheme("s", "tail", 20, "dctcp"), 4, topology=topo).check()
-    with pytest.raises(ModelError, match="above the buffer"):
-        Point(Scheme("s", "tail", 21, "dctcp"), 4, topology=topo).check()
+def test_k_is_checked_against_the_queue_of_the_engine_that_runs_it() -> None:
+    # the simulator's buffer of 20 full 1514-byte frames (+ 1000 B: not a 21st) is a
+    # queue of 20 packets: an arriving packet sees at most 19 waiting, so K = 20
+    # would never mark there; BMv2's queue is queue_pkts packets
+    topo = Topology(queue_pkts=200, buffer_bytes=20 * 1514 + 1000)
+    point = Point(Scheme("s", "tail", 20, "dctcp"), 4, topology=topo)
+    Point(Scheme("s", "tail", 19, "dctcp"), 4, topology=topo).check("sim")
+    point.check("bmv2")
+    with pytest.raises(ModelError, match=r"sim: .* = 20 full frames\): k=20"):
+        point.check("sim")
+    with pytest.raises(ModelError, match="sim: "):
+        point.check()  # no engine chosen yet: both queues
+    small = Point(Scheme("s", "tail", 20, "dctcp"), 4, topology=Topology(queue_pkts=16))
+    small.check("sim")
+    with pytest.raises(ModelError, match=r"bmv2: topology.queue_pkts\): k=20"):
+        small.check("bmv2")
 
 
 def test_bytes_per_server() -> None:

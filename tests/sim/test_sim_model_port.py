@@ -8,8 +8,7 @@ from typing import Any
 from p4incast.agent.config import TUNABLES
 from p4incast.model.ecn import EcnMode
 from p4incast.model.scheme import App, Topology, Transport
-from p4incast.model.wire import MSS_BYTES
-from p4incast.sim import engine
+from p4incast.model.wire import MODEL_GAP_BYTES, MSS_BYTES
 
 
 def test_ecn_mode_codes_match(p4i: Any) -> None:
@@ -25,7 +24,7 @@ def test_run_config_defaults_are_the_models(p4i: Any) -> None:
     assert (c.bufferBytes, c.rtoMinMs) == (topo.buffer_bytes, topo.rto_min_ms)
     assert (c.sizeBytes, c.rounds, c.jitterUs) == (app.sru_bytes, app.rounds, app.jitter_us)
     assert c.perRoundConnections == app.per_round_connections
-    assert (c.segSize, c.gapBytes) == (MSS_BYTES, engine.GAP_BYTES)
+    assert (c.segSize, c.gapBytes) == (MSS_BYTES, MODEL_GAP_BYTES)
     assert c.agentInitSegs == TUNABLES["init_segs"][0]
     assert c.agentMinSegs == TUNABLES["min_segs"][0]
     assert c.agentMaxW == TUNABLES["max_w"][0]
