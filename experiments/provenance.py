@@ -222,3 +222,23 @@ def line(prov: Mapping[str, Any] | None) -> str:
         head = f"provenance: {_one(prov)}"
     resumed = prov.get("resumed") or []
     return head + "".join(f"; resumed: {_one(r)}" for r in resumed)
+
+
+def report_header(named: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
+    """REPORT.md's lines on where the results came from; `named`: (preset, provenance
+    record or None) per experiment. One commit line and the first record's line when
+    every preset's runs came from the same commit(s); else the commits per preset."""
+    per_preset: dict[str, list[str]] = {}
+    for name, prov in named:
+        mine = per_preset.setdefault(name, [])
+        mine += [c for c in commits(prov) if c not in mine]
+    if not per_preset:
+        return []
+    distinct = {tuple(c) for c in per_preset.values()}
+    if len(distinct) == 1:
+        only = ", ".join(f"`{c}`" for c in next(iter(distinct)))
+        first = next((p for _n, p in named if p), None)
+        return [f"Results from commit {only}.", f"{line(first)}.", ""]
+    lines = ['Results from different commits, per preset ("?": not recorded):', ""]
+    lines += [f"- {name}: {', '.join(f'`{c}`' for c in cs)}" for name, cs in per_preset.items()]
+    return lines + [""]

@@ -2,6 +2,7 @@
 each paper's claims beside what we measured.
 
     python -m p4incast.experiments.reproduce [--only NAME ...] [--rounds R] [--out DIR]
+        [--report-only] [--since FILE ...] [--why FILE]
     p4incast-run reproduce [--only NAME ...] [--rounds R] [--out DIR]   (the same)
     make reproduce                               (all of them)
 
@@ -25,6 +26,22 @@ report; diverges — unexplained; inconclusive; no data) and lists the
 unexplained ones; each paper preset's table shows the class, the ablations'
 tables their plain verdicts. All verdicts are computed before any section is
 written, from the results (also with --report-only), never from earlier text.
+
+`--since FILE ...` names earlier reports (REPORT.md files, or the hand-kept
+docs/reproduce/*.md), oldest first; a later file's row replaces an earlier
+one for the same preset, claim and variant. REPORT.md then has a section
+"Changed since the last report" right after the class counts: one row per
+claim whose verdict changed or whose figure moved (before: ours, verdict and
+file, as that file printed them; now: this report's), then the claims that
+are new and those that vanished (of the presets this report covers). What
+"changed" and "moved" mean exactly: experiments/report_diff.py. `--why FILE`
+(docs/reproduce/why.yaml) gives each change its reason: YAML
+`"<preset>/<claim-id>[/<variant>]": one line`; a change without one shows
+"why: not yet written". Both files are read before anything runs.
+Then a section "Cost, and the papers' rounds" (experiments/cost.py): the runs'
+worker-seconds (each record's wall_s), the mean and longest point, this
+reproduce's wall time, and the projection to 100 rounds × 5 repeats per incast
+preset, in hours on this machine's cores and minutes on 100 Ray workers.
 """
 
 from __future__ import annotations
@@ -48,7 +65,7 @@ from p4incast.model.atscale import ATSCALE_SCENARIO  # noqa: E402
 from p4incast.model.scheme import INCAST_SCENARIO  # noqa: E402
 from p4incast.sim.engine import base_rtt_s  # noqa: E402
 
-from . import atscale, provenance, results  # noqa: E402
+from . import atscale, cost, provenance, report_diff, results  # noqa: E402
 from .claims import (  # noqa: E402
     CLASSES,
     NO_DATA,
@@ -285,24 +302,8 @@ def report_section(
     return "\n".join(lines)
 
 
-def provenance_header(named: list[tuple[str, Any]]) -> list[str]:
-    """REPORT.md's lines on where the results came from; `named`: (preset, provenance
-    record or None) per experiment. One commit line and the first record's line when
-    every preset's runs came from the same commit(s); else the commits per preset."""
-    per_preset: dict[str, list[str]] = {}
-    for name, prov in named:
-        mine = per_preset.setdefault(name, [])
-        mine += [c for c in provenance.commits(prov) if c not in mine]
-    if not per_preset:
-        return []
-    distinct = {tuple(c) for c in per_preset.values()}
-    if len(distinct) == 1:
-        only = ", ".join(f"`{c}`" for c in next(iter(distinct)))
-        first = next((p for _n, p in named if p), None)
-        return [f"Results from commit {only}.", f"{provenance.line(first)}.", ""]
-    lines = ['Results from different commits, per preset ("?": not recorded):', ""]
-    lines += [f"- {name}: {', '.join(f'`{c}`' for c in cs)}" for name, cs in per_preset.items()]
-    return lines + [""]
+# REPORT.md's lines on where the results came from (the testbed report prints the same)
+provenance_header = provenance.report_header
 
 
 CLASS_WORDS = {
@@ -370,6 +371,62 @@ def classify_all(
     return out
 
 
+def read_since(files: list[Path]) -> list[tuple[Path, list[report_diff.ClaimRow]]]:
+    """(file, its claim rows) of each earlier report, oldest first (OSError naming a
+    file it cannot read)."""
+    out = []
+    for f in files:
+        try:
+            text = f.read_text(encoding="utf-8")
+        except OSError as err:
+            raise OSError(f"--since {f}: {err.strerror or err}") from None
+        out.append((f, report_diff.parse_report(text, str(f))))
+    return out
+
+
+def read_why(path: Path) -> dict[str, str]:
+    """--why: the YAML mapping of claims to why they changed (report_diff.load_why)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise OSError(f"--why {path}: {err.strerror or err}") from None
+    return report_diff.load_why(text, f"--why {path}")
+
+
+def now_verdicts(
+    verdicts: list[tuple[Path, list[Verdict]]], classified: dict[Path, list[Classified]]
+) -> list[tuple[str, Verdict, str]]:
+    """(preset, verdict, the verdict column as REPORT.md prints it) of every claim row:
+    a paper preset's class label, an ablation's plain verdict."""
+    out = []
+    for path, vs in verdicts:
+        if path in classified:
+            out += [(path.stem, c.verdict, c.label) for c in classified[path]]
+        else:
+            out += [(path.stem, v, v.verdict) for v in vs]
+    return out
+
+
+def cost_groups(
+    groups: list[tuple[Path, list[Experiment], list[results.ResultSet]]],
+    scale_paths: list[Path],
+    scale_exps: list[atscale.AtScaleExperiment],
+    scale_dirs: list[Path],
+) -> list[cost.Group]:
+    """The run records' wall times for the cost section: one group per incast
+    experiment (all in one sweep), one per at-scale preset (a sweep of its own)."""
+    out = []
+    for path, pexps, mine in groups:
+        for e, rs in zip(pexps, mine, strict=True):
+            walls, missing = cost.walls_of(rs.runs)
+            out.append(cost.Group(path.stem, "incast", walls, missing, e.app.rounds, e.repeats))
+    for path, sexp, d in zip(scale_paths, scale_exps, scale_dirs, strict=True):
+        records = atscale.load_records(d)
+        walls, missing = cost.walls_of(records, "{scheme} load {load} #{repeat}")
+        out.append(cost.Group(path.stem, path.stem, walls, missing, None, sexp.repeats))
+    return out
+
+
 def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
     ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="+", metavar="PRESET", help="preset file stems to run")
@@ -388,9 +445,32 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         action="store_true",
         help="run nothing: write REPORT.md from the results already in --out (e.g. after Ctrl-C)",
     )
+    ap.add_argument(
+        "--since",
+        nargs="+",
+        type=Path,
+        metavar="FILE",
+        help="earlier reports, oldest first: REPORT.md says what changed since them",
+    )
+    ap.add_argument(
+        "--why",
+        type=Path,
+        metavar="FILE",
+        help='why claims changed: YAML "<preset>/<claim-id>[/<variant>]": one line '
+        "(docs/reproduce/why.yaml)",
+    )
     args = ap.parse_args(argv)
     if args.report_only and not args.out:
         print(f"{prog}: --report-only needs --out RESULTS_DIR", file=sys.stderr)
+        return 2
+    if args.why and not args.since:
+        print(f"{prog}: --why needs --since (what changed since which report)", file=sys.stderr)
+        return 2
+    try:  # read before anything runs: a bad file must not wait for the sweep
+        earlier = read_since(args.since or [])
+        why = read_why(args.why) if args.why else {}
+    except (OSError, report_diff.WhyError) as err:
+        print(f"{prog}: {err}", file=sys.stderr)
         return 2
     try:
         paths = presets(args.only)
@@ -475,26 +555,39 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
     for path, sexp, d in zip(scale_paths, scale_exps, scale_dirs, strict=True):
         sections.append(atscale_section(path, sexp, d, root, classified.get(path)))
         named.append((path.stem, atscale.load_provenance(d)))
-    minutes = (time.monotonic() - t0) / 60
+    wall_s = time.monotonic() - t0
     cut = f" Rounds cut to {args.rounds} per run (--rounds)." if args.rounds else ""
     done = sum(len(rs.runs) for rs in sets)
     ran = (
         f"Rebuilt from the {done} of {total} runs finished in {root} (--report-only)."
         if args.report_only
-        else f"{total} runs in {minutes:.1f} min on {note.removeprefix('engine: ')}."
+        else f"{total} runs in {wall_s / 60:.1f} min on {note.removeprefix('engine: ')}."
     )
+    changed: list[str] = []
+    if args.since:
+        now = report_diff.rows_of(now_verdicts(verdicts, classified))
+        d = report_diff.diff(report_diff.merge(rows for _f, rows in earlier), now, args.only)
+        counts = [(str(f), len(rows)) for f, rows in earlier]
+        changed = report_diff.changed_section(d, why, counts)
+        stale = report_diff.unused_why(why, d)
+        if stale:
+            unused = ", ".join(stale)
+            print(f"{prog}: --why entries for no changed claim: {unused}", file=sys.stderr)
+    groups_cost = cost_groups(groups, scale_paths, scale_exps, scale_dirs)
     head = [
         "# p4-incast: the papers' headline results on the simulator",
         "",
         f"{ran}{cut}",
         *provenance_header(named),
-        *classes_header([c for cs in classified.values() for c in cs]),
         "Verdicts (experiments/claims.py): holds; diverges (wrong side even at the edge of our",
         "95 % interval); inconclusive (only the mean is on the wrong side). A paper preset's",
         "divergence is explained by an ablation when a claim of the same id holds in one of",
         "its variants in this report, else unexplained (computed, claims.classify).",
         *[f"Not run here: {line}." for line in notes],
         "",
+        *classes_header([c for cs in classified.values() for c in cs]),
+        *changed,
+        *cost.section(groups_cost, None if args.report_only else wall_s, os.cpu_count() or 1),
     ]
     report = root / "REPORT.md"
     report.write_text("\n".join(head + sections))
