@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from p4incast.agent import cc
-from p4incast.agent.config import POLICY_NAMES, TUNABLES, AgentConfig, ConfigError
+from p4incast.agent.config import POLICY_NAMES, AgentConfig, ConfigError, tunables
 from p4incast.agent.datapath import detach_clsact
 from p4incast.agent.libbpf import BpfError, lib
 from p4incast.agent.metrics import AgentCollector, parse_listen, serve
@@ -58,11 +58,11 @@ def _parser() -> argparse.ArgumentParser:
         help="serve the aggregate totals as Prometheus metrics on ADDR:PORT (e.g. "
         "127.0.0.1:9465); bound before anything is attached",
     )
-    for name, (default, lo, hi, desc) in TUNABLES.items():
+    for t in tunables():
         r.add_argument(
-            f"--{name.replace('_', '-')}",
-            type=type(default),
-            help=f"{desc} (default {default}, {lo}..{hi})",
+            f"--{t.name.replace('_', '-')}",
+            type=type(t.default),
+            help=f"{t.desc} (default {t.default}, {t.lo}..{t.hi})",
         )
     s = sub.add_parser("status", help="per-flow W, packets, CE, RTT of running agents; totals")
     s.add_argument("--json", action="store_true")
@@ -75,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _cmd_run(a: argparse.Namespace) -> int:
     cfg = AgentConfig.load(a.config) if a.config else AgentConfig()
-    over = {k: getattr(a, k) for k in ("iface", "policy", "attach", *TUNABLES)}
+    over = {k: getattr(a, k) for k in ("iface", "policy", "attach", *(t.name for t in tunables()))}
     cfg = cfg.override(**over).validated()
     if a.metrics:
         parse_listen(a.metrics)

@@ -1,16 +1,18 @@
-"""Agent tunables: defaults, bounds, one line each. A JSON/YAML file loads into
-`AgentConfig`; command-line flags only override."""
+"""Agent tunables: `AgentConfig`, each tunable field with its default, bounds
+and a one-line description (`tunables()`). A JSON/YAML file loads into it;
+command-line flags only override."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
 from p4incast.agent.policies.ictcp import IctcpParams
+from p4incast.agent.rxwin_h import RXWIN
 from p4incast.model.scheme import (
     AGENT_POLICIES,
     BUDGET_AGENT,
@@ -19,54 +21,26 @@ from p4incast.model.scheme import (
     RX_MIN_SEGS,
 )
 
-__all__ = ["AgentConfig", "ConfigError", "TUNABLES", "start_segs"]
+__all__ = ["POLICY_MODES", "AgentConfig", "ConfigError", "Tunable", "start_segs", "tunables"]
 
 POLICY_NAMES = AGENT_POLICIES
+
+# How the receiver's data path runs each policy (rx_config.policy, the
+# RX_POLICY_* of agent/bpf/rx_policy.h; the simulator's receiver takes the
+# same codes): ictcp and rcc are "user" policies, their W written by userspace.
+POLICY_MODES: dict[str, int] = {
+    "off": RXWIN.RX_POLICY_OFF,
+    "observe": RXWIN.RX_POLICY_OBSERVE,
+    "newdctcp-rx": RXWIN.RX_POLICY_NEWDCTCP,
+    "ictcp": RXWIN.RX_POLICY_USER,
+    "rcc": RXWIN.RX_POLICY_USER,
+    BUDGET_AGENT: RXWIN.RX_POLICY_BUDGET,
+}
+assert set(POLICY_MODES) == set(POLICY_NAMES), "every agent policy needs a data-path mode"
 
 
 class ConfigError(ValueError):
     """A configuration value a user supplied is unusable."""
-
-
-# name: (default, min, max, description)
-TUNABLES: dict[str, tuple[float, float, float, str]] = {
-    "init_segs": (10, 1, 1000, "W of a new flow, in MSS"),
-    "min_segs": (
-        RX_MIN_SEGS,
-        1,
-        1000,
-        "W floor, in MSS (1: literal rule; 1 segment waits for delayed ACKs)",
-    ),
-    "max_w": (4 << 20, 4096, 1 << 30, "largest W, bytes"),
-    "rtt_limit_us": (2000, 1, 10_000_000, "flows with min RTT above this are left alone, us"),
-    "idle_reset_s": (1.0, 0.001, 3600, "idle longer than this: W restarts (in BPF), s"),
-    "idle_timeout_s": (30.0, 0.01, 86400, "idle longer than this: entry deleted, s"),
-    "max_flows": (16384, 16, 1 << 20, "flow table size (LRU), entries"),
-    "interval_ms": (5.0, 0.2, 1000, "userspace tick for ictcp/rcc and housekeeping, ms"),
-    "capacity_mbps": (0, 0, 400_000, "ICTCP interface capacity C, Mbit/s (0: from sysfs)"),
-    "queue_maxsize": (40, 1, 100_000, "RCC queue_maxsize, packets"),
-    "ack_queue": (
-        1,
-        0,
-        1,
-        "rcc: 1 = RCC's ACK queue in the data path, at most queue_maxsize packets "
-        "in flight (0: the window assignment alone, ablation)",
-    ),
-    "budget_bytes": (
-        0,
-        0,
-        1 << 31,
-        "newdctcp-budget: sum of all flows' windows, bytes (queue + bandwidth-delay product)",
-    ),
-    "rotate": (0, 0, 1, "newdctcp-budget: 1 = windows below one segment, flows take turns"),
-    "sender_ecn": (
-        0,
-        0,
-        1,
-        "1 = leave ECE on our ACKs: the sender cuts on ECN too (ablation; "
-        "0 = the policy's window is the only cut)",
-    ),
-}
 
 
 def start_segs(policy: str, init_segs: int) -> int:
@@ -79,35 +53,78 @@ def start_segs(policy: str, init_segs: int) -> int:
     return BUDGET_INIT_SEGS if policy in (BUDGET_AGENT, "rcc") else init_segs
 
 
+def _tunable(default: float, lo: float, hi: float, desc: str) -> Any:
+    """A tunable field: its default, its bounds [lo, hi], one line of description."""
+    return field(default=default, metadata={"bounds": (lo, hi), "desc": desc})
+
+
+class Tunable(NamedTuple):
+    name: str
+    default: float
+    lo: float
+    hi: float
+    desc: str
+
+
 @dataclass(frozen=True)
 class AgentConfig:
     iface: str = ""
     policy: str = "newdctcp-rx"
     attach: str = "tcx"  # tcx | clsact
-    init_segs: int = 10
-    min_segs: int = 2
-    max_w: int = 4 << 20
-    rtt_limit_us: int = 2000
-    idle_reset_s: float = 1.0
-    idle_timeout_s: float = 30.0
-    max_flows: int = 16384
-    interval_ms: float = 5.0
-    capacity_mbps: float = 0
-    queue_maxsize: int = 40
-    ack_queue: int = 1
-    budget_bytes: int = 0
-    rotate: int = 0
-    sender_ecn: int = 0
+    init_segs: int = _tunable(10, 1, 1000, "W of a new flow, in MSS")
+    min_segs: int = _tunable(
+        RX_MIN_SEGS, 1, 1000, "W floor, in MSS (1: literal rule; 1 segment waits for delayed ACKs)"
+    )
+    max_w: int = _tunable(4 << 20, 4096, 1 << 30, "largest W, bytes")
+    rtt_limit_us: int = _tunable(
+        2000, 1, 10_000_000, "flows with min RTT above this are left alone, us"
+    )
+    idle_reset_s: float = _tunable(
+        1.0, 0.001, 3600, "idle longer than this: W restarts (in BPF), s"
+    )
+    idle_timeout_s: float = _tunable(30.0, 0.01, 86400, "idle longer than this: entry deleted, s")
+    max_flows: int = _tunable(16384, 16, 1 << 20, "flow table size (LRU), entries")
+    interval_ms: float = _tunable(
+        5.0, 0.2, 1000, "userspace tick for ictcp/rcc and housekeeping, ms"
+    )
+    # its default is an int: file and flag values are read as whole Mbit/s
+    capacity_mbps: float = _tunable(
+        0, 0, 400_000, "ICTCP interface capacity C, Mbit/s (0: from sysfs)"
+    )
+    queue_maxsize: int = _tunable(40, 1, 100_000, "RCC queue_maxsize, packets")
+    ack_queue: int = _tunable(
+        1,
+        0,
+        1,
+        "rcc: 1 = RCC's ACK queue in the data path, at most queue_maxsize packets "
+        "in flight (0: the window assignment alone, ablation)",
+    )
+    budget_bytes: int = _tunable(
+        0,
+        0,
+        1 << 31,
+        "newdctcp-budget: sum of all flows' windows, bytes (queue + bandwidth-delay product)",
+    )
+    rotate: int = _tunable(
+        0, 0, 1, "newdctcp-budget: 1 = windows below one segment, flows take turns"
+    )
+    sender_ecn: int = _tunable(
+        0,
+        0,
+        1,
+        "1 = leave ECE on our ACKs: the sender cuts on ECN too (ablation; "
+        "0 = the policy's window is the only cut)",
+    )
 
     def validated(self) -> AgentConfig:
         if self.policy not in POLICY_NAMES:
             raise ConfigError(f"policy {self.policy!r}: one of {', '.join(POLICY_NAMES)}")
         if self.attach not in ("tcx", "clsact"):
             raise ConfigError(f"attach {self.attach!r}: tcx or clsact")
-        for name, (_d, lo, hi, desc) in TUNABLES.items():
-            v = getattr(self, name)
-            if not lo <= v <= hi:
-                raise ConfigError(f"{name}={v} out of range [{lo}, {hi}] ({desc})")
+        for t in tunables():
+            v = getattr(self, t.name)
+            if not t.lo <= v <= t.hi:
+                raise ConfigError(f"{t.name}={v} out of range [{t.lo}, {t.hi}] ({t.desc})")
         if self.policy == BUDGET_AGENT and not self.budget_bytes:
             raise ConfigError(
                 f"policy {BUDGET_AGENT} needs budget_bytes (--budget-bytes): what the "
@@ -148,3 +165,12 @@ class AgentConfig:
                 except (TypeError, ValueError):
                     raise ConfigError(f"{k}={v!r}: expected {type(default).__name__}") from None
         return replace(self, **clean)
+
+
+def tunables() -> tuple[Tunable, ...]:
+    """AgentConfig's tunables in field order: name, default, bounds, description."""
+    return tuple(
+        Tunable(f.name, f.default, *f.metadata["bounds"], f.metadata["desc"])
+        for f in fields(AgentConfig)
+        if "bounds" in f.metadata
+    )

@@ -1,7 +1,8 @@
 """The loaded rxwin data path: config, flow table, counters, attachment.
 
-Mirrors agent/bpf/rxwin.h with ctypes (the loader checks the sizes against the
-object's map value sizes). Attachment (fail-open, see `RxWin.attach`):
+Its structures and constants are agent/bpf/rxwin.h's, read from the header
+(agent/rxwin_h.py); the loader checks the map value sizes of the object
+against them. Attachment (fail-open, see `RxWin.attach`):
 
 - ``tcx`` (default, kernel >= 6.6): two TCX links created with libbpf's
   bpf_link_create(). The kernel detaches them when the last fd closes, so
@@ -21,11 +22,13 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from p4incast.agent.config import POLICY_MODES, AgentConfig
 from p4incast.agent.libbpf import BpfError, Lib, TcOpts, lib
-from p4incast.model.scheme import BUDGET_AGENT
+from p4incast.agent.rxwin_h import RXWIN, HeaderError
 
 __all__ = [
     "POLICIES",
+    "STRUCTS",
     "AckqFlow",
     "AckqGlobal",
     "ST_NAMES",
@@ -38,48 +41,42 @@ __all__ = [
     "default_bpf_dir",
 ]
 
-# rxwin.h RX_POLICY_*; ictcp and rcc run as "user": the agent writes W.
-POLICIES: dict[str, int] = {
-    "off": 0,
-    "observe": 1,
-    "newdctcp-rx": 2,
-    "ictcp": 3,
-    "rcc": 3,
-    BUDGET_AGENT: 4,
-}
-# rxwin.h ROT_OP_*: the rotation rescue's state changes, made by rx_rescue
-ROT_OP_GRANT, ROT_OP_COUNT, ROT_OP_ADJUST, ROT_OP_SCAN = 1, 2, 3, 4
-ROT_OP_OFF = 14  # the op follows this many zero bytes (an Ethernet header)
-# rxwin.h ACKQ_OP_*: rcc's ACK-queue rescue ops (rx_rescue), ACKQ_* flow states
-ACKQ_OP_RELEASE, ACKQ_OP_END = 10, 11
-ACKQ_NONE, ACKQ_HELD = 0, 1
+# rx_config.policy of each agent policy; ictcp and rcc run as "user": the agent writes W
+POLICIES = POLICY_MODES
+# the rotation rescue's state changes, made by rx_rescue after ROT_OP_OFF zero bytes
+ROT_OP_GRANT = RXWIN.ROT_OP_GRANT
+ROT_OP_COUNT = RXWIN.ROT_OP_COUNT
+ROT_OP_ADJUST = RXWIN.ROT_OP_ADJUST
+ROT_OP_SCAN = RXWIN.ROT_OP_SCAN
+ROT_OP_OFF = RXWIN.ROT_OP_OFF
+# rcc's ACK-queue rescue ops (rx_rescue) and its flow states
+ACKQ_OP_RELEASE = RXWIN.ACKQ_OP_RELEASE
+ACKQ_OP_END = RXWIN.ACKQ_OP_END
+ACKQ_NONE = RXWIN.ACKQ_NONE
+ACKQ_HELD = RXWIN.ACKQ_HELD
+# flow.flags
+FL_PEER_SYN = RXWIN.FL_PEER_SYN
+FL_LOCAL_SYN = RXWIN.FL_LOCAL_SYN
+FL_MARKED = RXWIN.FL_MARKED
+FL_COUNTED = RXWIN.FL_COUNTED
+FL_SLOW = RXWIN.FL_SLOW
+FL_HS = RXWIN.FL_HS
 
-ST_NAMES = (
-    "rx_pkts",
-    "tx_acks",
-    "rewrites",
-    "flows_new",
-    "flows_end",
-    "bad_opts",
-    "no_handshake",
-    "idle_reset",
-    "hs_reopen",
-    "forge_fail",
-    "rot_grant",
-    "rot_release",
-    "rot_idle",
-    "rot_defer",
-    "ece_cleared",
-    "ackq_held",
-    "ackq_replaced",
-    "ackq_superseded",
-    "ackq_released",
-    "ackq_rescued",
-    "ackq_zero",
-)
-FL_PEER_SYN, FL_LOCAL_SYN = 1 << 0, 1 << 1
-FL_MARKED, FL_COUNTED, FL_SLOW = 1 << 6, 1 << 7, 1 << 10
-FL_HS = FL_PEER_SYN | FL_LOCAL_SYN
+# p4i_stats entries whose exported name is not their ST_ name lower-cased
+_ST_EXPORT = {"ST_NO_HS": "no_handshake"}
+
+
+def _stat_names() -> tuple[str, ...]:
+    """p4i_stats' entries by index: rxwin.h's ST_* but ST_MAX, lower-cased
+    without the prefix (the status keys and metric names)."""
+    st = {k: v for k, v in RXWIN.prefixed("ST_").items() if k != "ST_MAX"}
+    if sorted(st.values()) != list(range(RXWIN.ST_MAX)):
+        raise HeaderError(f"{RXWIN.path}: ST_* must number 0..ST_MAX-1, each once")
+    by_index = sorted(st, key=st.__getitem__)
+    return tuple(_ST_EXPORT.get(n, n.removeprefix("ST_").lower()) for n in by_index)
+
+
+ST_NAMES = _stat_names()
 
 
 def default_bpf_dir() -> Path:
@@ -90,30 +87,18 @@ def default_bpf_dir() -> Path:
     return Path(__file__).resolve().parents[1] / "build" / "agent"
 
 
+# Each class below is laid out from its rxwin.h struct. __slots__ = (): writing a
+# field the header does not have raises instead of adding a Python attribute.
+
+
 class RxConfig(ctypes.Structure):
-    _fields_ = [
-        ("policy", ctypes.c_uint32),
-        ("init_segs", ctypes.c_uint32),
-        ("max_w", ctypes.c_uint32),
-        ("rtt_limit_us", ctypes.c_uint32),
-        ("ifindex", ctypes.c_uint32),
-        ("min_segs", ctypes.c_uint32),
-        ("idle_ns", ctypes.c_uint64),
-        ("budget_bytes", ctypes.c_uint32),
-        ("rotate", ctypes.c_uint32),
-        ("clear_ece", ctypes.c_uint32),
-        ("ackq_pkts", ctypes.c_uint32),
-        ("share_pkts", ctypes.c_uint32),
-    ]
+    __slots__ = ()
+    _fields_ = RXWIN.fields("rx_config")
 
 
 class FlowKey(ctypes.Structure):
-    _fields_ = [
-        ("raddr_be", ctypes.c_uint32),
-        ("laddr_be", ctypes.c_uint32),
-        ("rport_be", ctypes.c_uint16),
-        ("lport_be", ctypes.c_uint16),
-    ]
+    __slots__ = ()
+    _fields_ = RXWIN.fields("flow_key")
 
     @classmethod
     def make(cls, raddr: str, rport: int, laddr: str, lport: int) -> FlowKey:
@@ -136,41 +121,8 @@ class FlowKey(ctypes.Structure):
 
 
 class Flow(ctypes.Structure):
-    _fields_ = [
-        ("first_ns", ctypes.c_uint64),
-        ("last_ns", ctypes.c_uint64),
-        ("pkts", ctypes.c_uint64),
-        ("bytes", ctypes.c_uint64),
-        ("ect", ctypes.c_uint64),
-        ("ce", ctypes.c_uint64),
-        ("acks", ctypes.c_uint64),
-        ("rewrites", ctypes.c_uint64),
-        ("ts_ns", ctypes.c_uint64),
-        ("flags", ctypes.c_uint32),
-        ("hi_seq", ctypes.c_uint32),
-        ("mss", ctypes.c_uint32),
-        ("w", ctypes.c_uint32),
-        ("win_bytes", ctypes.c_uint32),
-        ("win_pkts", ctypes.c_uint32),
-        ("win_ce", ctypes.c_uint32),
-        ("windows", ctypes.c_uint32),
-        ("marked_windows", ctypes.c_uint32),
-        ("last_ack", ctypes.c_uint32),
-        ("last_re", ctypes.c_uint32),
-        ("last_field", ctypes.c_uint32),
-        ("ts_val", ctypes.c_uint32),
-        ("srtt_us", ctypes.c_uint32),
-        ("rtt_min_us", ctypes.c_uint32),
-        ("retrans", ctypes.c_uint32),
-        ("ts_echoed", ctypes.c_uint32),
-        ("peer_mss", ctypes.c_uint16),
-        ("local_mss", ctypes.c_uint16),
-        ("wscale", ctypes.c_uint8),
-        ("local_ws", ctypes.c_uint8),
-        ("peer_ws", ctypes.c_uint8),
-        ("re_valid", ctypes.c_uint8),
-        ("last_len", ctypes.c_uint32),
-    ]
+    __slots__ = ()
+    _fields_ = RXWIN.fields("flow")
 
     def as_dict(self) -> dict[str, int | bool]:
         d: dict[str, int | bool] = {
@@ -188,89 +140,59 @@ class RotGlobal(ctypes.Structure):
     """struct rot_global: H (`slots`, 0 until the first window of data ends),
     flows holding a window, flows waiting, the receiver's window of data."""
 
-    _fields_ = [
-        ("slots", ctypes.c_int64),
-        ("open", ctypes.c_int64),
-        ("waiting", ctypes.c_int64),
-        ("win_bytes", ctypes.c_uint64),
-        ("win_pkts", ctypes.c_uint64),
-        ("win_ce", ctypes.c_uint64),
-        ("win_floor_ce", ctypes.c_uint64),
-        ("windows", ctypes.c_uint64),
-        ("cuts", ctypes.c_uint64),
-        ("mss", ctypes.c_uint64),
-        ("grants", ctypes.c_uint64),
-    ]
+    __slots__ = ()
+    _fields_ = RXWIN.fields("rot_global")
 
 
 class RotOp(ctypes.Structure):
     """struct rot_op: one of the rescue's state changes (rx_rescue)."""
 
-    _fields_ = [
-        ("key", FlowKey),
-        ("op", ctypes.c_uint32),
-        ("since", ctypes.c_uint64),
-        ("open", ctypes.c_int64),
-        ("waiting", ctypes.c_int64),
-        ("min_idle_ns", ctypes.c_uint64),
-        ("stale_rtts", ctypes.c_uint32),
-        ("reclaimed", ctypes.c_uint32),
-    ]
+    __slots__ = ()
+    _fields_ = RXWIN.fields("rot_op", flow_key=FlowKey)
 
 
 class RotFlow(ctypes.Structure):
     """struct rot_flow: a flow's rotation state and what its window update needs."""
 
-    _fields_ = [
-        ("state", ctypes.c_uint32),
-        ("seq_next", ctypes.c_uint32),
-        ("ack", ctypes.c_uint32),
-        ("tsval", ctypes.c_uint32),
-        ("tsecr", ctypes.c_uint32),
-        ("has_hdr", ctypes.c_uint32),
-        ("hdr", ctypes.c_uint8 * 36),
-        ("since", ctypes.c_uint64),
-    ]
+    __slots__ = ()
+    _fields_ = RXWIN.fields("rot_flow")
 
 
 class AckqFlow(ctypes.Structure):
     """struct ackq_flow: a flow in rcc's ACK queue (rel: right edge last
     released; held: ack << 32 | right edge of its held ACK)."""
 
-    _fields_ = [
-        ("held", ctypes.c_uint64),
-        ("counted", ctypes.c_int64),
-        ("rel", ctypes.c_uint32),
-        ("rel_valid", ctypes.c_uint32),
-        ("state", ctypes.c_uint32),
-        ("pad", ctypes.c_uint32),
-    ]
+    __slots__ = ()
+    _fields_ = RXWIN.fields("ackq_flow")
 
 
 class AckqGlobal(ctypes.Structure):
     """struct ackq_global: total in flight (bytes), its largest value after a
     pass or release, flows held, the try-lock, releases."""
 
-    _fields_ = [
-        ("total", ctypes.c_int64),
-        ("max_total", ctypes.c_int64),
-        ("held", ctypes.c_int64),
-        ("lock", ctypes.c_uint32),
-        ("pad", ctypes.c_uint32),
-        ("releases", ctypes.c_uint64),
-    ]
+    __slots__ = ()
+    _fields_ = RXWIN.fields("ackq_global")
 
 
 class AckqOp(ctypes.Structure):
     """struct ackq_op: one of the ACK-queue rescue's ops (rx_rescue)."""
 
-    _fields_ = [
-        ("key", FlowKey),
-        ("op", ctypes.c_uint32),
-        ("ack", ctypes.c_uint32),
-        ("field", ctypes.c_uint32),
-        ("pad", ctypes.c_uint32),
-    ]
+    __slots__ = ()
+    _fields_ = RXWIN.fields("ackq_op", flow_key=FlowKey)
+
+
+# rxwin.h struct name -> its class here
+STRUCTS: dict[str, type[ctypes.Structure]] = {
+    "rx_config": RxConfig,
+    "flow_key": FlowKey,
+    "flow": Flow,
+    "rot_global": RotGlobal,
+    "rot_op": RotOp,
+    "rot_flow": RotFlow,
+    "ackq_flow": AckqFlow,
+    "ackq_global": AckqGlobal,
+    "ackq_op": AckqOp,
+}
 
 
 @dataclass(frozen=True)
@@ -316,7 +238,7 @@ class RxWin:
             ("p4i_ackq_g", AckqGlobal),
         ):
             if c.bpf_map__value_size(m[n]) != ctypes.sizeof(t):
-                raise BpfError(f"{n}: value size differs from datapath.py (rebuild)", 22)
+                raise BpfError(f"{n}: value size differs from agent/bpf/rxwin.h (make build)", 22)
         self.config_fd = c.bpf_map__fd(m["p4i_config"])
         self.flows_fd = c.bpf_map__fd(m["p4i_flows"])
         self.wset_fd = c.bpf_map__fd(m["p4i_wset"])
@@ -338,12 +260,12 @@ class RxWin:
         self,
         policy: str,
         *,
-        init_segs: int = 10,
-        max_w: int = 4 << 20,
-        rtt_limit_us: int = 2000,
-        idle_s: float = 1.0,
+        init_segs: int = AgentConfig.init_segs,
+        max_w: int = AgentConfig.max_w,
+        rtt_limit_us: int = AgentConfig.rtt_limit_us,
+        idle_s: float = AgentConfig.idle_reset_s,
         ifindex: int = 0,
-        min_segs: int = 2,
+        min_segs: int = AgentConfig.min_segs,
         budget_bytes: int = 0,
         rotate: int = 0,
         clear_ece: int = 0,

@@ -34,13 +34,12 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from p4incast.agent.config import TUNABLES, start_segs
+from p4incast.agent.config import POLICY_MODES, start_segs, tunables
 from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
 from p4incast.agent.policies.rcc import Rcc, RccParams
 from p4incast.model import batching
 from p4incast.model.ecn import EcnMode
 from p4incast.model.scheme import (
-    AGENT_POLICIES,
     BUDGET_AGENT,
     App,
     Point,
@@ -62,11 +61,11 @@ from p4incast.model.wire import (
 )
 from p4incast.sim import native
 
-# How the C++ receiver (sim/cpp/rx_agent.h) runs each agent policy: 0 off,
-# 1 observe, 2 newdctcp-rx per packet in C++, 3 a window written from Python,
-# 4 newdctcp-rx capped by the budget's share, per packet in C++.
-AGENT_CODES = {"off": 0, "observe": 1, "newdctcp-rx": 2, "ictcp": 3, "rcc": 3, "newdctcp-budget": 4}
-assert set(AGENT_CODES) == set(AGENT_POLICIES), "every agent policy needs a C++ mode"
+# How the C++ receiver (sim/cpp/rx_agent.h RxPolicy) runs each agent policy:
+# the host agent's data-path modes (agent/bpf/rx_policy.h, which RxPolicy reads)
+# — off, observe, newdctcp-rx per packet in C++, a window written from Python
+# (ictcp, rcc), newdctcp-rx capped by the budget's share.
+AGENT_CODES = POLICY_MODES
 BOTTLENECK_PORT = "1"  # the receiver's port on its ToR/leaf (attached first, as on BMv2)
 SERIES_POINTS = 2000  # depth_series is decimated to at most this many points
 MAX_SIM_S = 120.0  # a run that needs more simulated time than this is reported failed
@@ -74,7 +73,7 @@ MAX_SIM_S = 120.0  # a run that needs more simulated time than this is reported 
 
 def agent_tunables() -> dict[str, float]:
     """The host agent's defaults (agent/config.py), so both engines run the same policy."""
-    return {k: v[0] for k, v in TUNABLES.items()}
+    return {t.name: t.default for t in tunables()}
 
 
 def init_worker() -> None:

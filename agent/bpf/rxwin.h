@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Shared between rxwin.bpf.c and the Python loader (agent/datapath.py mirrors
- * these layouts with ctypes; keep them in step). All fields are host order
- * unless named *_be. */
+/* Shared between rxwin.bpf.c and the Python agent, which reads this file
+ * (agent/rxwin_h.py): each #define becomes a Python constant, each struct a
+ * ctypes structure. Keep to what that reader takes: integer #defines, structs
+ * of __u8..__u64/__s8..__s64, nested structs and arrays of them.
+ * All fields are host order unless named *_be. */
 #ifndef P4I_RXWIN_H
 #define P4I_RXWIN_H
 
-/* Policies (config.policy). */
-#define RX_POLICY_OFF 0        /* programs return at once, touch nothing */
-#define RX_POLICY_OBSERVE 1    /* measure, compute W, rewrite nothing */
-#define RX_POLICY_NEWDCTCP 2   /* W from the in-kernel NewDCTCP-rx rule */
-#define RX_POLICY_USER 3       /* W written by userspace into p4i_wset (ICTCP, RCC) */
-#define RX_POLICY_BUDGET 4     /* NewDCTCP-rx's W, capped by an even share of config.budget_bytes */
+/* Policies (rx_config.policy): RX_POLICY_*, also read by the simulator */
+#include "rx_policy.h"
 
 /* Flow flags (flow.flags). */
 #define FL_PEER_SYN (1U << 0)   /* peer's SYN or SYN-ACK seen (ingress) */

@@ -40,6 +40,8 @@
 #define P4INCAST_SIM_RX_AGENT_H
 
 #include "ecn_queue.h"
+// RX_POLICY_*: the host agent's data-path modes, which this receiver ports
+#include "../../agent/bpf/rx_policy.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -52,13 +54,14 @@ namespace p4i
 {
 using namespace ns3;
 
+// How the receiver runs each agent policy (sim/engine.py AGENT_CODES).
 enum RxPolicy
 {
-    RX_OFF = 0,
-    RX_OBSERVE = 1,  // count, never clamp
-    RX_NEWDCTCP = 2, // per-packet window rule here
-    RX_USER = 3,     // window set from Python (ictcp, rcc)
-    RX_BUDGET = 4    // newdctcp-rx capped by a share of budgetBytes
+    RX_OFF = RX_POLICY_OFF,
+    RX_OBSERVE = RX_POLICY_OBSERVE,   // count, never clamp
+    RX_NEWDCTCP = RX_POLICY_NEWDCTCP, // per-packet window rule here
+    RX_USER = RX_POLICY_USER,         // window set from Python (ictcp, rcc)
+    RX_BUDGET = RX_POLICY_BUDGET      // newdctcp-rx capped by a share of budgetBytes
 };
 
 constexpr uint32_t MAX_WSCALE = 14;

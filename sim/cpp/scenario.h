@@ -72,7 +72,7 @@ struct RunConfig
     uint32_t k = 0;
     std::string cc = "reno"; // reno | cubic | bbr | dctcp | newdctcp
     int agent = RX_OFF;
-    uint32_t agentInitSegs = 10; // newdctcp-rx, agent/config.py TUNABLES
+    uint32_t agentInitSegs = 10; // newdctcp-rx, agent/config.py AgentConfig
     uint32_t agentMinSegs = 2;
     uint64_t agentMaxW = 4u << 20;
     uint64_t agentBudgetBytes = 0; // newdctcp-budget: B
