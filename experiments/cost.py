@@ -17,7 +17,7 @@ Every run record carries `wall_s`, the seconds its worker spent on the point
   max(its worker time / W, its longest point) / RAY_EFFICIENCY — with
   longest-first scheduling no sweep ends before its longest point, and the
   work cannot end before it is spread over W workers — and the sweeps add up.
-  The ns-3 load of each actor (14–20 s, README) is not included.
+  The ns-3 load of each actor (14–20 s, docs/cluster.md) is not included.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ PAPER_REPEATS = 5  # repeats per point in the papers' experiments
 CLUSTER_WORKERS = 100
 # Points per minute of a 1-node Ray cluster over the local process pool, both with
 # 2 workers on the same machine: 159 / 172 (scripts/bench_cluster.py --full
-# --repeat 2; README, "What a 100-core cluster would do with `make reproduce`").
+# --repeat 2; docs/cluster.md, "Overhead and cost").
 RAY_EFFICIENCY = 0.92
 
 

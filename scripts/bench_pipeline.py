@@ -24,7 +24,7 @@ What BMv2 charges per packet (callgrind on simple_switch_grpc 1.15.5, see
 bench_pipeline_instr.py): ~1.1 k instructions per action primitive, ~0.7 k
 per metadata field (PHV::reset_metadata resets each one with GMP), ~1.5 k
 per extracted header, a few hundred per condition. p4src/v1model is written
-to that price list (README, "The pipeline"). With the default build, each
+to that price list (docs/pipeline.md, DEVELOPERS.md). With the default build, each
 applied table also formats its key and entry into strings
 (MatchTableAbstract::dump_entry_string_) even at --log-level off; a build
 configured as BMv2's docs/performance.md says (--disable-logging-macros

@@ -10,7 +10,7 @@ receiver: its drain rate (`queue_rate_pps`) is set below what BMv2 can forward
 on this machine and its depth (`queue_pkts`) is shallow; host links are
 htb-shaped above the bottleneck so the queue builds in the switch, not in a
 host qdisc. This kernel has no netem, so links add no delay: the base RTT is
-what BMv2 and the veths take (see README).
+what BMv2 and the veths take (docs/testbed.md).
 """
 
 from __future__ import annotations

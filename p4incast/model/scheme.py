@@ -164,7 +164,7 @@ class Transport:
     ack_queue: bool = True  # rcc: the receiver's ACK queue (both engines; off: an ablation)
     # bmv2: Linux's tail-loss probe (net.ipv4.tcp_early_retrans). Off: the papers'
     # hosts predate it, the simulator has none, and its 2 ms floor cannot be
-    # dilated (README "Time dilation").
+    # dilated (docs/testbed.md, "Time dilation").
     tail_loss_probe: bool = False
 
 
