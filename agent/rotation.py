@@ -1,6 +1,6 @@
 """The rotation's userspace half: slots held by flows with nothing to send.
 
-The data path (agent/bpf/rxwin.bpf.c, rotate_ack) passes a slot on at the end
+The data path (agent/bpf/rxwin_rotation.h, rotate_ack) passes a slot on at the end
 of its holder's turn, which is an ACK. A holder that has nothing to send never
 produces that ACK, and its slot is lost. If every slot is lost, the waiting
 flows have no window and the data path has no packet to carry a grant. They
@@ -15,7 +15,7 @@ Every agent tick, while flows wait, the agent does two things:
   whose segment was still queued lost their slots (testbed, N = 64: 257
   slots taken back, none of them idle).
 - It grants the free slots to the head of the queue itself. It sends the same
-  window update the data path forges (policies/newdctcp_rx.forged_update),
+  window update the data path forges (policies/budget.forged_update),
   through a packet socket whose mark the data path lets pass.
 
 Both are made in BPF (rx_rescue, run through BPF_PROG_TEST_RUN), by
@@ -48,8 +48,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from p4incast.agent.datapath import FlowKey, RotFlow, RxWin
-from p4incast.agent.policies.newdctcp_rx import (
-    DEFAULT_MSS,
+from p4incast.agent.policies.budget import (
     ROT_HDR_LEN,
     ROT_WAIT,
     RotEntry,
@@ -58,6 +57,7 @@ from p4incast.agent.policies.newdctcp_rx import (
     rotation_ceiling,
     rotation_slots,
 )
+from p4incast.agent.policies.newdctcp_rx import DEFAULT_MSS
 
 __all__ = [
     "RX_CLONE_MARK",

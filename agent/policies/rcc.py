@@ -55,7 +55,7 @@ Deviations, ours:
 - Handshake: an ACK of a flow no data has arrived from passes, counting
   nothing (as the SYN-ACK that opens the paper's flows).
 
-The host agent's data path (agent/bpf/rxwin.bpf.c, config.ackq_pkts) builds
+The host agent's data path (agent/bpf/rxwin_ackq.h, config.ackq_pkts) builds
 the queue from `AckQueue`; a tc program cannot hold a packet, so every ACK
 leaves at once and one that has to wait goes out split (window up to the
 right edge already released, zero if nothing), its permission held and

@@ -16,7 +16,7 @@ from scapy.layers.l2 import Ether
 from test_conformance import drive
 
 from p4incast.agent.datapath import FlowKey, RxWin
-from p4incast.agent.policies.newdctcp_rx import RxReference
+from p4incast.agent.policies.reference import RxReference
 
 pytestmark = pytest.mark.root
 KEY = (R, 5001, L, 40000)

@@ -1,7 +1,7 @@
 """The loaded BPF data path and the Python reference agree, window for window.
 
 Every trace goes through rx_ingress / rx_egress with BPF_PROG_TEST_RUN and
-through agent/policies/newdctcp_rx.RxReference; the sequence of advertised
+through agent/policies/reference.RxReference; the sequence of advertised
 window fields must be identical, every rewritten ACK must carry a correct TCP
 checksum, and the right edge must never move left.
 """
@@ -17,7 +17,7 @@ from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 
 from p4incast.agent.datapath import FlowKey, RxWin
-from p4incast.agent.policies.newdctcp_rx import RxReference
+from p4incast.agent.policies.reference import RxReference
 
 pytestmark = pytest.mark.root
 

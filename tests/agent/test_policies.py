@@ -5,15 +5,11 @@ from __future__ import annotations
 import pytest
 from agent_traces import FlowTrace, L, R, bulk, egress_windows, standard_trace
 
+from p4incast.agent.policies.frames import parse_frame, parse_options
 from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
-from p4incast.agent.policies.newdctcp_rx import (
-    RxFlow,
-    RxReference,
-    next_window,
-    parse_frame,
-    parse_options,
-)
+from p4incast.agent.policies.newdctcp_rx import RxFlow, next_window
 from p4incast.agent.policies.rcc import Rcc, RccParams, assign_windows, remote_cut
+from p4incast.agent.policies.reference import RxReference
 
 MSS = 1448
 KEY = (R, 5001, L, 40000)

@@ -25,14 +25,15 @@ from test_conformance import tcp_checksum_ok
 
 from p4incast.agent import datapath
 from p4incast.agent.datapath import FlowKey, RxWin
-from p4incast.agent.policies import newdctcp_rx
-from p4incast.agent.policies.newdctcp_rx import (
+from p4incast.agent.policies.budget import (
+    ROT_FRAME_LEN,
+    ROT_HDR_LEN,
     ROT_HOLD,
     ROT_IDLE,
     ROT_WAIT,
-    RxReference,
     forged_update,
 )
+from p4incast.agent.policies.reference import RxReference
 from p4incast.agent.rotation import RX_CLONE_MARK, STALE_RTTS, STALE_TICKS, Rescuer, stale
 
 pytestmark = pytest.mark.root
@@ -66,7 +67,7 @@ class Driver:
         if handshake:  # the copy offering 2 MSS ahead of the zero window
             assert len(got) == 1 and self.ref.copies[-1] == (self.key(ft), 23)
             return t.window
-        ref_new = self.ref.forged[self.forged :]
+        ref_new = self.ref.rotation.forged[self.forged :]
         assert got == ref_new, "forged updates differ from the reference's"
         for fr in got:
             assert tcp_checksum_ok(fr)
@@ -127,14 +128,15 @@ def test_rotation_matches_reference_and_keeps_h_flows_open(
     n = 8
     budget = 8 * MSS
     d, ref = rotating(rxwin, lo_capture, n, budget)
-    assert ref.open == n and ref.slots(MSS) == n  # H starts at its ceiling: a slot each
+    # H starts at its ceiling: a slot each
+    assert ref.rotation.open == n and ref.rotation.slots(MSS) == n
 
     # Every segment marked: the flows' W fall to one segment, then H is cut,
     # fewer flows hold a window, the others wait and take turns.
     for _ in range(10):
         d.step(ce=True)
     g = rxwin.rotation()
-    assert (g.open, g.waiting, g.slots) == (ref.open, ref.waiting, ref.h)
+    assert (g.open, g.waiting, g.slots) == (ref.rotation.open, ref.rotation.waiting, ref.rotation.h)
     assert g.cuts > 0 and 1 <= g.slots < n / 2 and g.waiting == n - g.slots
     # From here at most H flows have a window open at any moment, and turns go
     # round: every flow gets segments through, each its share.
@@ -153,8 +155,8 @@ def test_rotation_matches_reference_and_keeps_h_flows_open(
     for _ in range(40):
         d.step(ce=False)
     g = rxwin.rotation()
-    assert g.slots == ref.h == n
-    assert g.waiting == ref.waiting == 0 and g.open == ref.open == n
+    assert g.slots == ref.rotation.h == n
+    assert g.waiting == ref.rotation.waiting == 0 and g.open == ref.rotation.open == n
     assert d.step(ce=False) == n
     for ft in d.flows:
         f = rxwin.flow(_key(ft))
@@ -172,17 +174,17 @@ def test_rotation_short_segment_gives_the_slot_back(
     d, ref = rotating(rxwin, lo_capture, n, budget)
     for _ in range(12):
         d.step(ce=True)
-    assert ref.waiting > 0
-    holder = next(ft for ft in d.flows if ref.rot[d.key(ft)].state == ROT_HOLD)
+    assert ref.rotation.waiting > 0
+    holder = next(ft for ft in d.flows if ref.rotation.entries[d.key(ft)].state == ROT_HOLD)
     d.ingress(holder.data(size=500)[1])
     w = d.egress(holder, holder.ack()[1])
-    assert w == 0 and ref.rot[d.key(holder)].state == 0  # idle
+    assert w == 0 and ref.rotation.entries[d.key(holder)].state == 0  # idle
     assert rxwin.stats()["rot_idle"] == 1
     # Its request comes back as a slot or a place in the queue, never lost.
     d.egress(holder, holder.request()[1])
-    assert ref.rot[d.key(holder)].state in (1, 2)
+    assert ref.rotation.entries[d.key(holder)].state in (1, 2)
     g = rxwin.rotation()
-    assert (g.open, g.waiting) == (ref.open, ref.waiting)
+    assert (g.open, g.waiting) == (ref.rotation.open, ref.rotation.waiting)
 
 
 def test_rotation_fin_counts_the_flow_out(rxwin: RxWin, lo_capture: socket.socket) -> None:
@@ -195,7 +197,7 @@ def test_rotation_fin_counts_the_flow_out(rxwin: RxWin, lo_capture: socket.socke
         d.ingress(ft.fin()[1])
     g = rxwin.rotation()
     assert (g.open, g.waiting) == (0, 0)
-    assert ref.open == ref.waiting == 0
+    assert ref.rotation.open == ref.rotation.waiting == 0
 
 
 def _key(ft: FlowTrace) -> FlowKey:
@@ -211,14 +213,14 @@ def test_rotation_constants_match_rxwin_h() -> None:
         parts = line.split()
         if len(parts) >= 3 and parts[0] == "#define":
             defs[parts[1]] = parts[2]
-    assert int(defs["ROT_HOLD"]) == newdctcp_rx.ROT_HOLD
-    assert int(defs["ROT_WAIT"]) == newdctcp_rx.ROT_WAIT
-    assert int(defs["ROT_FRAME_LEN"]) == newdctcp_rx.ROT_FRAME_LEN
+    assert int(defs["ROT_HOLD"]) == ROT_HOLD
+    assert int(defs["ROT_WAIT"]) == ROT_WAIT
+    assert int(defs["ROT_FRAME_LEN"]) == ROT_FRAME_LEN
     assert int(defs["ST_MAX"]) == len(datapath.ST_NAMES)
     assert int(defs["RX_CLONE_MARK"].rstrip("U"), 16) == RX_CLONE_MARK
     ops = ("ROT_OP_GRANT", "ROT_OP_COUNT", "ROT_OP_ADJUST", "ROT_OP_SCAN", "ROT_OP_OFF")
     assert {o: int(defs[o]) for o in ops} == {o: getattr(datapath, o) for o in ops}
-    assert struct.calcsize("=HHIIBBHHH4sII") == newdctcp_rx.ROT_FRAME_LEN - newdctcp_rx.ROT_HDR_LEN
+    assert struct.calcsize("=HHIIBBHHH4sII") == ROT_FRAME_LEN - ROT_HDR_LEN
 
 
 def test_rescue_takes_back_a_silent_holders_slot(rxwin: RxWin, lo_capture: socket.socket) -> None:
@@ -230,8 +232,8 @@ def test_rescue_takes_back_a_silent_holders_slot(rxwin: RxWin, lo_capture: socke
     d, ref = rotating(rxwin, lo_capture, n, budget)
     for _ in range(3):
         d.step(ce=False)
-    holder = next(ft for ft in d.flows if ref.rot[d.key(ft)].state == ROT_HOLD)
-    head = ref.rotq[0]
+    holder = next(ft for ft in d.flows if ref.rotation.entries[d.key(ft)].state == ROT_HOLD)
+    head = ref.rotation.queue[0]
     assert rxwin.rotation().open == 1 and rxwin.rotation().waiting == n - 1
 
     rescue = Rescuer(rxwin, "lo", budget, tick_s=0.005)
@@ -243,7 +245,7 @@ def test_rescue_takes_back_a_silent_holders_slot(rxwin: RxWin, lo_capture: socke
         rescue.close()
     assert rescue.counts.reclaimed == 1 and rescue.counts.granted == 1
     sent = drain(lo_capture)
-    r = ref.rot[head]
+    r = ref.rotation.entries[head]
     assert sent == [forged_update(r, head, -(-MSS // 128))]
     assert tcp_checksum_ok(sent[0])
     st = {ft.lport: rxwin.rot_flow(_key(ft)).state for ft in d.flows}
@@ -288,7 +290,7 @@ def test_rotation_leaves_flows_without_timestamps_alone(
             want.append(ref.egress(fr))
     assert got == want and min(got[len(flows) :]) > 0
     g = rxwin.rotation()
-    assert (g.open, g.waiting) == (0, 0) and not ref.rot and drain(lo_capture) == []
+    assert (g.open, g.waiting) == (0, 0) and not ref.rotation.entries and drain(lo_capture) == []
 
 
 def test_rescue_puts_back_waiting_flows_the_queue_lost(
@@ -320,9 +322,9 @@ def _silent_holder_scene(
     d, ref = rotating(rxwin, cap, n, MSS)
     for _ in range(3):
         d.step(ce=False)
-    holder = next(ft for ft in d.flows if ref.rot[d.key(ft)].state == ROT_HOLD)
+    holder = next(ft for ft in d.flows if ref.rotation.entries[d.key(ft)].state == ROT_HOLD)
     assert (rxwin.rotation().open, rxwin.rotation().waiting) == (1, n - 1)
-    return d, ref, holder, list(ref.rotq)
+    return d, ref, holder, list(ref.rotation.queue)
 
 
 def test_rescue_grant_is_a_holder_before_its_segment_is_acknowledged(
@@ -368,7 +370,7 @@ def test_scan_takes_back_exactly_the_stale_holders(rxwin: RxWin, lo_capture: soc
     counts what is left."""
     n, tick = 6, 0.005
     d, ref = rotating(rxwin, lo_capture, n, 3 * MSS)  # H = 3: three holders
-    holders = [ft for ft in d.flows if ref.rot[d.key(ft)].state == ROT_HOLD]
+    holders = [ft for ft in d.flows if ref.rotation.entries[d.key(ft)].state == ROT_HOLD]
     assert len(holders) == 3 and rxwin.rot_count() == (3, 3)
     t0 = max(rxwin.rot_flow(_key(ft)).since for ft in holders)
     for ft, srtt in zip(holders, (1000, 5000, 20000), strict=True):

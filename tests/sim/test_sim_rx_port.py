@@ -1,7 +1,8 @@
 """The simulator's NewDCTCP-rx (sim/cpp/rx_agent.h) against the agent's Python reference.
 
-agent/policies/newdctcp_rx.py is the reference of the host agent's data path;
-the simulator runs a C++ port of its per-packet rule (the Python one would be
+agent/policies/ is the reference of the host agent's data path (newdctcp_rx.py
+the rule, budget.py newdctcp-budget's cap, reference.py the whole path); the
+simulator runs a C++ port of its per-packet rule (the Python one would be
 called ~10^5 times per simulated second). One random trace of data packets
 (new data, retransmissions, reordering, CE runs, sequence wraparound) and ACKs
 goes through both; W after every packet and every ACK's window field must be
@@ -11,11 +12,14 @@ identical.
 from __future__ import annotations
 
 import random
+from functools import partial
 from typing import Any
 
 import pytest
 
-from p4incast.agent.policies import newdctcp_rx as ref
+from p4incast.agent.policies.budget import BUDGET_POLICY, budget_window
+from p4incast.agent.policies.newdctcp_rx import RxFlow
+from p4incast.agent.policies.reference import RxReference
 
 MSS = 1448
 
@@ -52,7 +56,7 @@ def test_port_matches_reference(p4i: Any, ws: int, min_segs: int) -> None:
     rng = random.Random(1000 * ws + min_segs)
     isn = 0xFFFFFFFF - 50 * MSS  # wraps around inside the trace
     init_segs, max_w = 10, 4 << 20
-    flow = ref.RxFlow(init_segs=init_segs, max_w=max_w, min_segs=min_segs)
+    flow = RxFlow(init_segs=init_segs, max_w=max_w, min_segs=min_segs)
     flow.peer_syn = flow.local_syn = True
     flow.peer_ws = flow.local_ws = ws
     flow.peer_mss = flow.local_mss = MSS
@@ -80,7 +84,7 @@ def test_budget_port_matches_reference(p4i: Any) -> None:
     every event, every window field and the share match the reference."""
     rng = random.Random(7)
     budget, init_segs, max_w, min_segs, ws = 30 * MSS, 2, 4 << 20, 1, 7
-    rx = ref.RxReference(ref.BUDGET_POLICY, init_segs, max_w, min_segs, budget=budget)
+    rx = RxReference(BUDGET_POLICY, init_segs, max_w, min_segs, budget=budget)
     port = p4i.RxBudgetProbe(init_segs, min_segs, max_w, MSS, budget)
     nxt: dict[int, int] = {}
     shares: set[int] = set()
@@ -89,7 +93,7 @@ def test_budget_port_matches_reference(p4i: Any) -> None:
         if (r < 0.01 or not nxt) and len(nxt) < 40:  # a flow arrives
             key = rng.randrange(1 << 20)
             isn = rng.randrange(1 << 32)
-            f = ref.RxFlow(init_segs=init_segs, max_w=max_w, min_segs=min_segs)
+            f = RxFlow(init_segs=init_segs, max_w=max_w, min_segs=min_segs)
             rx.flows.pop(key, None)  # type: ignore[call-overload]
             rx.flows[key] = f  # type: ignore[index]
             f.peer_syn = f.local_syn = True
@@ -108,13 +112,13 @@ def test_budget_port_matches_reference(p4i: Any) -> None:
             port.Close(key)
         elif r < 0.6:
             ce = rng.random() < 0.2
-            f.on_data(nxt[key], MSS, ce, rx.share(f.mss))
+            f.on_data(nxt[key], MSS, ce, partial(budget_window, share=rx.share(f.mss), mss=f.mss))
             assert int(port.Data(key, nxt[key], MSS, ce)) == f.w, f"event {step}: W"
             nxt[key] = (nxt[key] + MSS) & 0xFFFFFFFF
         else:
             share = rx.share(f.mss)
             shares.add(share)
-            want = f.ack_field(nxt[key], 65535, ref.budget_window(f.w, share, f.mss))
+            want = f.ack_field(nxt[key], 65535, budget_window(f.w, share, f.mss))
             assert int(port.Ack(key, nxt[key], 65535)) == want, f"event {step}: field"
     assert len(shares) > 5  # the share moved with the flow count
     assert min(shares) == MSS  # and reached the floor
