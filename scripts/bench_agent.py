@@ -22,11 +22,14 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests" / "agent"))  # the veth lab lives with the agent's tests
+
+from vethlab import VethLab, lab_skip_reason  # noqa: E402
 
 from p4incast.agent.datapath import RxWin  # noqa: E402
 from p4incast.agent.runner import process_cpu_s  # noqa: E402
-from p4incast.agent.vethlab import VethLab, lab_skip_reason  # noqa: E402
 
 
 def _frames() -> tuple[list[tuple[bool, bytes]], bytes, bytes]:

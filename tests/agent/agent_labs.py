@@ -7,8 +7,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
-
-from p4incast.agent.vethlab import VethLab, lab_skip_reason
+from vethlab import VethLab, lab_skip_reason
 
 PACKET_OUTGOING = 4
 

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 from agent_labs import veth_lab
+from vethlab import VethLab
 
 from p4incast.agent.datapath import RxWin, default_bpf_dir
-from p4incast.agent.vethlab import VethLab
 
 
 def bpf_skip_reason(obj: str = "rxwin.bpf.o") -> str | None:

@@ -15,9 +15,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from vethlab import VethLab, lab_skip_reason
 
 from p4incast.agent import cc
-from p4incast.agent.vethlab import VethLab, lab_skip_reason
 
 pytestmark = pytest.mark.root
 

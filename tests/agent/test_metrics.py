@@ -10,11 +10,11 @@ import time
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from vethlab import VethLab
 
 from p4incast.agent.datapath import ST_NAMES
 from p4incast.agent.metrics import AgentCollector
 from p4incast.agent.runner import status
-from p4incast.agent.vethlab import VethLab
 
 pytestmark = pytest.mark.root
 PORT = 9465

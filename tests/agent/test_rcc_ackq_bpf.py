@@ -297,8 +297,9 @@ def test_veth_incast_through_the_ack_queue() -> None:
     import json
     import re
 
+    from vethlab import VethLab, lab_skip_reason
+
     from p4incast.agent.runner import status
-    from p4incast.agent.vethlab import VethLab, lab_skip_reason
 
     why = lab_skip_reason()
     if why:

@@ -23,9 +23,9 @@ from collections.abc import Iterator
 
 import pytest
 from agent_labs import veth_lab
+from vethlab import SsSample, VethLab
 
 from p4incast.agent.runner import status
-from p4incast.agent.vethlab import SsSample, VethLab
 from p4incast.model.scheme import RECEIVER_WINDOW_CLAMP
 
 pytestmark = pytest.mark.root

@@ -1,4 +1,5 @@
-"""A two-namespace veth lab for the agent's root tests and its benchmark.
+"""A two-namespace veth lab for the agent's root tests and its benchmark
+(scripts/bench_agent.py imports it from here).
 
     ns p4ia-s<tag>  p4ia-s0 10.199.<n>.1 ──veth── p4ia-r0 10.199.<n>.2  ns p4ia-r<tag>
       sender: tcp_ecn=1,                    receiver: tcp_ecn=1,
@@ -218,8 +219,7 @@ class VethLab:
         out = self.ns(
             self.ns_s,
             sys.executable,
-            "-m",
-            "p4incast.agent.vethlab",
+            str(Path(__file__).resolve()),
             "attach-marker",
             self.dev_s,
             str(rate),
@@ -433,4 +433,4 @@ if __name__ == "__main__":  # helper run inside the sender's namespace
     if len(sys.argv) == 5 and sys.argv[1] == "attach-marker":
         print(_attach_marker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
     else:
-        sys.exit("usage: python -m p4incast.agent.vethlab attach-marker DEV RATE_MBIT K_BYTES")
+        sys.exit(f"usage: {sys.argv[0]} attach-marker DEV RATE_MBIT K_BYTES")
