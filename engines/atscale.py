@@ -3,7 +3,8 @@
 incast points — the local process pool, or warm actors on a Ray cluster.
 
 Not an incast engine (`engine:` and `--engine` never pick it): it runs
-AtScalePoints, and experiments/atscale.py is what hands them to it. It is
+AtScalePoints, which the shared runner hands it for `scenario: at-scale`
+presets (experiments/scenario.py, experiments/atscale.py). It is
 registered after the incast engines (engines/__init__.py), whose order is
 `engine: auto`'s preference.
 """

@@ -17,13 +17,23 @@ A preset (experiments/papers/*.yaml) carries a `paper:` section:
 uses is written in the claim itself, next to the paper's wording, so a
 reader sees what "about 10 senders" was taken to mean.
 
-Kinds (`metric` defaults to goodput_mbps; N ranges default to every N run):
+Rows are a scenario's summary rows, one per (scheme, x): x is what the
+scenario sweeps, the `axis` of the evaluation context — N (senders) for an
+incast preset, the offered load for an at-scale one (experiments/scenario.py).
+A claim names x by that key (n: 10, load: 0.6) and narrows it with
+<axis>_min / <axis>_max (n_min, n_max; load_min, load_max).
 
-    at_least / at_most   scheme's metric at every N in [n_min, n_max] vs value
-    near                 metric at N = n (or peak_goodput_mbps: the best N) within
-                         value · (1 ± tolerance)
+Kinds (`metric` defaults to goodput_mbps; x ranges default to every x run):
+
+    at_least / at_most   scheme's metric at every x in [min, max] vs value
+    near                 metric at x (n: 10, or peak_goodput_mbps: the best N)
+                         within value · (1 ± tolerance)
     ordering             schemes (first = best) ordered by their mean metric over
-                         N in [n_min, n_max]; higher is better unless lower: true
+                         x in [min, max]; higher is better unless lower: true;
+                         every: true — ordered at each x, not only on the means
+    drops_from           the scheme's `drops` (per run, mean over repeats) are 0
+                         at every x below the claim's x (load: 0.6) and > 0 at some
+                         x at or above it (inconclusive without runs on both sides)
     collapse_n           the first N whose goodput is below `fraction` (0.5) of the
                          scheme's peak lies in [lo, hi]
     no_collapse          no N <= n_max has goodput below `fraction` of the peak
@@ -51,6 +61,7 @@ verdicts of the same report, never typed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -67,6 +78,7 @@ KINDS = (
     "no_collapse",
     "matches_bound",
     "above_bound",
+    "drops_from",
 )
 COLLAPSE_FRACTION = 0.5  # "drops sharply": goodput below half the scheme's own peak
 HOLDS, DIVERGES, INCONCLUSIVE, NO_DATA = "holds", "diverges", "inconclusive", "no data"
@@ -85,8 +97,9 @@ class Verdict:
     ours: str  # our value(s), with intervals, as the report prints them
 
 
-def check_claim(claim: Any, where: str) -> None:
-    """Refuse a malformed claim before anything runs (one message naming it)."""
+def check_claim(claim: Any, where: str, axis: str = "n") -> None:
+    """Refuse a malformed claim before anything runs (one message naming it);
+    `axis`: the key that names x in the preset's scenario (n, load)."""
     if not isinstance(claim, dict) or "id" not in claim or "text" not in claim:
         raise ClaimError(f"{where}: a claim needs at least an id and a text")
     where = f"{where} ({claim['id']})"
@@ -102,25 +115,33 @@ def check_claim(claim: Any, where: str) -> None:
         "no_collapse": ("scheme", "n_max"),
         "matches_bound": ("scheme", "tolerance"),
         "above_bound": ("scheme",),
+        "drops_from": ("scheme", axis),
     }[kind]
     missing = [k for k in need if k not in claim]
     if missing:
         raise ClaimError(f"{where}: kind {kind} needs {', '.join(missing)}")
 
 
-def _series(rows: Rows, scheme: str, metric: str) -> list[tuple[int, float, Any, Any]]:
-    """(N, mean, ci_lo, ci_hi) of one scheme, N ascending, rows without the metric left out."""
+def _series(
+    rows: Rows, scheme: str, metric: str, axis: str = "n"
+) -> list[tuple[Any, float, Any, Any]]:
+    """(x, mean, ci_lo, ci_hi) of one scheme, x ascending, rows without the metric left out."""
     out = []
     for r in rows:
         if r.get("scheme") == scheme and r.get(metric) is not None:
             out.append(
-                (r["n"], float(r[metric]), r.get(f"{metric}_ci_lo"), r.get(f"{metric}_ci_hi"))
+                (r[axis], float(r[metric]), r.get(f"{metric}_ci_lo"), r.get(f"{metric}_ci_hi"))
             )
     return sorted(out, key=lambda x: x[0])
 
 
-def _in_range(n: int, claim: Mapping[str, Any]) -> bool:
-    return claim.get("n_min", 0) <= n <= claim.get("n_max", 10**9)
+def _in_range(x: float, claim: Mapping[str, Any], axis: str = "n") -> bool:
+    return claim.get(f"{axis}_min", -math.inf) <= x <= claim.get(f"{axis}_max", math.inf)
+
+
+def _at(axis: str, x: Any) -> str:
+    """How a report names x: N=8, or a load as 30%."""
+    return f"{x:.0%}" if axis == "load" else f"N={x}"
 
 
 def _fmt(mean: float, lo: Any, hi: Any) -> str:
@@ -167,27 +188,64 @@ def _bound(claim: Mapping[str, Any], rows: Rows, claim_ctx: Mapping[str, Any]) -
     return Verdict(claim, worst, "; ".join(parts))
 
 
+def _ordering(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
+    """The schemes in the claim's order: on their means over x, or (every) at each x."""
+    metric, lower = claim.get("metric", "goodput_mbps"), bool(claim.get("lower", False))
+
+    def ordered(vals: Sequence[float]) -> bool:
+        return list(vals) == sorted(vals, reverse=not lower)
+
+    per = {s: {x: m for x, m, _lo, _hi in _series(rows, s, metric, axis)} for s in claim["schemes"]}
+    per = {s: {x: m for x, m in xs.items() if _in_range(x, claim, axis)} for s, xs in per.items()}
+    missing = [s for s, xs in per.items() if not xs]
+    if missing:
+        return Verdict(claim, NO_DATA, f"no {metric} for {missing[0]}")
+    if claim.get("every"):
+        common = sorted(set.intersection(*(set(xs) for xs in per.values())))
+        if not common:
+            return Verdict(claim, NO_DATA, f"no {axis} with {metric} for every scheme")
+        parts, held = [], True
+        for x in common:
+            vals = [per[s][x] for s in claim["schemes"]]
+            held = held and ordered(vals)
+            mark = "" if ordered(vals) else " ✗"
+            parts.append(f"{_at(axis, x)}: " + " / ".join(f"{v:.2f}" for v in vals) + mark)
+        return Verdict(claim, HOLDS if held else DIVERGES, "; ".join(parts))
+    means = [(s, sum(xs.values()) / len(xs)) for s, xs in per.items()]
+    ours = ", ".join(f"{s} {m:.3g}" for s, m in means)
+    verdict = HOLDS if ordered([m for _s, m in means]) else DIVERGES
+    return Verdict(claim, verdict, f"mean over {'N' if axis == 'n' else axis}: {ours}")
+
+
+def _drops_from(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
+    """No drop below the claim's x, some at or above it (drops: mean per run)."""
+    drops = [(x, m) for x, m, _lo, _hi in _series(rows, claim["scheme"], "drops", axis)]
+    if not drops:
+        return Verdict(claim, NO_DATA, "no runs")
+    below = [d for x, d in drops if x < claim[axis]]
+    above = [d for x, d in drops if x >= claim[axis]]
+    ours = ", ".join(f"{_at(axis, x)}: {d:.0f}" for x, d in drops)
+    if not below or not above:
+        return Verdict(claim, INCONCLUSIVE, ours)
+    return Verdict(claim, HOLDS if max(below) == 0 and max(above) > 0 else DIVERGES, ours)
+
+
 def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Verdict:
     """One claim against the summary rows of the variant it is about.
 
-    ctx: topology, app (the variant's), base_rtt_s (a function of a Topology),
-    needed by matches_bound and above_bound only."""
+    ctx: axis (the row key x is read from: n, the default, or load); topology,
+    app (the variant's), base_rtt_s (a function of a Topology), needed by
+    matches_bound and above_bound only."""
     kind, metric = claim["kind"], claim.get("metric", "goodput_mbps")
+    axis = ctx.get("axis", "n")
     if kind in ("matches_bound", "above_bound"):
         return _bound(claim, rows, ctx)
     if kind == "ordering":
-        means = []
-        for s in claim["schemes"]:
-            vals = [m for n, m, _lo, _hi in _series(rows, s, metric) if _in_range(n, claim)]
-            if not vals:
-                return Verdict(claim, NO_DATA, f"no {metric} for {s}")
-            means.append((s, sum(vals) / len(vals)))
-        ordered = [m for _s, m in means]
-        want = sorted(ordered, reverse=not claim.get("lower", False))
-        ours = ", ".join(f"{s} {m:.3g}" for s, m in means)
-        return Verdict(claim, HOLDS if ordered == want else DIVERGES, f"mean over N: {ours}")
+        return _ordering(claim, rows, axis)
+    if kind == "drops_from":
+        return _drops_from(claim, rows, axis)
     series = _series(
-        rows, claim["scheme"], "goodput_mbps" if metric == "peak_goodput_mbps" else metric
+        rows, claim["scheme"], "goodput_mbps" if metric == "peak_goodput_mbps" else metric, axis
     )
     if not series:
         return Verdict(claim, NO_DATA, "no runs")
@@ -209,9 +267,9 @@ def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Ve
         if metric == "peak_goodput_mbps":
             n, mean, lo, hi = max(series, key=lambda x: x[1])
         else:
-            at = [x for x in series if x[0] == claim.get("n")]
+            at = [x for x in series if x[0] == claim.get(axis)]
             if not at:
-                return Verdict(claim, NO_DATA, f"no run at N={claim.get('n')}")
+                return Verdict(claim, NO_DATA, f"no run at {_at(axis, claim.get(axis))}")
             n, mean, lo, hi = at[0]
         band = (
             claim["value"] * (1 - claim["tolerance"]),
@@ -219,11 +277,11 @@ def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Ve
         )
         inside = band[0] <= mean <= band[1]
         reach = lo is not None and hi is not None and float(lo) <= band[1] and float(hi) >= band[0]
-        return Verdict(claim, _side(inside, reach), f"N={n}: {_fmt(mean, lo, hi)}")
+        return Verdict(claim, _side(inside, reach), f"{_at(axis, n)}: {_fmt(mean, lo, hi)}")
     # at_least / at_most over the N range: the worst N decides
     value, worst, parts = claim["value"], HOLDS, []
     for n, mean, lo, hi in series:
-        if not _in_range(n, claim):
+        if not _in_range(n, claim, axis):
             continue
         if kind == "at_least":
             v = _side(mean >= value, hi is not None and float(hi) >= value)
@@ -232,12 +290,24 @@ def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Ve
         if v == DIVERGES or (v == INCONCLUSIVE and worst == HOLDS):
             worst = v
         if v != HOLDS:
-            parts.append(f"N={n}: {_fmt(mean, lo, hi)}")
+            parts.append(f"{_at(axis, n)}: {_fmt(mean, lo, hi)}")
     if not parts and worst == HOLDS:
+        every = "every N" if axis == "n" else f"every {axis}"
         return Verdict(
-            claim, HOLDS, f"every N in range {'>=' if kind == 'at_least' else '<='} {value}"
+            claim, HOLDS, f"{every} in range {'>=' if kind == 'at_least' else '<='} {value}"
         )
     return Verdict(claim, worst, "; ".join(parts))
+
+
+def table(shown: Sequence[tuple[Verdict, str]]) -> list[str]:
+    """A report's claim table (REPORT.md, an at-scale SUMMARY.md): one row per
+    (verdict, the text of its verdict column: the verdict, or its class)."""
+    lines = ["| claim | paper | ours (95 % CI) | verdict |", "|---|---|---|---|"]
+    for v, label in shown:
+        c = v.claim
+        where = f" ({c['variant']})" if c.get("variant") else ""
+        lines.append(f"| {c['id']}{where} | {c['text']} | {v.ours} | **{label}** |")
+    return lines
 
 
 # -- a paper preset's verdicts, classed against the ablations' -----------------

@@ -59,12 +59,13 @@ in turns) and seed-003 application-level batching.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -105,12 +106,14 @@ class Paper:
     reference: dict[str, Any] = field(default_factory=dict)
 
 
-def _paper(raw: Any) -> Paper | None:
+def parse_paper(raw: Any, axis: str = "n") -> Paper | None:
+    """A preset's `paper:` section (None without one); its claims checked against the
+    claim kinds (`claims.check_claim`; `axis`: what the scenario sweeps, n or load)."""
     if raw is None:
         return None
     if not isinstance(raw, dict):
         raise ExperimentError("paper: expected a mapping with cite, figure, claims, reference")
-    _check_keys("paper", raw, Paper)
+    check_keys("paper", raw, Paper)
     for key in ("cite", "figure"):
         if not isinstance(raw.get(key), str):
             raise ExperimentError(f"paper.{key}: expected text")
@@ -119,7 +122,7 @@ def _paper(raw: Any) -> Paper | None:
         raise ExperimentError("paper.claims: expected a list")
     try:
         for i, c in enumerate(claims):
-            check_claim(c, f"paper.claims[{i}]")
+            check_claim(c, f"paper.claims[{i}]", axis)
     except ClaimError as err:
         raise ExperimentError(str(err)) from None
     reference = raw.get("reference") or {}
@@ -140,6 +143,8 @@ class Experiment:
     transport: Transport = field(default_factory=Transport)
     cluster: str = "local"  # where points run: not part of what is compared
     paper: Paper | None = None  # a preset's source and claims (experiments/claims.py)
+
+    scenario: ClassVar[str] = INCAST_SCENARIO  # experiments/scenario.py
 
     def points(self) -> list[Point]:
         """Every (scheme, N, repeat), N outermost so one N's schemes run side by side."""
@@ -181,8 +186,8 @@ class Experiment:
 
 def scenario_of(path: Path) -> str:
     """The preset's top-level `scenario:` (incast when absent or unreadable: the
-    incast loader then reports the problem). p4incast-run hands an at-scale
-    preset to experiments/atscale.py."""
+    incast loader then reports the problem); experiments/scenario.py maps it to
+    the Scenario that loads, runs and reports the preset."""
     try:
         raw = yaml.safe_load(Path(path).read_text())
     except (OSError, yaml.YAMLError):
@@ -192,7 +197,8 @@ def scenario_of(path: Path) -> str:
     return INCAST_SCENARIO
 
 
-def _check_keys(section: str, raw: dict[str, Any], cls: type) -> None:
+def check_keys(section: str, raw: dict[str, Any], cls: type) -> None:
+    """ExperimentError naming the keys of `raw` that are not fields of dataclass `cls`."""
     allowed = {f.name for f in fields(cls)}
     unknown = sorted(set(raw) - allowed)
     if unknown:
@@ -201,12 +207,14 @@ def _check_keys(section: str, raw: dict[str, Any], cls: type) -> None:
         )
 
 
-def _typed(section: str, cls: type, raw: Any) -> Any:
+def typed_section(section: str, cls: type, raw: Any) -> Any:
+    """A YAML mapping as dataclass `cls`: unknown keys and mistyped values refused
+    (ExperimentError naming `section.key`); absent keys keep their defaults."""
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
         raise ExperimentError(f"{section}: expected a mapping, got {type(raw).__name__}")
-    _check_keys(section, raw, cls)
+    check_keys(section, raw, cls)
     out = {}
     for f in fields(cls):
         if f.name not in raw:
@@ -253,6 +261,13 @@ def check_name(name: Any) -> str:
     return name
 
 
+def check_repeats(value: Any) -> int:
+    """`repeats:`, an integer >= 1 (repeat r runs with seed r + 1)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ExperimentError(f"repeats: {value!r} must be an integer >= 1")
+    return value
+
+
 def parse_schemes(raw: Any, check: Callable[[Scheme], None]) -> tuple[Scheme, ...]:
     """The `schemes:` list: each a Scheme passing `check` (ModelError), names unique."""
     if not isinstance(raw, list | tuple) or not raw:
@@ -262,7 +277,7 @@ def parse_schemes(raw: Any, check: Callable[[Scheme], None]) -> tuple[Scheme, ..
         where = f"schemes[{i}]"
         if not isinstance(rs, dict) or "name" not in rs:
             raise ExperimentError(f"{where}: expected a mapping with at least a name")
-        s = _typed(f"{where} ({rs['name']})", Scheme, rs)
+        s = typed_section(f"{where} ({rs['name']})", Scheme, rs)
         try:
             check(s)
         except ModelError as err:
@@ -277,15 +292,15 @@ def parse(raw: Any) -> Experiment:
     """Validate a whole experiment dict; raise ExperimentError naming the first problem."""
     if not isinstance(raw, dict):
         raise ExperimentError("experiment: expected a YAML mapping at the top level")
-    _check_keys(
+    check_keys(
         "experiment",
         raw,
         Experiment,
     )
     name = check_name(raw.get("name", "experiment"))
-    topo = _typed("topology", Topology, raw.get("topology"))
-    app = _typed("app", App, raw.get("app"))
-    transport = _typed("transport", Transport, raw.get("transport"))
+    topo = typed_section("topology", Topology, raw.get("topology"))
+    app = typed_section("app", App, raw.get("app"))
+    transport = typed_section("transport", Transport, raw.get("transport"))
     engine = raw.get("engine", "auto")
     if engine not in ENGINE_CHOICES:
         raise ExperimentError(f"engine: {engine!r} is not one of {', '.join(ENGINE_CHOICES)}")
@@ -306,9 +321,7 @@ def parse(raw: Any) -> Experiment:
             raise ExperimentError(f"senders: {n!r} must be an integer >= 1")
         if n > MAX_SENDERS:
             raise ExperimentError(f"senders: {n} above {MAX_SENDERS}")
-    repeats = raw.get("repeats", 1)
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ExperimentError(f"repeats: {repeats!r} must be an integer >= 1")
+    repeats = check_repeats(raw.get("repeats", 1))
     runs_on = None if engine == "auto" else engine
     schemes = parse_schemes(raw.get("schemes"), lambda s: check_scheme(s, topo, runs_on))
     return Experiment(
@@ -321,7 +334,7 @@ def parse(raw: Any) -> Experiment:
         app=app,
         transport=transport,
         cluster=cluster,
-        paper=_paper(raw.get("paper")),
+        paper=parse_paper(raw.get("paper")),
     )
 
 
@@ -363,6 +376,17 @@ def expand(raw: Any) -> list[Experiment]:
         except ExperimentError as err:
             raise ExperimentError(f"variant {one['name']}: {err}") from None
     return out
+
+
+def first_difference(a: Any, b: Any, where: str = "") -> str | None:
+    """The first key at which two config echoes differ ("app.rounds: 10 vs 2"), or None."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            diff = first_difference(a.get(key), b.get(key), f"{where}.{key}" if where else key)
+            if diff:
+                return diff
+        return None
+    return None if a == b else f"{where}: {json.dumps(a)} there vs {json.dumps(b)} now"
 
 
 def read_yaml(path: Path) -> Any:

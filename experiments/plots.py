@@ -55,9 +55,10 @@ YErr = tuple[list[float], list[float]]
 
 
 def series(
-    rows: Sequence[Mapping[str, Any]], scheme: str, key: str, scale: float = 1.0
+    rows: Sequence[Mapping[str, Any]], scheme: str, key: str, scale: float = 1.0, axis: str = "n"
 ) -> tuple[list[float], list[float], YErr | None]:
-    """(N, value, (below, above) or None) of one scheme, skipping points without a value.
+    """(x, value, (below, above) or None) of one scheme, skipping points without a value;
+    x is the rows' `axis` (N, or an at-scale sweep's load).
 
     below/above are the distances from the value down to the 95 % interval's lo and
     up to its hi (matplotlib's asymmetric yerr), NaN at a point without an interval;
@@ -69,7 +70,7 @@ def series(
             continue
         y = r[key] * scale
         ci = interval_of(r, key)
-        xs.append(r["n"])
+        xs.append(r[axis])
         ys.append(y)
         below.append(math.nan if ci is None else max(0.0, y - ci.lo * scale))
         above.append(math.nan if ci is None else max(0.0, ci.hi * scale - y))
@@ -77,25 +78,33 @@ def series(
     return xs, ys, (below, above) if has_err else None
 
 
-def _dodge(rows: Sequence[Mapping[str, Any]], schemes: Sequence[str]) -> list[float]:
-    """x offset per scheme: spread over 1.5 % of the N range, centred on the true N."""
-    ns = [r["n"] for r in rows if isinstance(r.get("n"), int | float)]
+def _dodge(
+    rows: Sequence[Mapping[str, Any]], schemes: Sequence[str], axis: str = "n"
+) -> list[float]:
+    """x offset per scheme: spread over 1.5 % of the x range, centred on the true x."""
+    ns = [r[axis] for r in rows if isinstance(r.get(axis), int | float)]
     span = (max(ns) - min(ns)) if ns else 0
     step = 0.015 * span / max(len(schemes) - 1, 1)
     return [(i - (len(schemes) - 1) / 2) * step for i in range(len(schemes))]
 
 
 def _per_scheme(
-    ax: Any, rows: Sequence[Mapping[str, Any]], key: str, scale: float = 1.0
+    ax: Any,
+    rows: Sequence[Mapping[str, Any]],
+    key: str,
+    scale: float = 1.0,
+    axis: str = "n",
+    x_scale: float = 1.0,
 ) -> list[float]:
     values: list[float] = []
     schemes = _schemes(rows)
     bars = False
-    for scheme, dx in zip(schemes, _dodge(rows, schemes), strict=True):
-        xs, ys, yerr = series(rows, scheme, key, scale)
+    for scheme, dx in zip(schemes, _dodge(rows, schemes, axis), strict=True):
+        xs, ys, yerr = series(rows, scheme, key, scale, axis)
         if not xs:
             continue
-        ax.errorbar([x + dx for x in xs], ys, yerr=yerr, marker="o", capsize=3, label=scheme)
+        xs = [(x + dx) * x_scale for x in xs]
+        ax.errorbar(xs, ys, yerr=yerr, marker="o", capsize=3, label=scheme)
         values += ys
         bars = bars or yerr is not None
     if bars:
@@ -274,6 +283,71 @@ def plot_all(
         if p is not None:
             paths.append(p)
     return paths
+
+
+# An at-scale sweep (experiments/atscale.py): its summary rows against offered load.
+LOAD_FIGURES = (  # key, y label, file, y scale
+    ("fct_p99_ms", "short-flow FCT p99 (ms)", "fct_p99.png", "log"),
+    ("fct_p50_ms", "short-flow FCT p50 (ms)", "fct_p50.png", "log"),
+    ("long_mbps", "long-flow throughput (Mbit/s)", "long.png", "linear"),
+    ("drops_tor", "packets dropped at the ToRs", "drops_tor.png", "symlog"),
+    ("drops_root", "packets dropped at the root", "drops_root.png", "symlog"),
+)
+
+
+def plot_loads(rows: Sequence[Mapping[str, Any]], out: Path, name: str) -> list[Path]:
+    """Each of LOAD_FIGURES against offered load, per scheme, 95 % intervals as bars."""
+    paths = []
+    for key, ylabel, file, yscale in LOAD_FIGURES:
+        fig, ax = _figure()
+        _per_scheme(ax, rows, key, axis="load", x_scale=100.0)
+        ax.set_yscale(yscale)
+        title = f"{name}: {ylabel.split(' (')[0]}"
+        _finish(ax, title, "offered load at each aggregator (%)", ylabel)
+        paths.append(_save(fig, out / file))
+    return paths
+
+
+REFERENCE_LABELS = {
+    "goodput_mbps": "goodput (Mbit/s)",
+    "rto_round_ratio": "rounds with an RTO",
+    "fct_p99_ms": "FCT p99 (ms)",
+    "drops": "drops",
+}
+
+
+def reference_plot(
+    rows: Sequence[Mapping[str, Any]], reference: Mapping[str, Any], title: str, out: Path
+) -> Path:
+    """Our goodput (and any other referenced metric) per scheme with 95 % error bars,
+    and a paper's stated numbers over them (make reproduce): points as black markers,
+    peaks as dashed horizontal lines, "collapses near N" as dotted vertical lines."""
+    keys = [m for m in reference if m in REFERENCE_LABELS] or ["goodput_mbps"]
+    fig = Figure(figsize=(6.5 * len(keys), 4.2), dpi=110)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(keys), squeeze=False)[0]
+    for ax, metric in zip(axes, keys, strict=True):
+        for i, s in enumerate(_schemes(rows)):
+            xs, ys, err = series(rows, s, metric)
+            if not xs:
+                continue
+            ax.errorbar(xs, ys, yerr=err, marker="o", ms=3, capsize=2, label=s, color=f"C{i}")
+            for n, v in reference.get(metric, {}).get(s, []):
+                ax.plot([n], [v], "k*", ms=12)
+                ax.annotate(f"paper {s}", (n, v), textcoords="offset points", xytext=(4, 4))
+            if metric == "goodput_mbps":
+                peak = reference.get("peak_goodput_mbps", {}).get(s)
+                if peak is not None:
+                    ax.axhline(peak, color=f"C{i}", ls="--", lw=1)
+                n_c = reference.get("collapse_n", {}).get(s)
+                if n_c is not None:
+                    ax.axvline(n_c, color=f"C{i}", ls=":", lw=1)
+        ax.set_xlabel("senders N")
+        ax.set_ylabel(REFERENCE_LABELS[metric])
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"{title}\nours: lines with 95 % CI; paper: ★ points, -- peaks, : collapse N")
+    return _save(fig, out)
 
 
 def main(argv: list[str] | None = None) -> int:

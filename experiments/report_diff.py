@@ -2,14 +2,15 @@
 
 REPORT.md (experiments/reproduce.py) has one section per preset, headed
 `## <preset>` (the preset's file stem) or `## <preset> (at scale)`, and in
-it one claim table. An incast preset's table:
+it one claim table (claims.table, every scenario):
 
     | claim | paper | ours (95 % CI) | verdict |
     |---|---|---|---|
     | peak-dctcp (sru64k) | peak goodput, DCTCP ~945 Mbit/s | N=5: 884 [870, 899] | **holds** |
 
-(the claim id, then its variant in parentheses when the preset has variants);
-an at-scale preset's (atscale.report, under `## <preset> (at scale)` only):
+(the claim id, then its variant in parentheses when the preset has variants).
+Reports written before the at-scale scenario shared it have, under
+`## <preset> (at scale)` only, the at-scale runner's own table, read too:
 
     | claim | verdict | measured |
     |---|---|---|
@@ -188,7 +189,7 @@ def parse_report(text: str, source: str = "") -> list[ClaimRow]:
             rule = lines[i + 1].strip() if i + 1 < len(lines) else ""
             if preset is None or not re.fullmatch(r"\|?(\s*:?-+:?\s*\|)+\s*:?-*:?\s*", rule):
                 kind = "other"
-            elif head == tuple(h.lower() for h in CLAIM_HEADER) and not at_scale:
+            elif head == tuple(h.lower() for h in CLAIM_HEADER):
                 kind = "incast"
             elif head == ATSCALE_HEADER and at_scale:
                 kind = "atscale"

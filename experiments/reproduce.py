@@ -15,8 +15,10 @@ with the paper's stated numbers drawn over our curves (reference.png).
 `--rounds` cuts every preset's rounds (the report says so, and the intervals
 widen accordingly); `--only` picks presets by file stem; `--cluster` runs the
 points on a Ray cluster. Presets with `scenario: at-scale` (RCC's 1000-host
-fabric) run after the incast ones through experiments/atscale.py, each a
-section of the report (`--rounds` does not apply to them). The report's header
+fabric, experiments/atscale.py) run after the incast ones, each a sweep of
+its own that continues what its folder holds; their sections are built the
+same way (experiments/scenario.py: the claims table, then the scenario's own
+body) and `--rounds` does not apply to them. The report's header
 says which commit(s) the results came from (every preset's `provenance`,
 experiments/provenance.py; listed per preset when they differ), and each
 table repeats its experiment's provenance line. Then it counts the paper
@@ -54,19 +56,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import matplotlib
 import yaml
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (after the Agg backend is chosen)
+from p4incast.engines.base import resolve
+from p4incast.model.atscale import ATSCALE_SCENARIO
+from p4incast.model.scheme import INCAST_SCENARIO
 
-from p4incast.engines.base import resolve  # noqa: E402
-from p4incast.model.atscale import ATSCALE_SCENARIO  # noqa: E402
-from p4incast.model.scheme import INCAST_SCENARIO  # noqa: E402
-from p4incast.sim.engine import base_rtt_s  # noqa: E402
-
-from . import atscale, cost, provenance, report_diff, results  # noqa: E402
-from .claims import (  # noqa: E402
+from . import claims, cost, provenance, report_diff, results, scenario
+from .claims import (
     CLASSES,
     NO_DATA,
     UNEXPLAINED,
@@ -76,38 +73,25 @@ from .claims import (  # noqa: E402
     classify,
     evaluate,
 )
-from .config import (  # noqa: E402
-    Experiment,
-    ExperimentError,
-    check_cluster,
-    load_all,
-    scenario_of,
-)
-from .executors import ClusterError  # noqa: E402
-from .runner import executor_for, run_experiments  # noqa: E402
+from .config import ExperimentError, check_cluster, scenario_of
+from .executors import ClusterError
+from .runner import executor_for, resume_sets, run_experiments
 
 REPO = Path(__file__).resolve().parent.parent
 PAPERS = REPO / "experiments" / "papers"
 ABLATIONS = PAPERS / "ablations"
-METRIC_LABEL = {
-    "goodput_mbps": "goodput (Mbit/s)",
-    "rto_round_ratio": "rounds with an RTO",
-    "fct_p99_ms": "FCT p99 (ms)",
-    "drops": "drops",
-}
-
-
-RUN_HERE = (INCAST_SCENARIO, ATSCALE_SCENARIO)  # the scenarios make reproduce runs
+RUN_HERE = tuple(scenario.SCENARIOS)  # the scenarios make reproduce runs
+# (preset, its scenario, its experiments (one per variant), their result sets)
+Group = tuple[Path, scenario.Scenario, list[Any], list[results.ResultSet]]
 
 
 def skip_note(path: Path) -> str | None:
     """Why make reproduce does not run this preset (None: it does)."""
-    scenario = scenario_of(path)
-    if scenario in RUN_HERE:
+    name = scenario_of(path)
+    if name in RUN_HERE:
         return None
     return (
-        f"{path.stem}: scenario {scenario}, not one reproduce runs "
-        f"({' and '.join(RUN_HERE)}): {path}"
+        f"{path.stem}: scenario {name}, not one reproduce runs ({' and '.join(RUN_HERE)}): {path}"
     )
 
 
@@ -123,14 +107,15 @@ def _all_presets(only: list[str] | None) -> list[Path]:
     return paths
 
 
-def presets(only: list[str] | None = None) -> list[Path]:
-    """The incast paper presets, then the ablations (each changes one setting of a preset)."""
-    return [p for p in _all_presets(only) if scenario_of(p) == INCAST_SCENARIO]
+def presets(only: list[str] | None = None, of: str = INCAST_SCENARIO) -> list[Path]:
+    """The paper presets of scenario `of`, then its ablations (each changes one
+    setting of a preset)."""
+    return [p for p in _all_presets(only) if scenario_of(p) == of]
 
 
 def atscale_presets(only: list[str] | None = None) -> list[Path]:
     """The at-scale presets (RCC's 1000-host fabric, experiments/atscale.py), ablations last."""
-    return [p for p in _all_presets(only) if scenario_of(p) == ATSCALE_SCENARIO]
+    return presets(only, ATSCALE_SCENARIO)
 
 
 def skipped(only: list[str] | None = None) -> list[str]:
@@ -139,46 +124,7 @@ def skipped(only: list[str] | None = None) -> list[str]:
     return [n for n in notes if n]
 
 
-def atscale_verdicts(exp: atscale.AtScaleExperiment, d: Path) -> list[Verdict]:
-    """The at-scale preset's claims against the records in `d` (no data without any)."""
-    records = atscale.load_records(d)
-    if not records:
-        return [
-            Verdict({"id": c.get("id", c["kind"]), "text": c.get("text", "")}, NO_DATA, "no runs")
-            for c in exp.paper.get("claims", [])
-        ]
-    return [
-        Verdict({"id": v["id"], "text": v["text"]}, v["verdict"], v["measured"])
-        for v in atscale.verdicts(exp, atscale.summarize(records))
-    ]
-
-
-def atscale_section(
-    path: Path,
-    exp: atscale.AtScaleExperiment,
-    d: Path,
-    root: Path,
-    classified: list[Classified] | None = None,
-) -> str:
-    """REPORT.md's section of an at-scale preset: its header comment, then its SUMMARY
-    (its claims' verdict column shows their classes when `classified` is given)."""
-    records = atscale.load_records(d)
-    if not records:
-        return f"## {path.stem}\n\nNo runs in {d}.\n"
-    summary = atscale.report(d, exp, records).split("\n", 1)[1]  # its own title dropped
-    lines = summary.split("\n")
-    for c in classified or ():  # the claim's row: `| id: text | **verdict** | measured |`
-        cell = f"| {c.verdict.claim['id']}: {c.verdict.claim['text']} | **"
-        plain, shown = f"{cell}{c.verdict.verdict}** |", f"{cell}{c.label}** |"
-        lines = [shown + ln[len(plain) :] if ln.startswith(plain) else ln for ln in lines]
-    summary = "\n".join(lines)
-    figures = " ".join(f"![{f.stem}]({f.relative_to(root)})" for f in sorted(d.glob("*.png")))
-    return "\n".join(
-        [f"## {path.stem} (at scale)", "", "```", header_comment(path), "```", summary, figures, ""]
-    )
-
-
-def variant_of(exp: Experiment, base_name: str) -> str:
+def variant_of(exp: Any, base_name: str) -> str:
     """The variant label p4incast-run appended to the preset's name ("" without variants)."""
     return exp.name[len(base_name) + 1 :] if exp.name != base_name else ""
 
@@ -193,58 +139,14 @@ def header_comment(path: Path) -> str:
     return "\n".join(lines)
 
 
-def reference_plot(
-    rows: list[dict[str, Any]], reference: dict[str, Any], title: str, out: Path
-) -> Path | None:
-    """Our goodput (and any other referenced metric) per scheme with 95 % error bars,
-    and the paper's stated numbers over them: points as black markers, peaks as
-    dashed horizontal lines, "collapses near N" as dotted vertical lines."""
-    metrics = [m for m in reference if m in METRIC_LABEL] or ["goodput_mbps"]
-    fig, axes = plt.subplots(1, len(metrics), figsize=(6.5 * len(metrics), 4.2), squeeze=False)
-    schemes = list(dict.fromkeys(r["scheme"] for r in rows))
-    for ax, metric in zip(axes[0], metrics, strict=True):
-        for i, s in enumerate(schemes):
-            pts = [r for r in rows if r["scheme"] == s and r.get(metric) is not None]
-            if not pts:
-                continue
-            xs = [r["n"] for r in pts]
-            ys = [float(r[metric]) for r in pts]
-            lo = [r.get(f"{metric}_ci_lo") for r in pts]
-            hi = [r.get(f"{metric}_ci_hi") for r in pts]
-            err = None
-            if all(v is not None for v in lo + hi):
-                err = [
-                    [y - float(a) for y, a in zip(ys, lo, strict=True)],
-                    [float(b) - y for y, b in zip(ys, hi, strict=True)],
-                ]
-            ax.errorbar(xs, ys, yerr=err, marker="o", ms=3, capsize=2, label=s, color=f"C{i}")
-            for n, v in reference.get(metric, {}).get(s, []):
-                ax.plot([n], [v], "k*", ms=12)
-                ax.annotate(f"paper {s}", (n, v), textcoords="offset points", xytext=(4, 4))
-            if metric == "goodput_mbps":
-                peak = reference.get("peak_goodput_mbps", {}).get(s)
-                if peak is not None:
-                    ax.axhline(peak, color=f"C{i}", ls="--", lw=1)
-                n_c = reference.get("collapse_n", {}).get(s)
-                if n_c is not None:
-                    ax.axvline(n_c, color=f"C{i}", ls=":", lw=1)
-        ax.set_xlabel("senders N")
-        ax.set_ylabel(METRIC_LABEL[metric])
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(f"{title}\nours: lines with 95 % CI; paper: ★ points, -- peaks, : collapse N")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
-
-
-def verdict_rows(exps: list[Experiment], sets: list[results.ResultSet], base: str) -> list[Verdict]:
+def verdict_rows(exps: list[Any], sets: list[results.ResultSet], base: str) -> list[Verdict]:
+    """Every claim of a preset against the summary rows of the variant it names
+    (a claim that names none: every variant, as the ablations state them)."""
+    sc = scenario.of(exps[0])
     by_variant = {variant_of(e, base): (e, rs) for e, rs in zip(exps, sets, strict=True)}
     paper = exps[0].paper
     out = []
     for claim in paper.claims if paper else ():
-        # a claim that names no variant is checked on every variant (ablations)
         variants = [str(claim["variant"])] if "variant" in claim else list(by_variant)
         for variant in variants:
             if variant not in by_variant:
@@ -253,29 +155,31 @@ def verdict_rows(exps: list[Experiment], sets: list[results.ResultSet], base: st
                     f"the preset has {', '.join(repr(v) for v in by_variant)}"
                 )
             exp, rs = by_variant[variant]
-            ctx = {"topology": exp.topology, "app": exp.app, "base_rtt_s": base_rtt_s}
             one = {**claim, "variant": variant} if variant else claim
-            out.append(evaluate(one, rs.aggregate(), ctx))
+            out.append(evaluate(one, rs.aggregate(), sc.claim_context(exp)))
     return out
 
 
-def base_name(path: Path, exps: list[Experiment]) -> str:
+def base_name(path: Path, exps: list[Any]) -> str:
     """The name the preset's variants extend (its file stem, or its `name:`)."""
     return path.stem if exps[0].name.startswith(path.stem) else exps[0].name
 
 
 def report_section(
     path: Path,
-    exps: list[Experiment],
+    exps: list[Any],
     sets: list[results.ResultSet],
     root: Path,
     classified: list[Classified] | None = None,
 ) -> str:
-    """REPORT.md's section of an incast preset. `classified`: its claims' classes
-    (claims.classify), shown in the verdict column; without it, the plain verdicts."""
+    """REPORT.md's section of a preset of any scenario: its citation, its header
+    comment, its claims (`classified`: their classes, claims.classify, in the
+    verdict column; without it, the plain verdicts), then per variant what its
+    scenario shows (`Scenario.section`)."""
+    sc = scenario.of(exps[0])
     base = base_name(path, exps)
     paper = exps[0].paper
-    lines = [f"## {path.stem}", ""]
+    lines = [f"## {path.stem}{sc.section_suffix}", ""]
     if paper:
         lines += [f"**{paper.figure}** — {paper.cite}", ""]
     lines += ["```", header_comment(path), "```", ""]
@@ -284,21 +188,12 @@ def report_section(
     else:
         shown = [(c.verdict, c.label) for c in classified]
     if shown:
-        lines += ["| claim | paper | ours (95 % CI) | verdict |", "|---|---|---|---|"]
-        for v, label in shown:
-            c = v.claim
-            where = f" ({c['variant']})" if c.get("variant") else ""
-            lines.append(f"| {c['id']}{where} | {c['text']} | {v.ours} | **{label}** |")
-        lines.append("")
+        lines += [*claims.table(shown), ""]
     else:
         lines += ["The paper states no number for this figure in its text; results only.", ""]
     for exp, rs in zip(exps, sets, strict=True):
-        variant = variant_of(exp, base)
-        ref = (paper.reference.get(variant) if paper else None) or {}
-        fig = reference_plot(rs.aggregate(), ref, exp.name, rs.out_dir / "reference.png")
-        rel = fig.relative_to(root) if fig else None
-        lines += [f"### {exp.name}", "", f"![{exp.name}]({rel})", "", "```"]
-        lines += [rs.summary_table(), "```", ""]
+        ref = (paper.reference.get(variant_of(exp, base)) if paper else None) or {}
+        lines += sc.section(exp, rs, root, ref)
     return "\n".join(lines)
 
 
@@ -407,23 +302,68 @@ def now_verdicts(
     return out
 
 
-def cost_groups(
-    groups: list[tuple[Path, list[Experiment], list[results.ResultSet]]],
-    scale_paths: list[Path],
-    scale_exps: list[atscale.AtScaleExperiment],
-    scale_dirs: list[Path],
-) -> list[cost.Group]:
-    """The run records' wall times for the cost section: one group per incast
-    experiment (all in one sweep), one per at-scale preset (a sweep of its own)."""
+def cost_groups(groups: list[Group]) -> list[cost.Group]:
+    """The run records' wall times for the cost section: one group per experiment;
+    the incast presets share one sweep, each at-scale preset is a sweep of its own."""
     out = []
-    for path, pexps, mine in groups:
+    for path, sc, pexps, mine in groups:
+        sweep = sc.name if sc.shared_sweep else path.stem
         for e, rs in zip(pexps, mine, strict=True):
-            walls, missing = cost.walls_of(rs.runs)
-            out.append(cost.Group(path.stem, "incast", walls, missing, e.app.rounds, e.repeats))
-    for path, sexp, d in zip(scale_paths, scale_exps, scale_dirs, strict=True):
-        records = atscale.load_records(d)
-        walls, missing = cost.walls_of(records, "{scheme} load {load} #{repeat}")
-        out.append(cost.Group(path.stem, path.stem, walls, missing, None, sexp.repeats))
+            walls, missing = cost.walls_of(rs.runs, sc.wall_label)
+            out.append(cost.Group(path.stem, sweep, walls, missing, sc.rounds(e), e.repeats))
+    return out
+
+
+def _dir(root: Path, path: Path, exps: list[Any], e: Any) -> Path:
+    """Where an experiment's results go: <root>/<preset path>[/<variant name>]."""
+    d = root / path.relative_to(PAPERS).with_suffix("")
+    return d / e.name if scenario.of(e).shared_sweep else d
+
+
+def _run(
+    loaded: list[tuple[Path, scenario.Scenario, list[Any]]],
+    root: Path,
+    jobs: int,
+    cluster: str,
+) -> list[Group]:
+    """Every preset's points: the incast presets in one sweep (one worker pool,
+    prepared once), then each at-scale preset in a sweep of its own that
+    continues what its folder holds. ExperimentError, ClusterError as they come."""
+    shared = [(p, sc, es) for p, sc, es in loaded if sc.shared_sweep]
+    alone = [(p, sc, es) for p, sc, es in loaded if not sc.shared_sweep]
+    sweeps = [shared] if shared else []
+    sweeps += [[one] for one in alone]
+    by_path: dict[Path, list[results.ResultSet]] = {}
+    for sweep in sweeps:
+        exps = [e for _p, _sc, es in sweep for e in es]
+        dirs = [_dir(root, p, es, e) for p, _sc, es in sweep for e in es]
+        engine, _note = sweep[0][1].engine(exps[0], cluster)
+        for d in dirs:
+            d.mkdir(parents=True, exist_ok=True)
+        sets = None if sweep[0][1].shared_sweep else resume_sets(exps, engine, dirs)
+        if cluster == "local":
+            sets = run_experiments(exps, engine, dirs, jobs, sets=sets)
+        else:
+            with executor_for(engine, cluster, workers=jobs or None) as ex:
+                print(f"running on {ex.where}", flush=True)
+                sets = run_experiments(exps, engine, dirs, 0, executor=ex, sets=sets)
+        at = 0
+        for p, _sc, es in sweep:
+            by_path[p] = sets[at : at + len(es)]
+            at += len(es)
+    return [(p, sc, es, by_path[p]) for p, sc, es in loaded]
+
+
+def _saved(loaded: list[tuple[Path, scenario.Scenario, list[Any]]], root: Path) -> list[Group]:
+    """--report-only: the sets in `root` (an empty one where a folder has none)."""
+    out = []
+    for p, sc, es in loaded:
+        sets = []
+        for e in es:
+            d = _dir(root, p, es, e)
+            ok = (d / results.RESULTS_JSON).is_file()
+            sets.append(results.load(d, sc.result_set) if ok else sc.new_set(e, d))
+        out.append((p, sc, es, sets))
     return out
 
 
@@ -473,91 +413,53 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         print(f"{prog}: {err}", file=sys.stderr)
         return 2
     try:
-        paths = presets(args.only)
-        scale_paths = atscale_presets(args.only)
-        scale_exps = [atscale.load(p) for p in scale_paths]
-        loaded = [(p, [e.with_overrides(rounds=args.rounds) for e in load_all(p)]) for p in paths]
-        engine, note = resolve("sim")
+        paths = [p for name in RUN_HERE for p in presets(args.only, name)]
+        loaded = []
+        for p in paths:
+            sc = scenario.of_path(p)
+            flags = {"rounds": args.rounds, "engine": "sim"}  # every preset on the simulator
+            over = {k: v for k, v in flags.items() if k in sc.flags}
+            loaded.append((p, sc, sc.load(p, over)))
+        note = "engine: results on disk" if args.report_only else resolve("sim")[1]
         cluster = check_cluster(args.cluster, "--cluster")
     except (ExperimentError, RuntimeError) as err:
         print(f"{prog}: {err}", file=sys.stderr)
         return 2
     root = args.out or REPO / "results" / f"reproduce-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
-    total = sum(len(e.points()) for _p, exps in loaded for e in exps)
-    total += sum(len(e.points()) for e in scale_exps)
+    total = sum(len(e.points()) for _p, _sc, exps in loaded for e in exps)
     notes = skipped(args.only)
     for line in notes:
         print(f"skipped {line}", flush=True)
     print(f"{note}; {len(paths)} presets, {total} runs; results in {root}", flush=True)
     t0 = time.monotonic()
-    # One sweep over every preset's experiments: one worker pool, prepared once.
-    exps = [e for _path, pexps in loaded for e in pexps]
-    dirs = [
-        root / path.relative_to(PAPERS).with_suffix("") / e.name
-        for path, pexps in loaded
-        for e in pexps
-    ]
-    for d in dirs:
-        d.mkdir(parents=True, exist_ok=True)
-    if args.report_only:  # what an interrupted run finished; unrun points are missing
-        sets = [
-            results.load(d)
-            if (d / "results.json").is_file()
-            else results.ResultSet(d, e.name, e.as_dict())
-            for d, e in zip(dirs, exps, strict=True)
-        ]
-    elif not exps:
-        sets = []
-    elif cluster == "local":
-        sets = run_experiments(exps, engine, dirs, args.jobs or os.cpu_count() or 1)
-    else:
-        try:
-            with executor_for(engine, cluster, workers=args.jobs or None) as ex:
-                print(f"running on {ex.where}", flush=True)
-                sets = run_experiments(exps, engine, dirs, 0, executor=ex)
-        except ClusterError as err:
-            print(f"{prog}: {err}", file=sys.stderr)
-            return 2
-    scale_dirs = [root / path.relative_to(PAPERS).with_suffix("") for path in scale_paths]
-    for sexp, d in zip(scale_exps, scale_dirs, strict=True):
-        if not args.report_only:
-            try:
-                atscale.run(sexp, d, args.jobs or os.cpu_count() or 1, True, cluster)
-            except (ClusterError, ExperimentError) as err:
-                print(f"{prog}: {err}", file=sys.stderr)
-                return 2
+    try:
+        if args.report_only:  # what an interrupted run finished; unrun points are missing
+            groups = _saved(loaded, root)
+        else:
+            groups = _run(loaded, root, args.jobs or os.cpu_count() or 1, cluster)
+    except (ClusterError, ExperimentError, RuntimeError) as err:
+        print(f"{prog}: {err}", file=sys.stderr)
+        return 2
     # Every verdict first (paper presets and ablations), then the paper presets'
     # classes from the ablations' verdicts of this very report, then the sections.
-    groups = []
-    at = 0
-    for path, pexps in loaded:
-        groups.append((path, pexps, sets[at : at + len(pexps)]))
-        at += len(pexps)
     try:
         verdicts = [
-            (p, verdict_rows(pexps, mine, base_name(p, pexps))) for p, pexps, mine in groups
+            (p, verdict_rows(pexps, mine, base_name(p, pexps))) for p, _sc, pexps, mine in groups
         ]
     except ExperimentError as err:
         print(f"{prog}: {err}", file=sys.stderr)
         return 2
-    verdicts += [
-        (p, atscale_verdicts(sexp, d))
-        for p, sexp, d in zip(scale_paths, scale_exps, scale_dirs, strict=True)
-    ]
     classified = classify_all(verdicts)
     sections: list[str] = []
     named: list[tuple[str, Any]] = []
-    for path, pexps, mine in groups:
+    for path, _sc, pexps, mine in groups:
         if path.parent == ABLATIONS and "# Ablations" not in sections:
             sections += ["# Ablations", "", "Each changes one setting of a preset above.", ""]
         named += [(path.stem, rs.provenance) for rs in mine]
         sections.append(report_section(path, pexps, mine, root, classified.get(path)))
-    for path, sexp, d in zip(scale_paths, scale_exps, scale_dirs, strict=True):
-        sections.append(atscale_section(path, sexp, d, root, classified.get(path)))
-        named.append((path.stem, atscale.load_provenance(d)))
     wall_s = time.monotonic() - t0
     cut = f" Rounds cut to {args.rounds} per run (--rounds)." if args.rounds else ""
-    done = sum(len(rs.runs) for rs in sets)
+    done = sum(len(rs.runs) for _p, _sc, _e, mine in groups for rs in mine)
     ran = (
         f"Rebuilt from the {done} of {total} runs finished in {root} (--report-only)."
         if args.report_only
@@ -573,7 +475,7 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         if stale:
             unused = ", ".join(stale)
             print(f"{prog}: --why entries for no changed claim: {unused}", file=sys.stderr)
-    groups_cost = cost_groups(groups, scale_paths, scale_exps, scale_dirs)
+    groups_cost = cost_groups(groups)
     head = [
         "# p4-incast: the papers' headline results on the simulator",
         "",
@@ -589,6 +491,7 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         *changed,
         *cost.section(groups_cost, None if args.report_only else wall_s, os.cpu_count() or 1),
     ]
+    root.mkdir(parents=True, exist_ok=True)
     report = root / "REPORT.md"
     report.write_text("\n".join(head + sections))
     print(f"\n{ran}\nreport: {report}")

@@ -47,6 +47,7 @@ from p4incast.experiments.metrics import (
     point_interval,
     summarize,
 )
+from p4incast.model.scheme import INCAST_SCENARIO
 
 RESULTS_JSON = "results.json"
 ROUNDS_CSV = "rounds.csv"
@@ -109,7 +110,8 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def _csv_text(fields: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> str:
+def csv_text(fields: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> str:
+    """A CSV file's text: a header of `fields`, one line per row (None as empty)."""
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(fields), lineterminator="\n")
     w.writeheader()
@@ -340,7 +342,14 @@ class ResultSet:
     `link_bps` is the bottleneck rate when known; plots draw its framing limit.
     `provenance`: where the runs came from (experiments/provenance.py; None until
     `start` records it, or in a folder written before it was kept).
+
+    This class holds incast runs (rounds.csv, the per-(scheme, N) summary); a
+    scenario whose records differ subclasses it (experiments/atscale.py) and
+    replaces `scenario`, `aggregate`, `summary_table`, `line`, `failed` and
+    `csv_files`.
     """
+
+    scenario = INCAST_SCENARIO  # results.json's `scenario`
 
     def __init__(
         self,
@@ -377,9 +386,17 @@ class ResultSet:
             self.write()
         return summarize(self.runs[-1])
 
+    def line(self, run: Mapping[str, Any]) -> str:
+        """One progress line for a run just added (the runner prints it)."""
+        return run_line(summarize(run))
+
     def summaries(self) -> list[dict[str, Any]]:
         """`metrics.summarize` of every run, in the order added."""
         return [summarize(r) for r in self.runs]
+
+    def failed(self) -> int:
+        """How many runs failed (or are malformed)."""
+        return sum(1 for s in self.summaries() if s.get("status") != "ok")
 
     def aggregate(self) -> list[dict[str, Any]]:
         """summary.csv rows (see `aggregate`)."""
@@ -393,6 +410,7 @@ class ResultSet:
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
+            "scenario": self.scenario,
             "experiment": self.name,
             "created": self.created,
             "link_bps": self.link_bps,
@@ -401,18 +419,29 @@ class ResultSet:
             "runs": self.runs,
         }
 
+    def csv_files(self) -> dict[str, str]:
+        """The CSV files written next to results.json: file name -> text."""
+        return {
+            ROUNDS_CSV: csv_text(ROUND_FIELDS, round_rows(self.runs)),
+            SUMMARY_CSV: csv_text(SUMMARY_FIELDS, self.aggregate()),
+        }
+
     def write(self) -> list[Path]:
-        """Write results.json, rounds.csv and summary.csv (each atomically); return their paths."""
+        """Write results.json and the CSV files (each atomically); return their paths."""
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        paths = [self.out_dir / RESULTS_JSON, self.out_dir / ROUNDS_CSV, self.out_dir / SUMMARY_CSV]
+        paths = [self.out_dir / RESULTS_JSON]
         write_atomic(paths[0], _results_text(self.to_dict()))
-        write_atomic(paths[1], _csv_text(ROUND_FIELDS, round_rows(self.runs)))
-        write_atomic(paths[2], _csv_text(SUMMARY_FIELDS, self.aggregate()))
+        for name, text in self.csv_files().items():
+            paths.append(self.out_dir / name)
+            write_atomic(paths[-1], text)
         return paths
 
 
-def load(path: Path | str) -> ResultSet:
-    """Reload a ResultSet from its directory or its results.json (files are not rewritten)."""
+def load(path: Path | str, cls: type[ResultSet] = ResultSet) -> ResultSet:
+    """Reload a ResultSet (of class `cls`: the scenario's) from its directory or its
+    results.json (files are not rewritten). A folder written by the at-scale runner
+    before it kept ResultSets (`name` and `settings` for `experiment` and `config`)
+    loads too."""
     path = Path(path)
     file = path / RESULTS_JSON if path.is_dir() else path
     try:
@@ -423,10 +452,10 @@ def load(path: Path | str) -> ResultSet:
         raise ValueError(f"{file} is not valid JSON: {err}") from None
     if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
         raise ValueError(f"{file} is not a p4incast results file (no 'runs' list)")
-    rs = ResultSet(
+    rs = cls(
         file.parent,
-        str(data.get("experiment") or file.parent.name),
-        data.get("config"),
+        str(data.get("experiment") or data.get("name") or file.parent.name),
+        data.get("config", data.get("settings")),
         link_bps=data.get("link_bps"),
         runs=data["runs"],
         provenance=data.get("provenance"),

@@ -1,26 +1,26 @@
 """Running an experiment's points: a progress bar, the ResultSets they land in,
-and resuming an interrupted sweep. The command line (p4incast-run, __main__)
-and `make reproduce` (reproduce.py) both run points through `run_experiments`;
-where they run is experiments/executors.py. Every sweep records where it came
-from (experiments/provenance.py) in each ResultSet when it starts; a resumed
-one keeps the folder's first record and appends its own to `resumed`.
+and resuming an interrupted sweep — for every scenario (experiments/scenario.py
+gives each step what differs: the points' keys, labels, result sets). The
+command line (p4incast-run, __main__) and `make reproduce` (reproduce.py) both
+run points through `run_experiments`; where they run is experiments/executors.py.
+Every sweep records where it came from (experiments/provenance.py) in each
+ResultSet when it starts; a resumed one keeps the folder's first record and
+appends its own to `resumed`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from p4incast.engines import Engine
-from p4incast.model.scheme import Point
 
-from . import provenance, results
-from .config import Experiment, ExperimentError
+from . import provenance, results, scenario
+from .config import ExperimentError
 from .executors import RETRIES, Executor, Job, LocalPool, Sequential
 from .ray_pool import RayPool
 
@@ -60,28 +60,22 @@ class Progress:
         sys.stderr.flush()
 
 
-def _label(point: Point, repeats: int) -> str:
-    return f"{point.scheme.name} N={point.n}" + (f" #{point.repeat + 1}" if repeats > 1 else "")
-
-
-def _log_dir(out_dir: Path, point: Point) -> Path:
-    return out_dir / "logs" / f"{point.scheme.name}-n{point.n}-r{point.repeat}"
-
-
-def point_key(point: Point) -> tuple[str, int, int]:
-    """What identifies a point within its experiment: (scheme, N, repeat)."""
-    return point.scheme.name, point.n, point.repeat
-
-
-def run_key(run: Mapping[str, Any]) -> tuple[str, int, int]:
-    """The same key for a run record of results.json."""
-    return str(run.get("scheme")), int(run.get("n") or 0), int(run.get("repeat") or 0)
+def pending(
+    exps: Sequence[Any], out_dirs: Sequence[Path], sets: Sequence[results.ResultSet]
+) -> list[Job]:
+    """The jobs of every point that has no run finished ok in its experiment's set."""
+    todo = []
+    for i, (e, d, rs) in enumerate(zip(exps, out_dirs, sets, strict=True)):
+        sc = scenario.of(e)
+        done = {sc.run_key(r) for r in rs.runs if r.get("status") == "ok"}
+        todo += [Job(i, p, sc.log_dir(d, p)) for p in e.points() if sc.point_key(p) not in done]
+    return todo
 
 
 def run_experiments(
-    exps: list[Experiment],
+    exps: Sequence[Any],
     engine: Engine,
-    out_dirs: list[Path],
+    out_dirs: Sequence[Path],
     jobs: int,
     *,
     executor: Executor | None = None,
@@ -89,38 +83,31 @@ def run_experiments(
 ) -> list[results.ResultSet]:
     """Every point of every experiment; one ResultSet per experiment, rewritten per run.
 
-    `sets`: ResultSets to continue (--resume); their runs finished ok are not
-    run again. `executor`: an opened executor (default: the local one for the
-    engine, `jobs` worker processes when it runs points side by side). The
+    The experiments may be of any scenario (experiments/scenario.py) whose points
+    `engine` runs. `sets`: ResultSets to continue (--resume); their runs finished
+    ok are not run again. `executor`: an opened executor (default: the local one
+    for the engine, `jobs` worker processes when it runs points side by side). The
     provenance of this sweep (`provenance.capture`) goes to every set first
     (`ResultSet.start`: a resumed set keeps its own and lists this one as resumed).
     """
     if sets is None:
-        sets = [
-            results.ResultSet(d, e.name, e.as_dict(), link_bps=e.link_bps(engine.name))
-            for e, d in zip(exps, out_dirs, strict=True)
-        ]
+        sets = [scenario.of(e).new_set(e, d, engine) for e, d in zip(exps, out_dirs, strict=True)]
     record = provenance.capture(engine.name)
     for rs in sets:
         rs.start(record)
-    done = [{run_key(r) for r in rs.runs if r.get("status") == "ok"} for rs in sets]
-    todo = [
-        Job(i, p, _log_dir(out_dirs[i], p))
-        for i, e in enumerate(exps)
-        for p in e.points()
-        if point_key(p) not in done[i]
-    ]
-    # A run costs a network setup (~8 senders' worth) plus time in proportion to N.
-    bar = Progress([8 + j.point.n for j in todo])
+    todo = pending(exps, out_dirs, sets)
+    bar = Progress([scenario.of(exps[j.index]).weight(j.point) for j in todo])
     if engine.parallel:
-        bar.weights = sorted(bar.weights)  # completion order: small N first
+        bar.weights = sorted(bar.weights)  # completion order: the cheapest first
 
     def started(job: Job) -> None:
-        bar.start(_label(job.point, exps[job.index].repeats))
+        e = exps[job.index]
+        bar.start(scenario.of(e).label(job.point, e.repeats))
 
     def finished(job: Job, record: dict[str, Any]) -> None:
-        summary = sets[job.index].add(record)
-        bar.finish(_prefix(exps, job.index) + results.run_line(summary))
+        rs = sets[job.index]
+        rs.add(record)
+        bar.finish(_prefix(exps, job.index) + rs.line(record))
 
     if executor is None:
         with executor_for(engine, "local", workers=jobs) as local:
@@ -132,21 +119,24 @@ def run_experiments(
 
 
 def resume_sets(
-    exps: list[Experiment], engine: Engine, out_dirs: list[Path]
+    exps: Sequence[Any], engine: Engine, out_dirs: Sequence[Path]
 ) -> list[results.ResultSet]:
     """The ResultSets of an interrupted sweep, ready to continue: ExperimentError when
-    a folder holds another experiment, other settings or another engine's runs."""
+    a folder holds another experiment, other settings (what its scenario's
+    `resume_difference` compares) or another engine's runs. A continued set keeps
+    its runs finished ok and takes this sweep's settings."""
     sets = []
     for e, d in zip(exps, out_dirs, strict=True):
-        fresh = results.ResultSet(d, e.name, e.as_dict(), link_bps=e.link_bps(engine.name))
+        sc = scenario.of(e)
+        fresh = sc.new_set(e, d, engine)
         if not (d / results.RESULTS_JSON).is_file():
             sets.append(fresh)  # interrupted before its first point finished
             continue
         try:
-            old = results.load(d)
+            old = results.load(d, sc.result_set)
         except ValueError as err:
             raise ExperimentError(f"--resume: {err}") from None
-        differs = first_difference(_settings(old.config), _settings(fresh.config))
+        differs = sc.resume_difference(old.config, fresh.config)
         if old.name != e.name or differs:
             why = differs or f"it holds experiment {old.name!r}"
             raise ExperimentError(
@@ -154,36 +144,18 @@ def resume_sets(
                 "resume with the same file and flags"
             )
         engines = {r.get("engine") for r in old.runs if r.get("status") == "ok"}
-        if engines - {engine.name}:
+        if engines - {sc.recorded_engine(engine)}:
             raise ExperimentError(
                 f"--resume {d}: its runs are from engine {', '.join(map(str, engines))}, "
                 f"this sweep runs {engine.name}; pass --engine"
             )
         old.runs = [r for r in old.runs if r.get("status") == "ok"]
+        old.config, old.link_bps = fresh.config, fresh.link_bps
         sets.append(old)
     return sets
 
 
-def _settings(config: Any) -> Any:
-    """An experiment's config echo without what does not change the results."""
-    plain = json.loads(json.dumps(config))
-    if isinstance(plain, dict):
-        plain.pop("cluster", None)
-    return plain
-
-
-def first_difference(a: Any, b: Any, where: str = "") -> str | None:
-    """The first key at which two config echoes differ ("app.rounds: 10 vs 2"), or None."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b)):
-            diff = first_difference(a.get(key), b.get(key), f"{where}.{key}" if where else key)
-            if diff:
-                return diff
-        return None
-    return None if a == b else f"{where}: {json.dumps(a)} there vs {json.dumps(b)} now"
-
-
-def _prefix(exps: list[Experiment], i: int) -> str:
+def _prefix(exps: Sequence[Any], i: int) -> str:
     return f"[{exps[i].name}] " if len(exps) > 1 else ""
 
 

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from . import provenance, report_diff, results
+from .config import first_difference
 from .report_diff import NOT_WRITTEN, Value, relative_moved, why_of
-from .runner import first_difference
 
 METRICS = (("goodput_mbps", "goodput Mbit/s"), ("rto_round_ratio", "RTO rounds %"))
 SETTINGS = ("topology", "app", "transport")  # what a (scheme, N) figure depends on

@@ -27,15 +27,11 @@ from p4incast.model.atscale import (
     check_load,
     check_traffic,
     plan,
+    port_topology,
 )
-from p4incast.model.ecn import EcnMode
 from p4incast.model.errors import ModelError
-from p4incast.model.scheme import (
-    Scheme,
-    Transport,
-    check_transport,
-)
-from p4incast.model.wire import ACK_WIRE_BYTES, ETH_FRAME_BYTES, WIRE_FRAME_BYTES
+from p4incast.model.scheme import Point, Scheme, Transport
+from p4incast.model.wire import ACK_WIRE_BYTES, WIRE_FRAME_BYTES
 from p4incast.sim import native
 from p4incast.sim.engine import (
     AGENT_CODES,
@@ -44,6 +40,7 @@ from p4incast.sim.engine import (
     hosts_config,
     port_budget_bytes,
 )
+from p4incast.sim.engine import check_point as check_incast_point
 
 MAX_DRAIN_S = 5.0  # simulated seconds a point may run past its last arrival before it is cut
 
@@ -74,28 +71,26 @@ def base_rtt_s(f: Fabric) -> float:
     return 8 * f.delay_us * 1e-6 + ser
 
 
-def queue_pkts(f: Fabric) -> int:
-    """A switch port's buffer in full frames (K is checked against it)."""
-    return f.buffer_bytes // ETH_FRAME_BYTES
-
-
 def check_point(p: AtScalePoint) -> None:
-    """ModelError naming the first problem with a point."""
+    """ModelError naming the first problem with a point. The scheme and transport
+    go through the incast simulator's rules on the fabric's switch port
+    (`port_topology`): `check_scheme` (vocabularies, K below the port's buffer in
+    full frames) and what the model cannot run (rotation, a tail-loss probe)."""
     check_fabric(p.fabric)
     check_traffic(p.traffic, p.fabric)
     check_load(p.load)
-    check_transport(p.transport)
     s = p.scheme
     if s.batching:
         raise ModelError(
             f"scheme {s.name}: batching schedules incast rounds; the at-scale traffic has none"
         )
+    problems = check_incast_point(Point(s, 1, 0, port_topology(p.fabric), transport=p.transport))
+    if problems:
+        raise ModelError(problems[0])
     if s.agent not in AGENT_CODES:
         raise ModelError(
             f"scheme {s.name}: agent {s.agent!r} is not one of {', '.join(AGENT_CODES)}"
         )
-    if EcnMode(s.ecn) is not EcnMode.OFF and not 1 <= s.k <= queue_pkts(p.fabric):
-        raise ModelError(f"scheme {s.name}: K = {s.k} must be in 1..{queue_pkts(p.fabric)} packets")
 
 
 def init_worker() -> None:

@@ -36,6 +36,7 @@ import random
 from dataclasses import dataclass
 
 from .errors import ModelError
+from .scheme import Topology
 
 ATSCALE_SCENARIO = "at-scale"  # a preset's `scenario:` for this one
 MIN_LOAD, MAX_LOAD = 0.0, 1.0  # offered load is a fraction of an aggregator's link
@@ -73,6 +74,19 @@ class Traffic:
     background_flows: int = 5  # one per aggregator while there are aggregators left
     background_bytes: int = 30_000_000
     start_s: float = 0.001  # first arrival after this much simulated time
+
+
+def port_topology(f: Fabric) -> Topology:
+    """A fabric's switch port as an incast topology on the simulator: its buffer, link
+    rate, delay and minimum RTO, so a scheme is checked by the incast rules
+    (`check_scheme(s, port_topology(f), "sim")`: K below the port's buffer in full
+    frames, `Topology.buffer_frames`)."""
+    return Topology(
+        buffer_bytes=f.buffer_bytes,
+        link_gbps=f.host_gbps,
+        delay_us=f.delay_us,
+        rto_min_ms=f.rto_min_ms,
+    )
 
 
 def check_fabric(f: Fabric) -> None:

@@ -260,17 +260,25 @@ def test_report_with_the_ablation_unrun_says_so(toy: Path, make_run: MakeRun) ->
     assert got["a-fast"] == "diverges — unexplained (ablations not run: toy-unrun)"
 
 
-def test_at_scale_section_shows_the_class(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An at-scale preset's claims table (its SUMMARY) shows the class too."""
-    summary = "# title\n\n| claim | verdict | measured |\n|---|---|---|\n"
-    summary += "| r1: drops | **diverges** | 0 |\n"
-    monkeypatch.setattr(reproduce.atscale, "load_records", lambda d: [{"status": "ok"}])
-    monkeypatch.setattr(reproduce.atscale, "report", lambda d, exp, records: summary)
-    path = tmp_path / "p.yaml"
-    path.write_text("# p\n")
-    paper = [("p", Verdict({"id": "r1", "text": "drops"}, DIVERGES, "0"))]
-    classified = classify(paper, [("abl", v("r1", HOLDS))])
-    text = reproduce.atscale_section(path, None, tmp_path, tmp_path, classified)  # type: ignore[arg-type]
-    assert "| r1: drops | **diverges — explained by abl** | 0 |" in text
-    plain = reproduce.atscale_section(path, None, tmp_path, tmp_path)  # type: ignore[arg-type]
-    assert "| r1: drops | **diverges** | 0 |" in plain
+def test_at_scale_section_shows_the_class(tmp_path: Path) -> None:
+    """An at-scale preset's section has the same claims table, with the class too."""
+    from p4incast.experiments import atscale
+
+    preset = reproduce.PAPERS / "rcc-at-scale.yaml"
+    exp = atscale.load(preset, {"loads": [0.3, 0.7], "schemes": ["tcp", "rcc"], "repeats": 1})
+    rs = atscale.AT_SCALE.new_set(exp, tmp_path / "rcc-at-scale")
+    for p in exp.points():
+        drops = {"tor": 3 if p.scheme.name == "tcp" else 0, "root": 0}
+        rs.add({"scheme": p.scheme.name, "load": p.load, "repeat": 0, "status": "ok",
+                "fct_ms": [1.0, 2.0], "offered_load": p.load, "long_mbps": [500.0],
+                "drops": drops, "short_timeouts": 0, "wall_s": 0.1})  # fmt: skip
+    (c,) = reproduce.verdict_rows([exp], [rs], "rcc-at-scale")
+    assert (c.claim["id"], c.verdict, c.ours) == ("rcc-drops-from-60", DIVERGES, "30%: 0, 70%: 0")
+    classified = classify([("rcc-at-scale", c)], [("abl", v("rcc-drops-from-60", HOLDS))])
+    text = reproduce.report_section(preset, [exp], [rs], tmp_path, classified)
+    row = "| rcc-drops-from-60 | RCC starts to drop packets only from 60 % offered load"
+    row += " | 30%: 0, 70%: 0"
+    assert f"{row} | **diverges — explained by abl** |" in text
+    assert text.startswith("## rcc-at-scale (at scale)")
+    plain = reproduce.report_section(preset, [exp], [rs], tmp_path)
+    assert f"{row} | **diverges** |" in plain

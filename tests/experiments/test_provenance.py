@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from p4incast.engines.base import ENGINES
-from p4incast.experiments import config, provenance, reproduce, results, runner
+from p4incast.experiments import config, provenance, reproduce, results, runner, scenario
 from p4incast.experiments.executors import Executor, Job, OnResult, OnStart
 from p4incast.sim import native
 
@@ -101,7 +101,7 @@ class FakeExecutor(Executor):
         for job in jobs:
             p = job.point
             if self.only is None or p.n in self.only:
-                self.ran.append(runner.point_key(p))
+                self.ran.append(scenario.INCAST.point_key(p))
                 on_result(job, self.make_run(p.scheme.name, p.n, p.repeat))
 
 
@@ -183,8 +183,8 @@ def test_report_header_lists_commits_per_preset_when_they_differ() -> None:
 def test_at_scale_folder_keeps_first_provenance_on_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """experiments/atscale.py: the same record in its results.json, kept on --resume
-    (points "run" by a stand-in executor: no ns-3)."""
+    """An at-scale sweep goes through the same runner: the same record in its
+    results.json, kept on --resume (points "run" by a stand-in executor: no ns-3)."""
     from p4incast.experiments import atscale
 
     class Loads(Executor):
@@ -198,19 +198,20 @@ def test_at_scale_folder_keeps_first_provenance_on_resume(
                 p = job.point
                 if self.loads is None or p.load in self.loads:
                     rec = {"scheme": p.scheme.name, "load": p.load, "repeat": p.repeat}
-                    rec |= {"status": "ok", "fct_ms": [1.0], "wall_s": 0.1}
+                    rec |= {"status": "ok", "fct_ms": [1.0], "wall_s": 0.1, "engine": "sim"}
+                    rec |= {"offered_load": p.load, "long_mbps": [], "short_timeouts": 0}
                     on_result(job, rec | {"drops": {"tor": 0, "root": 0}})
 
     exp = atscale.load(reproduce.PAPERS / "rcc-at-scale.yaml")
+    engine = atscale.ENGINE
     records = iter([fake_record("a" * 40), fake_record("b" * 40)])
-    monkeypatch.setattr(atscale.provenance, "capture", lambda name: next(records))
-    executors = iter([Loads({0.1}), Loads(None)])
-    monkeypatch.setattr(atscale, "executor_for", lambda *a, **k: next(executors))
-    atscale.run(exp, tmp_path, 1)
-    assert atscale.load_provenance(tmp_path)["commit"] == "a" * 40
-    atscale.run(exp, tmp_path, 1, resume=True)
+    monkeypatch.setattr(runner.provenance, "capture", lambda name: next(records))
+    runner.run_experiments([exp], engine, [tmp_path], 1, executor=Loads({0.1}))
+    assert results.load(tmp_path).provenance["commit"] == "a" * 40
+    sets = runner.resume_sets([exp], engine, [tmp_path])
+    runner.run_experiments([exp], engine, [tmp_path], 1, executor=Loads(None), sets=sets)
     data = json.loads((tmp_path / "results.json").read_text())
+    assert data["scenario"] == "at-scale"
     assert len(data["runs"]) == len(exp.points())
     assert data["provenance"]["commit"] == "a" * 40
     assert [r["commit"] for r in data["provenance"]["resumed"]] == ["b" * 40]
-    assert atscale.load_provenance(tmp_path / "missing") is None

@@ -1,5 +1,5 @@
 """RCC's at-scale scenario on the ns-3 model (sim/cpp/atscale.h, p4incast/sim/atscale.py,
-experiments/atscale.py), on a fabric small enough for CI: every flow is
+experiments/atscale.py and the shared runner), on a fabric small enough for CI: every flow is
 delivered no faster than the links allow, the run is a function of its seed,
 the receiver policies act at every aggregator, and the preset runs, resumes
 and reports from the command line."""
@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
+from p4incast.experiments import results
 from p4incast.experiments.atscale import load as load_preset
+from p4incast.experiments.atscale_summary import AtScaleResultSet
 from p4incast.model.atscale import Fabric, Traffic, plan
 from p4incast.model.scheme import Scheme, Transport
 from p4incast.model.wire import MSS_BYTES, WIRE_FRAME_BYTES
@@ -85,7 +87,7 @@ def test_receiver_policies_act_at_every_aggregator(tcp_run: dict[str, Any], sche
 
 def test_bad_point_is_one_clear_error(p4i: Any) -> None:
     rec = run_point(point(Scheme("x", "tail", 500, "dctcp"), 0.5))
-    assert rec["status"] == "failed" and "K = 500" in rec["error"]
+    assert rec["status"] == "failed" and "k=500 packets is not below the queue" in rec["error"]
     rec = run_point(point(Scheme("x", "off", 0, "reno", "no-such"), 0.5))
     assert rec["status"] == "failed" and "no-such" in rec["error"]
 
@@ -111,7 +113,7 @@ def test_preset_runs_resumes_and_reports_from_the_cli(p4i: Any, tmp_path: Path) 
     # a second load: --resume runs only what the folder lacks
     r = _cli(*small, "--loads", "0.5,0.8", "--schemes", "tcp,rcc", "--resume", str(out))
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "2 points to run (2 already done)" in r.stdout
+    assert f"resuming {out}: 2 of 4 runs finished ok, 2 to run" in r.stdout
     data = json.loads((out / "results.json").read_text())
     assert len(data["runs"]) == 4
     # another fabric's folder is refused, naming the difference, and left as it was
@@ -140,9 +142,10 @@ def test_reproduce_reports_an_at_scale_folder(p4i: Any, tmp_path: Path) -> None:
     small = ["--tors", "2", "--hosts-per-tor", "3", "--short-flows", "20", "--jobs", "1"]
     r = _cli(*small, "--repeats", "1", "--loads", "0.3,0.7", "--schemes", "rcc", "--out", str(out))
     assert r.returncode == 0, r.stderr[-2000:]
-    text = reproduce.atscale_section(PRESET, load_preset(PRESET), out, tmp_path)
+    rs = results.load(out, AtScaleResultSet)
+    text = reproduce.report_section(PRESET, [load_preset(PRESET)], [rs], tmp_path)
     assert text.startswith("## rcc-at-scale (at scale)")
     assert "Stated (docs/algorithms.md §7)" in text  # the header comment
     assert "| rcc | 30% |" in text and "| rcc | 70% |" in text
-    assert "rcc-drops-from-60" in text and "**" in text
+    assert "| rcc-drops-from-60 | RCC starts to drop packets only from 60 % offered load |" in text
     assert "](rcc-at-scale/fct_p99.png)" in text

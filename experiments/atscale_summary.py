@@ -1,0 +1,199 @@
+"""An at-scale sweep's results (experiments/atscale.py): its summary rows, one per
+(scheme, offered load), the Markdown table and summary of SUMMARY.md, and the
+ResultSet that keeps its records (results.json, summary.csv; no rounds). The
+rows and the text are pure functions of the records."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from p4incast.model.atscale import ATSCALE_SCENARIO, Fabric, Traffic
+from p4incast.model.scheme import Transport
+
+from . import metrics, provenance, results
+
+PERCENTILES = (1, 50, 99)
+SUMMARY_METRICS = (
+    "fct_p1_ms",
+    "fct_p50_ms",
+    "fct_p99_ms",
+    "fct_mean_ms",
+    "long_mbps",
+    "drops_tor",
+    "drops_root",
+    "drops",  # ToR + root
+    "short_timeouts",
+)
+SETTINGS = (("fabric", Fabric), ("traffic", Traffic), ("transport", Transport))
+
+
+def _ci_fields(key: str, ci: metrics.Interval | None) -> dict[str, Any]:
+    """A percentile's 95 % interval as ci fields (cut at 0); an end the flows cannot
+    bound (too few for that tail) is None: unbounded."""
+    out = metrics.ci_fields(key, metrics.clip(ci, key))
+    for end in ("lo", "hi"):
+        v = out[f"{key}_ci_{end}"]
+        if v is not None and not math.isfinite(v):
+            out[f"{key}_ci_{end}"] = None
+    return out
+
+
+def summarize(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (scheme, load): FCT percentiles of the short flows with a 95 %
+    interval (one repeat: the run's percentile, order statistics over its flows;
+    more: the mean of the repeats' percentiles, Student t over them), long-flow
+    throughput (mean over flows and repeats), drops (ToR, root, both) and short-flow
+    RTOs (mean per run)."""
+    groups: dict[tuple[str, float], list[Mapping[str, Any]]] = {}
+    for r in records:
+        groups.setdefault((r["scheme"], r["load"]), []).append(r)
+    rows = []
+    for (scheme, load_), runs in groups.items():
+        ok = [r for r in runs if r["status"] == "ok"]
+        row: dict[str, Any] = {"scheme": scheme, "load": load_, "runs": len(runs), "ok": len(ok)}
+        row["status"] = "ok" if ok else "failed"
+        rows.append(row)
+        if not ok:
+            row["error"] = runs[0].get("error")
+            continue
+        fcts = [x for r in ok for x in r["fct_ms"] if x is not None]
+        row["flows"] = sum(len(r["fct_ms"]) for r in ok)
+        row["unfinished"] = row["flows"] - len(fcts)
+        row["offered_load"] = statistics.fmean(r["offered_load"] for r in ok)
+        for q in PERCENTILES:
+            key = f"fct_p{q}_ms"
+            if len(ok) > 1:  # the mean of the repeats' percentiles, and its t interval
+                per_run = [
+                    metrics.percentile([x for x in r["fct_ms"] if x is not None], q) for r in ok
+                ]
+                row[key] = statistics.fmean(v for v in per_run if v is not None)
+                ci = metrics.t_interval(per_run)
+            else:
+                row[key] = metrics.percentile(fcts, q)
+                ci = metrics.quantile_interval(fcts, q)
+            row.update(_ci_fields(key, ci))
+        row["fct_mean_ms"] = statistics.fmean(fcts) if fcts else None
+        longs = [x for r in ok for x in r["long_mbps"]]
+        row["long_mbps"] = statistics.fmean(longs) if longs else None
+        for where in ("tor", "root"):
+            row[f"drops_{where}"] = statistics.fmean(r["drops"][where] for r in ok)
+        row["drops"] = row["drops_tor"] + row["drops_root"]
+        row["short_timeouts"] = statistics.fmean(r["short_timeouts"] for r in ok)
+        row["wall_s"] = statistics.fmean(r["wall_s"] for r in ok)
+    rows.sort(key=lambda r: (r["scheme"], r["load"]))
+    return rows
+
+
+def _num(v: Any, spec: str = ".1f") -> str:
+    return "—" if v is None else format(v, spec)
+
+
+def _with_ci(row: Mapping[str, Any], key: str) -> str:
+    if row.get(f"{key}_ci_method") is None:
+        return _num(row.get(key), ".2f")
+    lo, hi = row[f"{key}_ci_lo"], row[f"{key}_ci_hi"]
+    lo_s = "−∞" if lo is None else f"{lo:.2f}"
+    hi_s = "∞" if hi is None else f"{hi:.2f}"
+    return f"{_num(row.get(key), '.2f')} [{lo_s}, {hi_s}]"
+
+
+def table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The summary as a Markdown table."""
+    head = (
+        "| scheme | load | offered | short flows (unfinished) | FCT p1 ms | FCT p50 ms [95 % CI] "
+        "| FCT p99 ms [95 % CI] | long flows Mbit/s | drops ToR | drops root | short-flow RTOs |"
+    )
+    out = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        if not r.get("ok"):
+            out.append(f"| {r['scheme']} | {r['load']:.0%} | failed: {r.get('error')} |")
+            continue
+        out.append(
+            f"| {r['scheme']} | {r['load']:.0%} | {r['offered_load']:.0%} "
+            f"| {r['flows']} ({r['unfinished']}) | {_num(r['fct_p1_ms'], '.2f')} "
+            f"| {_with_ci(r, 'fct_p50_ms')} | {_with_ci(r, 'fct_p99_ms')} "
+            f"| {_num(r['long_mbps'])} | {_num(r['drops_tor'], '.0f')} "
+            f"| {_num(r['drops_root'], '.0f')} | {_num(r['short_timeouts'], '.0f')} |"
+        )
+    return "\n".join(out)
+
+
+def _settings_line(config: Mapping[str, Any], key: str, cls: type) -> str:
+    """`Fabric: Fabric(tors=40, ...)`, from the settings the runs were made with."""
+    try:
+        return f"{key.title()}: {cls(**config[key])}"
+    except (KeyError, TypeError):
+        return f"{key.title()}: {config.get(key)}"
+
+
+def summary_body(rs: results.ResultSet) -> list[str]:
+    """SUMMARY.md without its title and claims (REPORT.md's section shows these):
+    the settings the runs were made with, provenance, the table, how to read it."""
+    config = rs.config or {}
+    records = rs.runs
+    rows = rs.aggregate()
+    walls = [r["wall_s"] for r in records if r["status"] == "ok"]
+    peaks = [r["point_peak_rss_mb"] for r in records if r.get("point_peak_rss_mb")]
+    bases = [r["rss_before_mb"] for r in records if r.get("rss_before_mb")]
+    repeated = any(r.get("ok", 0) > 1 for r in rows)
+    lines = [_settings_line(config, k, c) for k, c in SETTINGS]
+    lines += ["", provenance.line(rs.provenance), "", table(rows), ""]
+    lines.append(
+        "FCT = from the connect call to the last byte at the aggregator (handshake included). "
+        "Intervals: 95 %, "
+        + (
+            "Student t over the repeats' percentiles."
+            if repeated
+            else "order statistics over the flows of the run (assumes independent flows)."
+        )
+    )
+    if walls:
+        lines += [
+            "",
+            f"Wall time per point: mean {statistics.fmean(walls):.1f} s, max {max(walls):.1f} s"
+            + (
+                f"; peak RSS during a point {max(peaks):.0f} MB, of which {min(bases):.0f} MB"
+                " is the worker with ns-3 loaded before it"
+                if peaks and bases
+                else ""
+            )
+            + f" ({len(walls)} points).",
+        ]
+    return lines
+
+
+class AtScaleResultSet(results.ResultSet):
+    """An at-scale sweep's records: results.json and summary.csv (one row per
+    (scheme, load), `summarize`); no rounds."""
+
+    scenario = ATSCALE_SCENARIO
+
+    def aggregate(self) -> list[dict[str, Any]]:
+        return summarize(self.runs)
+
+    def summary_table(self) -> str:
+        return table(self.aggregate())
+
+    def line(self, run: Mapping[str, Any]) -> str:
+        who = f"{run.get('scheme')} load={run.get('load', 0):.0%} #{run.get('repeat', 0) + 1}"
+        if run.get("status") != "ok":
+            return f"{who}: {run.get('status')}: {run.get('error')}"
+        fin = [x for x in run.get("fct_ms") or [] if x is not None]
+        p99 = metrics.percentile(fin, 99)
+        return (
+            f"{who}: ok, FCT p99 {_num(p99, '.2f')} ms, drops ToR {run['drops']['tor']} "
+            f"root {run['drops']['root']}, {run['wall_s']:.1f} s"
+        )
+
+    def failed(self) -> int:
+        return sum(1 for r in self.runs if r.get("status") != "ok")
+
+    def csv_files(self) -> dict[str, str]:
+        keys = ("scheme", "load", "runs", "ok", "flows", "unfinished", "offered_load")
+        keys += SUMMARY_METRICS + ("wall_s",)
+        keys += tuple(f"fct_p{q}_ms_ci_{p}" for q in PERCENTILES for p in metrics.CI_PARTS)
+        rows = [{k: r.get(k) for k in keys} for r in self.aggregate()]
+        return {results.SUMMARY_CSV: results.csv_text(keys, rows)}
