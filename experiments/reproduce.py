@@ -314,8 +314,10 @@ def cost_groups(groups: list[Group]) -> list[cost.Group]:
     return out
 
 
-def _dir(root: Path, path: Path, exps: list[Any], e: Any) -> Path:
-    """Where an experiment's results go: <root>/<preset path>[/<variant name>]."""
+def _dir(root: Path, path: Path, e: Any) -> Path:
+    """Where an experiment's results go: <root>/<preset path>/<experiment name> for
+    the presets of the shared sweep; an at-scale preset's own sweep owns
+    <root>/<preset path> (the folder it continues)."""
     d = root / path.relative_to(PAPERS).with_suffix("")
     return d / e.name if scenario.of(e).shared_sweep else d
 
@@ -328,7 +330,9 @@ def _run(
 ) -> list[Group]:
     """Every preset's points: the incast presets in one sweep (one worker pool,
     prepared once), then each at-scale preset in a sweep of its own that
-    continues what its folder holds. ExperimentError, ClusterError as they come."""
+    continues what its folder holds. `jobs`: local workers (0: one per CPU), or at
+    most that many on a cluster (0: what it offers). ExperimentError, ClusterError
+    as they come."""
     shared = [(p, sc, es) for p, sc, es in loaded if sc.shared_sweep]
     alone = [(p, sc, es) for p, sc, es in loaded if not sc.shared_sweep]
     sweeps = [shared] if shared else []
@@ -336,13 +340,13 @@ def _run(
     by_path: dict[Path, list[results.ResultSet]] = {}
     for sweep in sweeps:
         exps = [e for _p, _sc, es in sweep for e in es]
-        dirs = [_dir(root, p, es, e) for p, _sc, es in sweep for e in es]
+        dirs = [_dir(root, p, e) for p, _sc, es in sweep for e in es]
         engine, _note = sweep[0][1].engine(exps[0], cluster)
         for d in dirs:
             d.mkdir(parents=True, exist_ok=True)
         sets = None if sweep[0][1].shared_sweep else resume_sets(exps, engine, dirs)
         if cluster == "local":
-            sets = run_experiments(exps, engine, dirs, jobs, sets=sets)
+            sets = run_experiments(exps, engine, dirs, jobs or os.cpu_count() or 1, sets=sets)
         else:
             with executor_for(engine, cluster, workers=jobs or None) as ex:
                 print(f"running on {ex.where}", flush=True)
@@ -360,7 +364,7 @@ def _saved(loaded: list[tuple[Path, scenario.Scenario, list[Any]]], root: Path) 
     for p, sc, es in loaded:
         sets = []
         for e in es:
-            d = _dir(root, p, es, e)
+            d = _dir(root, p, e)
             ok = (d / results.RESULTS_JSON).is_file()
             sets.append(results.load(d, sc.result_set) if ok else sc.new_set(e, d))
         out.append((p, sc, es, sets))
@@ -436,7 +440,7 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         if args.report_only:  # what an interrupted run finished; unrun points are missing
             groups = _saved(loaded, root)
         else:
-            groups = _run(loaded, root, args.jobs or os.cpu_count() or 1, cluster)
+            groups = _run(loaded, root, args.jobs, cluster)
     except (ClusterError, ExperimentError, RuntimeError) as err:
         print(f"{prog}: {err}", file=sys.stderr)
         return 2
