@@ -48,8 +48,8 @@ def start_segs(policy: str, init_segs: int) -> int:
     (the agent and the simulator's receiver both start flows here)."""
     if policy == "ictcp":
         return IctcpParams.init_segs
-    # rcc: the floor of a new flow's share of Q (rxwin.bpf.c q_share): never a
-    # handshake offering one segment, which halves the sender's segments
+    # rcc: the floor of a new flow's share of Q (agent/bpf/rxwin_rules.h q_share):
+    # never a handshake offering one segment, which halves the sender's segments
     return BUDGET_INIT_SEGS if policy in (BUDGET_AGENT, "rcc") else init_segs
 
 

@@ -62,9 +62,6 @@ FL_COUNTED = RXWIN.FL_COUNTED
 FL_SLOW = RXWIN.FL_SLOW
 FL_HS = RXWIN.FL_HS
 
-# p4i_stats entries whose exported name is not their ST_ name lower-cased
-_ST_EXPORT = {"ST_NO_HS": "no_handshake"}
-
 
 def _stat_names() -> tuple[str, ...]:
     """p4i_stats' entries by index: rxwin.h's ST_* but ST_MAX, lower-cased
@@ -73,7 +70,7 @@ def _stat_names() -> tuple[str, ...]:
     if sorted(st.values()) != list(range(RXWIN.ST_MAX)):
         raise HeaderError(f"{RXWIN.path}: ST_* must number 0..ST_MAX-1, each once")
     by_index = sorted(st, key=st.__getitem__)
-    return tuple(_ST_EXPORT.get(n, n.removeprefix("ST_").lower()) for n in by_index)
+    return tuple(n.removeprefix("ST_").lower() for n in by_index)
 
 
 ST_NAMES = _stat_names()

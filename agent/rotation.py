@@ -58,6 +58,7 @@ from p4incast.agent.policies.budget import (
     rotation_slots,
 )
 from p4incast.agent.policies.newdctcp_rx import DEFAULT_MSS
+from p4incast.agent.rxwin_h import RXWIN
 
 __all__ = [
     "RX_CLONE_MARK",
@@ -69,7 +70,7 @@ __all__ = [
     "window_update",
 ]
 
-RX_CLONE_MARK = 0x50344943  # rxwin.h: packets with this mark pass rx_egress untouched
+RX_CLONE_MARK = RXWIN.RX_CLONE_MARK  # packets with this mark pass rx_egress untouched
 STALE_RTTS = 4  # a holder idle this many of its smoothed RTTs has nothing to send
 STALE_TICKS = 2  # ... and at least this many agent ticks (the RTT may be unknown)
 RECOUNT_TICKS = 20  # the table is recounted at least this often (100 ms at 5 ms ticks)

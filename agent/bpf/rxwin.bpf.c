@@ -151,7 +151,7 @@ int rx_egress(struct __sk_buff *skb)
 	field = p.window;
 	newf = field;
 	if ((f->flags & FL_HS) != FL_HS) {
-		stat_inc(ST_NO_HS);
+		stat_inc(ST_NO_HANDSHAKE);
 	} else if (policy_sets_window(cfg->policy) && !(f->flags & FL_SLOW)) {
 		struct rx_ack a = {
 			.skb = skb,

@@ -9,6 +9,8 @@
 
 /* Policies (rx_config.policy): RX_POLICY_*, also read by the simulator */
 #include "rx_policy.h"
+/* RX_DEFAULT_MSS, RX_MIN_MSS, RX_MAX_WSCALE, also read by the simulator */
+#include "rx_tcp.h"
 
 /* Flow flags (flow.flags). */
 #define FL_PEER_SYN (1U << 0)   /* peer's SYN or SYN-ACK seen (ingress) */
@@ -31,7 +33,7 @@
 #define ST_FLOWS_NEW 3   /* entries created */
 #define ST_FLOWS_END 4   /* entries deleted on FIN/RST */
 #define ST_BAD_OPTS 5    /* malformed TCP option lists */
-#define ST_NO_HS 6       /* ACKs not rewritten: handshake not seen */
+#define ST_NO_HANDSHAKE 6 /* ACKs not rewritten: handshake not seen */
 #define ST_IDLE_RESET 7  /* window state reset after idle */
 #define ST_HS_REOPEN 8   /* newdctcp-budget: handshake ACK sent as init window, then zero */
 #define ST_FORGE_FAIL 9  /* bpf_clone_redirect failed (the ACK went out with the share) */
@@ -70,9 +72,6 @@
 /* skb->mark of the copies rx_egress sends itself (bpf_clone_redirect): it lets
  * them pass untouched when they cross the program again. */
 #define RX_CLONE_MARK 0x50344943U /* "P4IC" */
-
-#define RX_DEFAULT_MSS 536
-#define RX_MAX_WSCALE 14
 
 struct rx_config {
 	__u32 policy;

@@ -5,12 +5,13 @@
  * Ingress learns, per 4-tuple: data packets, bytes, ECT and CE counts, the
  * highest sequence received, the peer's MSS / window-scale / timestamp
  * options; egress learns ours. The window scale in effect is ours when both
- * SYNs carried the option, else 0 (RFC 7323; values above 14 count as 14).
- * MSS = the smaller of the MSS options seen (536 if none, at least 88), minus
- * 12 when both SYNs carried timestamps. RTT comes from TCP timestamps: the
- * time from the first ACK carrying a TSval to the first data packet echoing
- * it; flows whose minimum RTT exceeds config.rtt_limit_us are marked FL_SLOW
- * and never rewritten. A flow idle for config.idle_ns restarts its window.
+ * SYNs carried the option, else 0 (RFC 7323; values above RX_MAX_WSCALE count
+ * as it). MSS = the smaller of the MSS options seen (RX_DEFAULT_MSS if none, at
+ * least RX_MIN_MSS; rx_tcp.h), minus 12 when both SYNs carried timestamps.
+ * RTT comes from TCP timestamps: the time from the first ACK carrying a TSval
+ * to the first data packet echoing it; flows whose minimum RTT exceeds
+ * config.rtt_limit_us are marked FL_SLOW and never rewritten. A flow idle for
+ * config.idle_ns restarts its window.
  *
  * FIN/RST delete the entry; the LRU map bounds memory; userspace deletes idle
  * entries. p4i_budget counts the flows whose handshake completed: +1 then,
@@ -80,8 +81,8 @@ static __always_inline void finish_handshake(struct flow *f, struct rx_config *c
 		mss = f->peer_mss;
 	if (mss == 0xffff)
 		mss = RX_DEFAULT_MSS;
-	if (mss < 88)
-		mss = 88;
+	if (mss < RX_MIN_MSS)
+		mss = RX_MIN_MSS;
 	if ((f->flags & FL_PEER_TS) && (f->flags & FL_LOCAL_TS))
 		mss -= 12;
 	f->mss = mss;

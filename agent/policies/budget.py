@@ -53,6 +53,7 @@ from dataclasses import dataclass
 
 from p4incast.agent.policies.frames import ACK, Frame, s32, tcp_checksum, u32
 from p4incast.agent.policies.newdctcp_rx import DEFAULT_MSS, RxFlow
+from p4incast.agent.rxwin_h import RXWIN
 from p4incast.model.scheme import BUDGET_AGENT as BUDGET_POLICY
 
 __all__ = [
@@ -74,8 +75,8 @@ __all__ = [
 ]
 
 # rxwin.h: rotation states, the forged frame (Ethernet + IPv4 header, whole)
-ROT_IDLE, ROT_HOLD, ROT_WAIT = 0, 1, 2
-ROT_HDR_LEN, ROT_FRAME_LEN = 34, 66
+ROT_IDLE, ROT_HOLD, ROT_WAIT = RXWIN.ROT_IDLE, RXWIN.ROT_HOLD, RXWIN.ROT_WAIT
+ROT_HDR_LEN, ROT_FRAME_LEN = RXWIN.ROT_HDR_LEN, RXWIN.ROT_FRAME_LEN
 
 Key = tuple[str, int, str, int]
 

@@ -31,8 +31,9 @@ ACK (40 ms on Linux) and collapses the flow: the floor is min_segs MSS
 (default 2, as ICTCP's minimum; 1 gives the literal rule), and W / 2^ws is
 rounded up, not down (W >> ws at scale 9 turns 2 MSS into 1.77 MSS). The
 window scale ws is ours when both SYNs carried the option (else 0; values
-above 14 count as 14, RFC 7323). MSS = min of the MSS options seen (536 when
-none, at least 88), minus 12 when both SYNs carried timestamps. Flows whose
+above MAX_WSCALE, 14, count as it, RFC 7323). MSS = min of the MSS options seen
+(DEFAULT_MSS, 536, when none; at least MIN_MSS, 88: agent/bpf/rx_tcp.h), minus
+12 when both SYNs carried timestamps. Flows whose
 handshake was not seen are measured but never rewritten. FIN or RST ends the
 flow. The BPF program additionally skips flows with min RTT above 2 ms and
 restarts W after idle; both need a clock and are not part of this reference.
@@ -44,16 +45,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from p4incast.agent.policies.frames import s32, u32
+from p4incast.agent.rxwin_h import RXWIN
+from p4incast.model.scheme import RX_MIN_SEGS
 
 __all__ = ["DEFAULT_MSS", "MAX_WSCALE", "MIN_MSS", "RxFlow", "next_window"]
 
-DEFAULT_MSS = 536
-MAX_WSCALE = 14
-MIN_MSS = 88
+# the data path's TCP limits (agent/bpf/rx_tcp.h, read through rxwin.h)
+DEFAULT_MSS = RXWIN.RX_DEFAULT_MSS
+MAX_WSCALE = RXWIN.RX_MAX_WSCALE
+MIN_MSS = RXWIN.RX_MIN_MSS
 
 
 def next_window(
-    w: int, n: int, m: int, mss: int, marked: bool, max_w: int, min_segs: int = 2
+    w: int, n: int, m: int, mss: int, marked: bool, max_w: int, min_segs: int = RX_MIN_SEGS
 ) -> tuple[int, bool]:
     """One end of a window of data: (new W, slow start over)."""
     if m > 0:
@@ -72,7 +76,7 @@ class RxFlow:
 
     init_segs: int
     max_w: int
-    min_segs: int = 2
+    min_segs: int = RX_MIN_SEGS
     peer_syn: bool = False
     local_syn: bool = False
     peer_ws: int | None = None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from p4incast.agent.config import AgentConfig
 from p4incast.agent.policies.budget import (
     BUDGET_POLICY,
     Rotation,
@@ -36,9 +37,9 @@ class RxReference:
     def __init__(
         self,
         policy: str = "newdctcp-rx",
-        init_segs: int = 10,
-        max_w: int = 4 << 20,
-        min_segs: int = 2,
+        init_segs: int = AgentConfig.init_segs,
+        max_w: int = AgentConfig.max_w,
+        min_segs: int = AgentConfig.min_segs,
         budget: int = 0,
         rotate: int = 0,
         share_pkts: int = 0,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from agent_traces import FlowTrace, L, R, bulk, egress_windows, standard_trace
 
+from p4incast.agent.policies.budget import ROT_FRAME_LEN, ROT_HDR_LEN, RotEntry, forged_update
 from p4incast.agent.policies.frames import parse_frame, parse_options
 from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
 from p4incast.agent.policies.newdctcp_rx import RxFlow, next_window
@@ -120,6 +121,22 @@ def test_no_handshake_means_no_clamp() -> None:
         else:
             ref.ingress(fr)
     assert got == [2000] * 10
+
+
+# -- newdctcp-budget ---------------------------------------------------------------------
+
+
+def test_forged_update_fills_the_frame_the_data_path_forges() -> None:
+    """A rotation grant is ROT_FRAME_LEN bytes (rxwin.h): the ROT_HDR_LEN bytes of
+    headers it reuses, then a TCP header with NOP NOP TS whose data offset
+    covers the rest, as rxwin_forge.h writes it."""
+    hdr = bytes(range(ROT_HDR_LEN))
+    r = RotEntry(seq_next=1, ack=2, tsval=3, tsecr=4, hdr=hdr)
+    b = forged_update(r, (R, 5001, L, 40000), 7)
+    assert len(b) == ROT_FRAME_LEN and b[:ROT_HDR_LEN] == hdr
+    tcp = b[ROT_HDR_LEN:]
+    assert (tcp[12] >> 4) * 4 == len(tcp) and tcp[14:16] == b"\x00\x07"
+    assert tcp[20:24] == b"\x01\x01\x08\x0a"
 
 
 # -- ICTCP ------------------------------------------------------------------------------

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import socket
-import struct
 import time
-from pathlib import Path
 
 import pytest
 from agent_labs import drain
@@ -26,15 +24,13 @@ from test_conformance import tcp_checksum_ok
 from p4incast.agent import datapath
 from p4incast.agent.datapath import FlowKey, RxWin
 from p4incast.agent.policies.budget import (
-    ROT_FRAME_LEN,
-    ROT_HDR_LEN,
     ROT_HOLD,
     ROT_IDLE,
     ROT_WAIT,
     forged_update,
 )
 from p4incast.agent.policies.reference import RxReference
-from p4incast.agent.rotation import RX_CLONE_MARK, STALE_RTTS, STALE_TICKS, Rescuer, stale
+from p4incast.agent.rotation import STALE_RTTS, STALE_TICKS, Rescuer, stale
 
 pytestmark = pytest.mark.root
 
@@ -202,25 +198,6 @@ def test_rotation_fin_counts_the_flow_out(rxwin: RxWin, lo_capture: socket.socke
 
 def _key(ft: FlowTrace) -> FlowKey:
     return FlowKey.make(R, ft.rport, L, ft.lport)
-
-
-def test_rotation_constants_match_rxwin_h() -> None:
-    """The rotation states, the forged frame's length and the statistics names
-    are defined in rxwin.h and mirrored in Python."""
-    h = (Path(datapath.__file__).parent / "bpf" / "rxwin.h").read_text()
-    defs = {}
-    for line in h.splitlines():
-        parts = line.split()
-        if len(parts) >= 3 and parts[0] == "#define":
-            defs[parts[1]] = parts[2]
-    assert int(defs["ROT_HOLD"]) == ROT_HOLD
-    assert int(defs["ROT_WAIT"]) == ROT_WAIT
-    assert int(defs["ROT_FRAME_LEN"]) == ROT_FRAME_LEN
-    assert int(defs["ST_MAX"]) == len(datapath.ST_NAMES)
-    assert int(defs["RX_CLONE_MARK"].rstrip("U"), 16) == RX_CLONE_MARK
-    ops = ("ROT_OP_GRANT", "ROT_OP_COUNT", "ROT_OP_ADJUST", "ROT_OP_SCAN", "ROT_OP_OFF")
-    assert {o: int(defs[o]) for o in ops} == {o: getattr(datapath, o) for o in ops}
-    assert struct.calcsize("=HHIIBBHHH4sII") == ROT_FRAME_LEN - ROT_HDR_LEN
 
 
 def test_rescue_takes_back_a_silent_holders_slot(rxwin: RxWin, lo_capture: socket.socket) -> None:

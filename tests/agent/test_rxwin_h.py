@@ -199,7 +199,7 @@ def test_stat_names_follow_the_st_constants() -> None:
     st = {k: v for k, v in RXWIN.prefixed("ST_").items() if k != "ST_MAX"}
     assert len(datapath.ST_NAMES) == RXWIN.ST_MAX == len(st)
     assert datapath.ST_NAMES[RXWIN.ST_REWRITES] == "rewrites"
-    assert datapath.ST_NAMES[RXWIN.ST_NO_HS] == "no_handshake"
+    assert datapath.ST_NAMES[RXWIN.ST_NO_HANDSHAKE] == "no_handshake"
     assert datapath.ST_NAMES[RXWIN.ST_ACKQ_ZERO] == "ackq_zero"
 
 
