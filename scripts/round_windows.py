@@ -20,8 +20,9 @@ from __future__ import annotations
 import argparse
 
 from p4incast.model.ecn import EcnMode
+from p4incast.model.scheme import App, Point, Scheme, Topology, Transport
 from p4incast.model.wire import MSS_BYTES
-from p4incast.sim import native
+from p4incast.sim import engine, native
 
 SCHEMES = {"dctcp": EcnMode.TAIL, "newdctcp": EcnMode.FRONT}
 STEP_S = 20e-6  # how finely the run is sampled for round ends
@@ -41,9 +42,14 @@ def main() -> int:
         return 0
     p4i = native.load()
     for cc, mode in SCHEMES.items():
-        c = p4i.RunConfig()
-        c.n, c.rounds, c.ecnMode, c.k, c.cc = args.n, args.rounds, mode.code, args.k, cc
-        c.bufferBytes, c.dctcpG, c.segSize = args.buffer, args.g, MSS_BYTES
+        point = Point(
+            Scheme(cc, mode.value, args.k, cc),
+            args.n,
+            topology=Topology(buffer_bytes=args.buffer),
+            app=App(rounds=args.rounds),
+            transport=Transport(dctcp_g=args.g),
+        )
+        c = engine.run_config(point)
         sc = p4i.Scenario(c)
         sc.debug = True  # the servers' cwnd traces
         try:

@@ -37,6 +37,7 @@ from typing import Any
 from p4incast.agent.config import POLICY_MODES, start_segs, tunables
 from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
 from p4incast.agent.policies.rcc import Rcc, RccParams
+from p4incast.agent.rxwin_h import RXWIN
 from p4incast.model import batching
 from p4incast.model.ecn import EcnMode
 from p4incast.model.scheme import (
@@ -208,13 +209,11 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int) -> None:
     c.agentInitSegs = start_segs(sch.agent, int(tun["init_segs"]))
     c.agentMinSegs = rx_min_segs(sch, t)
     c.agentMaxW = int(tun["max_w"])
-    if sch.agent == BUDGET_AGENT:
-        c.agentBudgetBytes = budget
+    c.agentBudgetBytes = budget if sch.agent == BUDGET_AGENT else 0
     c.agentClearEce = receiver_clears_ece(sch.agent, sch.sender_ecn)
-    if sch.agent == "rcc":
-        c.agentSharePkts = int(tun["queue_maxsize"])
-    if sch.agent == "rcc" and t.ack_queue:
-        c.ackQueueBytes = int(tun["queue_maxsize"]) * MSS_BYTES
+    c.agentSharePkts = int(tun["queue_maxsize"]) if sch.agent == "rcc" else 0
+    ackq = sch.agent == "rcc" and t.ack_queue
+    c.ackQueueBytes = int(tun["queue_maxsize"]) * MSS_BYTES if ackq else 0
     c.initCwnd = t.init_cwnd
     c.delAckCount = 2 if receiver_delayed_ack(sch, t) else 1
     c.delAckTimeoutMs = t.delack_ms
@@ -224,13 +223,14 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int) -> None:
     c.gapBytes = MODEL_GAP_BYTES
 
 
-def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
+def run_config(point: Point, max_sim_s: float = MAX_SIM_S) -> Any:
+    """The C++ RunConfig (sim/cpp/scenario.h) of `point`. It sets every field the
+    C++ has no default for, so the model's and the agent's defaults are Python's
+    only; a run built by hand starts from this one and changes what it varies."""
     p4i = native.load()
     sch, topo, app = point.scheme, point.topology, point.app
-    tun = agent_tunables()
     n = point.n
     size = app.bytes_per_server(n)
-
     c = p4i.RunConfig()
     c.n = n
     c.topo = topo.kind
@@ -252,14 +252,24 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     # a run may need ten minimum RTOs per round before it is called stuck
     c.maxSimS = max(max_sim_s, app.rounds * 10 * topo.rto_min_ms / 1000)
     c.restartEachRound = point.transport.restart_each_round
+    offs: list[float] = []  # all at once
     if sch.batching:
         offs = _offsets(n, size, topo, base_rtt_s(topo), point.transport.init_cwnd)
-        c.offsets = native.double_vector(offs)
+    c.offsets = native.double_vector(offs)
+    return c
+
+
+def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
+    p4i = native.load()
+    sch, topo = point.scheme, point.topology
+    tun = agent_tunables()
+    c = run_config(point, max_sim_s)
     sc = p4i.Scenario(c)
     try:
         sc.Setup()
         floor = point.rx_min_segs
-        stepper = PolicyStepper(sch.agent, c.linkBps, tun, floor) if c.agent == 3 else None
+        user = c.agent == RXWIN.RX_POLICY_USER  # ictcp, rcc: W written from Python
+        stepper = PolicyStepper(sch.agent, c.linkBps, tun, floor) if user else None
         if stepper is None:
             sc.Advance(c.maxSimS)
         else:

@@ -16,7 +16,7 @@
 //
 // Window W per flow:
 //  - newdctcp-rx: a C++ port of agent/policies/newdctcp_rx.py (RxFlow.on_data,
-//    next_window, ack_field), checked against it by tests/sim/test_rx_port.py.
+//    next_window, ack_field), checked against it by tests/sim/test_sim_rx_port.py.
 //    Window of data = W new bytes; at its end with n packets, m CE:
 //    m > 0: W = max(W/2, (n-m)·MSS, MSS), slow start over; else 2W in slow
 //    start, W + MSS after; W <= max_w. Sender rule: NewDCTCP, Sreekumari et
@@ -24,10 +24,11 @@
 //  - newdctcp-budget: the same W, capped by an even share of a receiver-wide
 //    budget B: share = max(B / F, minSegs·MSS), F = flows whose handshake was
 //    seen; W starts at initSegs·MSS; W <- min(W, share) in whole segments (at
-//    least one) at each window end and on each ACK (newdctcp_rx.RxReference,
-//    budget_share, budget_window). The BPF data path's zero-window copy of the
-//    handshake's ACK is not modelled: ns-3's sender does not bound its segments
-//    by the largest window offered (Linux's tcp_bound_to_half_wnd).
+//    least one) at each window end and on each ACK (reference.RxReference;
+//    agent/policies/budget.py budget_share, budget_window). The BPF data path's
+//    zero-window copy of the handshake's ACK is not modelled: ns-3's sender
+//    does not bound its segments by the largest window offered (Linux's
+//    tcp_bound_to_half_wnd).
 //  - ictcp / rcc: W comes from the shared Python policies
 //    (agent/policies/ictcp.py, rcc.py), stepped every agent tick by
 //    p4incast.sim.engine with the counters kept here (SetUserWindow).
@@ -42,6 +43,8 @@
 #include "ecn_queue.h"
 // RX_POLICY_*: the host agent's data-path modes, which this receiver ports
 #include "../../agent/bpf/rx_policy.h"
+// RX_MAX_WSCALE: the data path's TCP limits
+#include "../../agent/bpf/rx_tcp.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -63,8 +66,6 @@ enum RxPolicy
     RX_USER = RX_POLICY_USER,         // window set from Python (ictcp, rcc)
     RX_BUDGET = RX_POLICY_BUDGET      // newdctcp-rx capped by a share of budgetBytes
 };
-
-constexpr uint32_t MAX_WSCALE = 14;
 
 struct RxFlow
 {
@@ -134,7 +135,7 @@ class RxAgent : public EgressHook
     std::map<uint64_t, RxFlow> flows;
     uint64_t budgetBytes = 0; // newdctcp-budget: B
     // Clear ECE on the ACKs of the flows the policy controls: its window is
-    // the only cut (docs/algorithms.md §3.7; rxwin.bpf.c clear_ece).
+    // the only cut (docs/algorithms.md §3.7; agent/bpf/rxwin_write.h clear_ece).
     bool clearEce = false;
     // rcc: a new flow's window before the policy's first step is its share of
     // Q = sharePkts packets, max(Q / flows, initSegs) MSS (0: initSegs MSS)
@@ -143,14 +144,14 @@ class RxAgent : public EgressHook
     uint32_t counted = 0;     // flows sharing it
     uint64_t closedFlows = 0, closedClamped = 0; // flows ended (FIN, RST, a new SYN) and their clamped ACKs
 
-    // newdctcp_rx.budget_share
+    // agent/policies/budget.py budget_share
     uint64_t Share(uint32_t fmss) const
     {
         uint64_t floor = static_cast<uint64_t>(minSegs) * fmss;
         return std::max<uint64_t>(budgetBytes / std::max<uint32_t>(counted, 1), floor);
     }
 
-    // newdctcp_rx.budget_window: whole segments, at least one
+    // agent/policies/budget.py budget_window: whole segments, at least one
     uint64_t Cap(uint64_t w, uint32_t fmss) const
     {
         if (policy != RX_BUDGET)
@@ -249,7 +250,7 @@ class RxAgent : public EgressHook
         }
         Ptr<const TcpOptionWinScale> o =
             DynamicCast<const TcpOptionWinScale>(h.GetOption(TcpOption::WINSCALE));
-        return std::min<uint32_t>(o->GetScale(), MAX_WSCALE);
+        return std::min<uint32_t>(o->GetScale(), RX_MAX_WSCALE);
     }
 
     // newdctcp_rx.RxFlow.on_data
@@ -566,7 +567,7 @@ class RxAgent : public EgressHook
             }
             // ictcp / rcc: until the policy writes a window, rcc's share of Q
             // (sharePkts; rcc.equal_share) or init_segs·MSS, as the BPF data
-            // path does (agent/bpf/rxwin.bpf.c)
+            // path does (agent/bpf/rxwin_hooks.h)
             uint64_t unset =
                 sharePkts ? static_cast<uint64_t>(std::max<uint32_t>(initSegs, sharePkts / std::max<uint32_t>(counted, 1))) * f.mss
                           : static_cast<uint64_t>(initSegs) * f.mss;

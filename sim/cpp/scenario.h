@@ -53,54 +53,62 @@ namespace p4i
 {
 using namespace ns3;
 
-// Every field is set by sim/engine.py from p4incast.model; these defaults
-// equal the model's (tests/sim/test_sim_model_port.py checks them) so that a
-// C++-only test builds the same run.
+// A run's settings. The first group is Python's to set: sim/engine.py
+// (run_config, hosts_config) sets every one of those fields from p4incast.model
+// and the agent's AgentConfig, so their defaults live in Python only and here
+// they are zero (sim/atscale.py sets the ones the at-scale scenario reads). A
+// run built by hand starts from run_config(Point) as well (tests/sim,
+// scripts/round_windows.py). The second group is the model's own, with its
+// defaults here; the engine leaves it alone. tests/sim/test_sim_model_port.py
+// checks that the engine sets exactly the fields without a default here.
 struct RunConfig
 {
-    int n = 1;
-    std::string topo = "incast_star"; // incast_star | leaf_spine
-    int spines = 1;
+    // -- set by sim/engine.py ----------------------------------------------
+    int n = 0;
+    std::string topo; // incast_star | leaf_spine
+    int spines = 0;
     bool background = false;
-    double linkBps = 1e9;
-    double delayUs = 25;
-    uint64_t bufferBytes = 65536;
+    double linkBps = 0;
+    double delayUs = 0;
+    uint64_t bufferBytes = 0;
     uint64_t sharedBufferBytes = 0; // > 0: one shared buffer per switch replaces bufferBytes
-    double dtAlpha = 1.0;           // its dynamic-threshold alpha
-    double rtoMinMs = 10;
-    int ecnMode = ECN_OFF;
+    double dtAlpha = 0;             // its dynamic-threshold alpha
+    double rtoMinMs = 0;
+    int ecnMode = 0;                // ECN_OFF | MARK_TAIL | MARK_FRONT
     uint32_t k = 0;
-    std::string cc = "reno"; // reno | cubic | bbr | dctcp | newdctcp
-    int agent = RX_OFF;
-    uint32_t agentInitSegs = 10; // newdctcp-rx, agent/config.py AgentConfig
-    uint32_t agentMinSegs = 2;
-    uint64_t agentMaxW = 4u << 20;
+    std::string cc; // reno | cubic | bbr | dctcp | newdctcp
+    int agent = 0;  // RxPolicy
+    uint32_t agentInitSegs = 0; // the receiver agent's settings, agent/config.py AgentConfig
+    uint32_t agentMinSegs = 0;
+    uint64_t agentMaxW = 0;
     uint64_t agentBudgetBytes = 0; // newdctcp-budget: B
     bool agentClearEce = false;    // clear ECE on the ACKs of controlled flows (§3.7)
     uint32_t agentSharePkts = 0;   // rcc: a new flow's window = its share of this Q
-    uint64_t ackQueueBytes = 0; // > 0: RCC's ACK queue, in-flight cap in bytes
-    uint64_t sizeBytes = 65536; // per server per round
-    int rounds = 10;
+    uint64_t ackQueueBytes = 0;    // > 0: RCC's ACK queue, in-flight cap in bytes
+    uint64_t sizeBytes = 0;        // per server per round
+    int rounds = 0;
     std::vector<double> offsets; // seconds, per server (batching); empty = all at 0
-    double jitterUs = 10;
-    uint32_t seed = 1;
-    uint32_t run = 1;
-    uint32_t segSize = 1448;
-    uint32_t gapBytes = 48; // wire bytes per packet beyond its own: wire.MODEL_GAP_BYTES
-    uint32_t initCwnd = 10;
+    double jitterUs = 0;
+    uint32_t seed = 0; // 0 counts as 1
+    uint32_t run = 0;  // 0 counts as 1
+    uint32_t segSize = 0;
+    uint32_t gapBytes = 0; // wire bytes per packet beyond its own: wire.MODEL_GAP_BYTES
+    uint32_t initCwnd = 0;
+    uint32_t delAckCount = 0; // 1 = no delayed ACK
+    double dctcpG = 0;        // DCTCP's gain g (ns3::TcpDctcp::DctcpShiftG)
+    bool restartEachRound = false; // reno/dctcp/newdctcp: cwnd back to IW at each round
+    bool perRoundConnections = false; // app.connections: per-round (a new connection per round)
+    double delAckTimeoutMs = 0;
+    double synRtoMs = 0; // SYN retransmission timeout (ns-3 ConnTimeout)
+    double maxSimS = 0;  // give up after this much simulated time
+
+    // -- the model's own -----------------------------------------------------
     // Receive buffer = the largest window a receiver offers. Bounds a long
     // flow's window (ns-3 has no TSQ: a sender's NIC queue would otherwise
     // grow with cwnd without limit).
     uint32_t rcvBufBytes = 256u << 10;
-    uint32_t delAckCount = 2; // 1 = no delayed ACK
-    double dctcpG = 1.0 / 16; // DCTCP's gain g (ns3::TcpDctcp::DctcpShiftG)
-    bool restartEachRound = false; // reno/dctcp/newdctcp: cwnd back to IW at each round
-    bool perRoundConnections = false; // app.connections: per-round (a new connection per round)
-    double mslS = 0.001;              // TCP's maximum segment lifetime (TIME_WAIT = 2 MSL)
-    double delAckTimeoutMs = 1;
-    double synRtoMs = 200; // SYN retransmission timeout (ns-3 ConnTimeout)
+    double mslS = 0.001;      // TCP's maximum segment lifetime (TIME_WAIT = 2 MSL)
     double seriesBinUs = 100; // 0 = no depth series
-    double maxSimS = 60;      // give up after this much simulated time
     double startS = 0.005;    // first round, after the handshakes
     // Event queue: std::priority_queue on (time, uid) — the same event order as
     // the heap (results are identical), ~7-10% less CPU per run (sim/MODEL.md, Speed).

@@ -228,9 +228,8 @@ def test_event_scheduler_does_not_change_the_run(p4i: Any) -> None:
     """The model's event queue (RunConfig.scheduler, chosen for speed) orders events
     exactly as ns-3's HeapScheduler: same rounds, counters and depth series."""
 
-    def outcome(scheduler: str, ecn: int, cc: str) -> tuple[Any, ...]:
-        c = p4i.RunConfig()
-        c.n, c.rounds, c.ecnMode, c.k, c.cc = 16, 3, ecn, 8, cc
+    def outcome(scheduler: str, ecn: str, cc: str) -> tuple[Any, ...]:
+        c = engine.run_config(Point(Scheme("sched", ecn, 8, cc), 16, app=App(rounds=3)))
         if scheduler:
             c.scheduler = scheduler
         sc = p4i.Scenario(c)
@@ -246,7 +245,7 @@ def test_event_scheduler_does_not_change_the_run(p4i: Any) -> None:
         finally:
             p4i.Scenario.Teardown()
 
-    for ecn, cc in ((0, "reno"), (2, "newdctcp")):  # drop-tail (RTOs), mark-front
+    for ecn, cc in (("off", "reno"), ("front", "newdctcp")):  # drop-tail (RTOs), mark-front
         assert outcome("", ecn, cc) == outcome("ns3::HeapScheduler", ecn, cc)
 
 
