@@ -2,7 +2,8 @@
 
 Layers, each importing only downward:
 
-    errors, units, p4names        the error type; depth units; P4Runtime names, sizes
+    errors, units, p4names        the error type; depth units; P4Runtime names, sizes (checked
+                                  against a p4info before anything is written)
     tofino_config                 a Tofino build packed for Stratum / bf_switchd
     targets/                      v1model (BMv2) and tna (Tofino): K rules, queues, ports
     config                        YAML -> dataclasses, validated whole

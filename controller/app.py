@@ -18,7 +18,7 @@ import finsy as fy
 
 from p4incast.model.ecn import EcnMode
 
-from . import config, entries, reconcile
+from . import config, entries, p4names, reconcile
 from .config import Config, EcnPolicy, Pipeline, SwitchSettings
 from .connection import connect, options
 from .errors import ControllerError
@@ -36,6 +36,20 @@ async def read_entries(
         async for entry in sw.read(fy.P4TableEntry(table)):
             found.append(entry)
     return found
+
+
+def check_names(pipeline: Pipeline) -> None:
+    """The pipeline's p4info has every table, action and counter the controller
+    uses, as it uses them (p4names.check); one error naming the first that is
+    missing and the p4info. Skipped when the p4info is not a local file (the
+    switch's running pipeline is then used as it is)."""
+    if not pipeline.p4info.is_file():
+        return
+    try:
+        schema = fy.P4Schema(pipeline.p4info)
+    except Exception as err:  # protobuf's text or binary parser, whichever the file took
+        raise ControllerError(f"cannot read p4info {pipeline.p4info}: {err}") from None
+    p4names.check(schema, pipeline.p4info)
 
 
 def check_ports_exist(ports: Iterable[int], settings: SwitchSettings) -> None:
@@ -74,6 +88,7 @@ async def apply(cfg: Config, *, force_push: bool = False) -> int:
     """
     config.check(cfg)
     cfg.pipeline.check(need_config=True)
+    check_names(cfg.pipeline)
     if reconcile.queue_settings(cfg):
         check_ports_exist(sorted(cfg.ports), cfg.switch)
     async with connect(cfg.switch, cfg.pipeline, push=True, force=force_push) as sw:
@@ -111,6 +126,7 @@ async def set_ecn(
         )
     if known_ports is None:
         check_ports_exist([port], settings)
+    check_names(pipeline)
     async with connect(settings, pipeline) as sw:
         current = [e async for e in sw.read(entries.ecn_policy_key(port=port))]
         plan = reconcile.ecn_plan(port, policy, target, current, sw.p4info)
@@ -144,6 +160,7 @@ async def keep(cfg: Config, on_event: Callable[[str], None] = LOG.info) -> None:
     (the plan inserts everything a restarted switch lost)."""
     config.check(cfg)
     cfg.pipeline.check(need_config=True)
+    check_names(cfg.pipeline)
 
     async def ready(sw: fy.Switch) -> None:
         count = await write_config(sw, cfg)

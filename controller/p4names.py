@@ -1,12 +1,23 @@
 """P4Runtime names and sizes of the pipeline's objects (aliases in the p4info).
 
-Both targets use the same names (p4src/shared), so nothing else in the
-controller spells a table, action, parameter, key or counter.
-tests/controller/test_p4names.py checks every name here against the built
-p4info. ECN mode codes are the domain model's (`p4incast.model.ecn.EcnMode`).
+The P4 program (p4src/shared, the same names on both targets) defines them;
+this module names the ones the controller uses, so nothing else in the
+controller spells a table, action, parameter, key or counter. `check` reads
+them back from a pipeline's p4info before the controller writes to it
+(app.apply, keep, set_ecn): a name the program renamed or dropped is one
+error naming it and the p4info, before anything is written.
+tests/controller/test_p4names.py runs the same check on the built p4info.
+ECN mode codes are the domain model's (`p4incast.model.ecn.EcnMode`).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .errors import ControllerError
+
+if TYPE_CHECKING:
+    import finsy as fy
 
 ROUTES_V4 = "routes_v4"
 ROUTES_V6 = "routes_v6"
@@ -52,3 +63,56 @@ DROP_REASONS = ("route_miss", "not_ip", "parser_error", "bad_checksum", "ttl_exp
 PORT_MAX = (1 << 9) - 1  # port_t is bit<9>
 HIST_PORTS = 128  # queue_depth_stats covers ports 0..HIST_PORTS-1
 HIST_BUCKETS = 128  # depth buckets per port; the last one is open (>= 127)
+
+
+def missing(schema: fy.P4Schema) -> list[str]:
+    """What the controller uses that the p4info `schema` lacks or has otherwise,
+    one line each (empty: everything is there, as the controller uses it)."""
+    out: list[str] = []
+    for name, keys in MATCH_FIELDS.items():
+        table = schema.tables.get(name)
+        if table is None:
+            out.append(f"no table {name}")
+            continue
+        got = tuple(m.name for m in table.match_fields)
+        if got != keys:
+            out.append(f"table {name} matches on {', '.join(got)}, not {', '.join(keys)}")
+        if TABLE_ACTION[name] not in {a.alias for a in table.actions}:
+            out.append(f"table {name} has no action {TABLE_ACTION[name]}")
+    for name, params in ACTION_PARAMS.items():
+        action = schema.actions.get(name)
+        if action is None:
+            out.append(f"no action {name}")
+        elif (got := tuple(p.name for p in action.params)) != params:
+            out.append(f"action {name} takes {', '.join(got)}, not {', '.join(params)}")
+    sizes = {
+        INGRESS_DROPS: len(DROP_REASONS),
+        QUEUE_DEPTH: HIST_PORTS * HIST_BUCKETS,
+        **{c: PORT_MAX + 1 for c in (ROUTED, *ECN_COUNTERS.values())},
+    }
+    for name, least in sizes.items():
+        counter = schema.counters.get(name)
+        if counter is None:
+            out.append(f"no counter {name}")
+        elif counter.size < least:
+            out.append(f"counter {name} has {counter.size} cells, fewer than {least}")
+    port = schema.tables.get(ECN_POLICY)
+    if port is not None and PORT_KEY in {m.name for m in port.match_fields}:
+        width = next(m.bitwidth for m in port.match_fields if m.name == PORT_KEY)
+        if (1 << width) - 1 != PORT_MAX:
+            out.append(f"{ECN_POLICY}.{PORT_KEY} is bit<{width}>, not ports 0..{PORT_MAX}")
+    return out
+
+
+def check(schema: fy.P4Schema, source: object) -> None:
+    """Raise ControllerError if the p4info `schema` (read from `source`, named in
+    the message) lacks anything the controller uses; the message names the
+    first such name and how many more there are."""
+    problems = missing(schema)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ControllerError(
+            f"{source}: {problems[0]}{more}, which the controller uses "
+            "(controller/p4names.py); rebuild the pipeline (`make build`) or pass "
+            "the p4info of this program"
+        )

@@ -1,16 +1,20 @@
 """Every P4Runtime name the controller uses exists in the built p4info.
 
 controller/p4names.py is the only place the controller spells a table,
-action, parameter, match field or counter; a rename in p4src/ that it does
-not follow would otherwise surface only as a P4Runtime error on a live switch.
+action, parameter, match field or counter; the controller checks them against
+a pipeline's p4info before it writes (p4names.check), and these tests run that
+check on the built p4info, so a rename in p4src/ that p4names does not follow
+fails here rather than as a P4Runtime error on a live switch.
 Needs build/v1model/p4incast.p4info.txtpb (`make build`); skipped with the
 reason when it is not built. tests/tna checks that TNA's names equal v1model's.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 import finsy as fy
@@ -18,8 +22,9 @@ import pytest
 from finsy.proto.p4.config.v1 import p4info_pb2
 from google.protobuf import text_format
 
-from p4incast.controller import config, p4names, reconcile
+from p4incast.controller import app, config, p4names, reconcile
 from p4incast.controller.config import Pipeline
+from p4incast.controller.errors import ControllerError
 from p4incast.controller.stats import PortStats
 
 P4INFO = Pipeline.default().p4info
@@ -97,3 +102,39 @@ def test_built_entries_use_only_p4names_and_encode(info: p4info_pb2.P4Info) -> N
         assert tuple(entry.action.args) == p4names.ACTION_PARAMS[entry.action.name]
         table_id = _named(info.tables, entry.table_id).preamble.id
         assert entry.encode(schema).table_entry.table_id == table_id
+
+
+def test_the_built_p4info_has_everything_the_controller_uses(info: p4info_pb2.P4Info) -> None:
+    assert p4names.missing(fy.P4Schema(P4INFO)) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "named"),
+    [
+        ('"routes_v4"', '"ipv4_routes"', "no table routes_v4"),
+        ('name: "drop_k"', 'name: "drop_at"', "action set_ecn_policy takes mode, k, drop_at"),
+        ('"routed_stats"', '"routed"', "no counter routed_stats"),
+    ],
+)
+def test_a_renamed_name_is_one_error_before_anything_is_written(
+    info: p4info_pb2.P4Info, tmp_path: Path, old: str, new: str, named: str
+) -> None:
+    """The P4 renames something the controller uses: apply refuses, before it
+    connects, with one error naming it and the p4info."""
+    text = P4INFO.read_text()
+    assert old in text
+    renamed = tmp_path / "renamed.p4info.txtpb"
+    renamed.write_text(text.replace(old, new))
+    pipeline = Pipeline.default()
+    assert pipeline.config is not None
+    cfg = config.parse(
+        {
+            "switch": {"address": "127.0.0.1:1"},  # nothing listens: it must not get there
+            "pipeline": {"p4info": str(renamed), "config": str(pipeline.config)},
+            "ports": {1: {"mac": "00:aa:00:00:00:01"}},
+        }
+    )
+    with pytest.raises(ControllerError) as err:
+        asyncio.run(app.apply(cfg))
+    assert str(err.value).startswith(f"{renamed}: {named}")
+    assert "\n" not in str(err.value)
