@@ -54,9 +54,12 @@ mean is on the wrong side. Pure: rows in, verdicts out.
 
 `classify` puts a paper preset's verdicts in REPORT.md's classes: holds;
 diverges — explained by an ablation (experiments/papers/ablations/, which reuse
-the claim ids of the preset they vary) in which a claim of the same id holds;
-diverges — unexplained; inconclusive and no data as they are. Computed from the
-verdicts of the same report, never typed.
+the claim ids of the preset they vary) whose own verdict flips it: the claim
+holds there under the ablated setting and not under the paper's (its baseline
+rows: `paper.baseline: {<variant key>: <value>, ...}` names the variant that
+is the paper's setting, or a claim carries `baseline: true`); diverges —
+unexplained; inconclusive and no data as they are. Computed from the verdicts
+of the same report, never typed.
 """
 
 from __future__ import annotations
@@ -306,7 +309,10 @@ def table(shown: Sequence[tuple[Verdict, str]]) -> list[str]:
     for v, label in shown:
         c = v.claim
         where = f" ({c['variant']})" if c.get("variant") else ""
-        lines.append(f"| {c['id']}{where} | {c['text']} | {v.ours} | **{label}** |")
+        if c.get("baseline") and not where:
+            where = " (baseline)"
+        text = f"(paper's setting) {c['text']}" if c.get("baseline") else c["text"]
+        lines.append(f"| {c['id']}{where} | {text} | {v.ours} | **{label}** |")
     return lines
 
 
@@ -352,21 +358,33 @@ def classify(
     paper: Sequence[tuple[str, Verdict]], ablations: Sequence[tuple[str, Verdict]]
 ) -> list[Classified]:
     """Each paper verdict (preset, Verdict) in its class, from the ablations' verdicts
-    (ablation, Verdict) of the same report: a claim that diverges is explained when
-    a claim with the same id holds in an ablation (in any of its variants), else
-    unexplained, naming the ablations that state that id but have no data for it
-    (not run). Pure: verdicts in, classes out."""
+    (ablation, Verdict) of the same report. A claim that diverges is explained by an
+    ablation whose own verdict flips it: a row of the same id holds there under the
+    ablated setting, and the ablation's rows under the paper's setting (claims marked
+    `baseline`: the variant of `paper.baseline`, or a claim with `baseline: true`) do
+    not hold; an ablation with no baseline row for the id varies one setting as a
+    whole, and the paper preset's own divergence is its baseline. Else unexplained,
+    naming the ablations that state that id but have no data for it (not run).
+    Pure: verdicts in, classes out."""
     out = []
     for preset, v in paper:
         if v.verdict != DIVERGES:
             out.append(Classified(preset, v, v.verdict))
             continue
         same = [(a, av) for a, av in ablations if av.claim.get("id") == v.claim.get("id")]
-        held = tuple(
-            (a, str(av.claim.get("variant") or "")) for a, av in same if av.verdict == HOLDS
-        )
+        held: list[tuple[str, str]] = []
+        for name in dict.fromkeys(a for a, _av in same):
+            rows = [av for a, av in same if a == name]
+            base = [av for av in rows if av.claim.get("baseline")]
+            if any(av.verdict == HOLDS for av in base):
+                continue  # the ablation agrees with the paper at the paper's setting: no flip
+            held += [
+                (name, str(av.claim.get("variant") or ""))
+                for av in rows
+                if av.verdict == HOLDS and not av.claim.get("baseline")
+            ]
         if held:
-            out.append(Classified(preset, v, EXPLAINED, explained_by=held))
+            out.append(Classified(preset, v, EXPLAINED, explained_by=tuple(held)))
             continue
         names = list(dict.fromkeys(a for a, _av in same))
         not_run = tuple(a for a in names if all(av.verdict == NO_DATA for b, av in same if b == a))

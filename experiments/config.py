@@ -104,6 +104,18 @@ class Paper:
     figure: str
     claims: tuple[dict[str, Any], ...] = ()
     reference: dict[str, Any] = field(default_factory=dict)
+    # an ablation's variant that is the paper's own setting: {variant key: value}
+    baseline: dict[str, Any] = field(default_factory=dict)
+
+    def is_baseline(self, exp: Any) -> bool:
+        """Whether the experiment (one variant) runs the paper's setting of `baseline`."""
+        if not self.baseline:
+            return False
+        for key, value in self.baseline.items():
+            section, name = key.split(".")
+            if getattr(getattr(exp, section), name) != value:
+                return False
+        return True
 
 
 def parse_paper(raw: Any, axis: str = "n") -> Paper | None:
@@ -128,7 +140,13 @@ def parse_paper(raw: Any, axis: str = "n") -> Paper | None:
     reference = raw.get("reference") or {}
     if not isinstance(reference, dict):
         raise ExperimentError("paper.reference: expected a mapping of variant -> metric -> values")
-    return Paper(raw["cite"], raw["figure"], tuple(claims), reference)
+    baseline = raw.get("baseline") or {}
+    if not isinstance(baseline, dict) or any(k not in VARIANT_KEYS for k in baseline):
+        raise ExperimentError(
+            "paper.baseline: expected a mapping of variant keys (e.g. app.connections) "
+            "to the paper's value"
+        )
+    return Paper(raw["cite"], raw["figure"], tuple(claims), reference, dict(baseline))
 
 
 @dataclass(frozen=True)
@@ -359,6 +377,14 @@ def expand(raw: Any) -> list[Experiment]:
         if not isinstance(values, list) or not values:
             raise ExperimentError(f"variants.{key}: expected a non-empty list")
         axes.append([(key, v) for v in values])
+    baseline = (raw.get("paper") or {}).get("baseline") or {}
+    if isinstance(baseline, dict):
+        for key, value in baseline.items():
+            if key not in variants or value not in variants[key]:
+                raise ExperimentError(
+                    f"paper.baseline: {key}: {value!r} is not one of the preset's variants "
+                    f"({key}: {variants.get(key)})"
+                )
     base = {k: v for k, v in raw.items() if k != "variants"}
     out = []
     for combo in itertools.product(*axes):

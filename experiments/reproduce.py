@@ -155,7 +155,9 @@ def verdict_rows(exps: list[Any], sets: list[results.ResultSet], base: str) -> l
                     f"the preset has {', '.join(repr(v) for v in by_variant)}"
                 )
             exp, rs = by_variant[variant]
-            one = {**claim, "variant": variant} if variant else claim
+            one = {**claim, "variant": variant} if variant else dict(claim)
+            if paper and paper.is_baseline(exp):
+                one["baseline"] = True
             out.append(evaluate(one, rs.aggregate(), sc.claim_context(exp)))
     return out
 

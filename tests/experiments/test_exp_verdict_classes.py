@@ -30,8 +30,10 @@ from p4incast.sim import native
 MakeRun = Callable[..., dict[str, Any]]
 
 
-def v(cid: str, verdict: str, variant: str = "") -> Verdict:
+def v(cid: str, verdict: str, variant: str = "", baseline: bool = False) -> Verdict:
     claim = {"id": cid, "text": f"{cid} text", **({"variant": variant} if variant else {})}
+    if baseline:
+        claim["baseline"] = True
     return Verdict(claim, verdict, "ours")
 
 
@@ -61,6 +63,45 @@ def test_explained_names_every_ablation_and_variant_where_it_holds() -> None:
     ]
     (c,) = classify([("p", v("a", DIVERGES))], ablation)
     assert c.label == "diverges — explained by abl (v1, v2); other"
+
+
+def test_an_ablation_explains_only_when_its_own_verdict_flips() -> None:
+    """The ablation's row under the paper's own setting (baseline) must not hold:
+    when it holds there too, the ablated setting changed nothing the paper's
+    divergence could be blamed on (ours differs from the paper's preset run only
+    by noise or by the ablation's own rounds), so nothing is explained."""
+    flips = [("abl", v("a", DIVERGES, "v1", baseline=True)), ("abl", v("a", HOLDS, "v2"))]
+    (c,) = classify([("p", v("a", DIVERGES))], flips)
+    assert c.cls == EXPLAINED and c.explained_by == (("abl", "v2"),)
+    agrees = [("abl", v("a", HOLDS, "v1", baseline=True)), ("abl", v("a", HOLDS, "v2"))]
+    (c,) = classify([("p", v("a", DIVERGES))], agrees)
+    assert c.cls == UNEXPLAINED
+    # a baseline row alone never explains, even when it holds
+    (c,) = classify([("p", v("a", DIVERGES))], [("abl", v("a", HOLDS, baseline=True))])
+    assert c.cls == UNEXPLAINED
+    # another ablation that flips still explains
+    both = [*agrees, ("other", v("a", HOLDS))]
+    (c,) = classify([("p", v("a", DIVERGES))], both)
+    assert c.cls == EXPLAINED and c.explained_by == (("other", ""),)
+
+
+def test_ablation_presets_name_the_variant_that_is_the_papers_setting() -> None:
+    """Every ablation with variants names its baseline (paper.baseline), one of
+    its own variants, so classify can tell a flip from agreement."""
+    ablations = sorted((reproduce.PAPERS / "ablations").glob("*.yaml"))
+    assert ablations
+    for path in ablations:
+        raw = config.read_yaml(path)
+        if raw.get("variants") and (raw.get("paper") or {}).get("claims"):
+            exps = config.load_all(path)
+            assert sum(e.paper.is_baseline(e) for e in exps) >= 1, path.name
+
+
+def test_a_baseline_outside_the_variants_is_refused() -> None:
+    raw = config.read_yaml(reproduce.PAPERS / "ablations" / "newdctcp-rto-min.yaml")
+    raw["paper"]["baseline"] = {"topology.rto_min_ms": 50}
+    with pytest.raises(config.ExperimentError, match=r"paper.baseline: topology.rto_min_ms: 50"):
+        config.expand(raw)
 
 
 def test_diverges_where_the_ablation_also_diverges_is_unexplained() -> None:
