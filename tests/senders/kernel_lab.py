@@ -471,7 +471,30 @@ class KernelLab:
             raise RuntimeError(f"flow did not complete as scripted: {fin}")
         if int(got.split()[-1]) != sc.segments * mss:
             raise RuntimeError(f"receiver got {got.strip()} bytes, not {sc.segments * mss}")
+        self._check_script_applied(sc)
         return self._trace(recs, self._isn(), mss, fin)
+
+    def _check_script_applied(self, sc: Scenario) -> None:
+        """Refuse a run whose script did not meet the segments it names: every
+        scripted segment passed the router on its own (no packet of more than one
+        MSS, p4s_seen[0]), and each was seen at least once."""
+        fd = self._script_fd("p4s_seen")
+        try:
+            v = ctypes.c_uint32()
+            seen = {}
+            for i in (0, *sorted(set(sc.marks) | set(sc.drops))):
+                self.lb.lookup(fd, ctypes.c_uint32(i), v)
+                seen[i] = int(v.value)
+        finally:
+            os.close(fd)
+        merged = seen.pop(0)
+        unseen = [i for i, n in seen.items() if n == 0]
+        if merged or unseen:
+            raise RuntimeError(
+                f"{sc.name}: the script missed its segments ({merged} packets of more than "
+                f"one MSS passed the router; scripted segments never seen: {unseen}); "
+                f"ISN {self._isn()}"
+            )
 
     @staticmethod
     def _backlog_coalesced() -> int:

@@ -6,7 +6,9 @@
  * their number (1-based, in sequence order: (seq - ISN - 1) / MSS + 1), on
  * their first transmission only; a retransmission passes untouched. The ISN
  * is learned from the SYN. p4s_script[i]: bit 0 mark, bit 1 drop; p4s_seen[i]
- * counts the transmissions of segment i that passed this hook.
+ * counts the transmissions of segment i that passed this hook, and
+ * p4s_seen[0] (no segment has number 0) the packets that carried more than
+ * one MSS: segments merged on the way, which the script cannot address.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_endian.h>
@@ -74,6 +76,11 @@ int seg_script(struct __sk_buff *skb)
 	paylen = bpf_ntohs(ip->tot_len) - 20 - th->doff * 4;
 	if (!c->have_isn || !c->mss || paylen == 0)
 		return TC_ACT_OK;
+	if (paylen > c->mss) {
+		seen = bpf_map_lookup_elem(&p4s_seen, &zero);
+		if (seen)
+			__sync_fetch_and_add(seen, 1);
+	}
 	off = bpf_ntohl(th->seq) - c->isn - 1;
 	idx = off / c->mss + 1;
 	if (idx >= MAX_SEGS)
