@@ -31,8 +31,7 @@ Why: a rescue that read a holder as idle while its segment was being
 acknowledged, or that marked a flow granted after its update went out and
 its segment came back, overwrote the data path's change. The flow was then
 left with a closed window, out of the queue, until its sender's zero-window
-probe one min RTO later (testbed, N = 64: a 4.36 s round,
-docs/testbed/2026-11-25-rotation-races.md).
+probe one min RTO later: a whole round lost to one flow.
 
 Every RECOUNT_TICKS ticks, even when the count says no flow waits, it
 repairs counters that drifted from the table (_recount), and it puts waiting

@@ -133,17 +133,17 @@ def _dur(seconds: float) -> str:
 
 
 def section(groups: Sequence[Group], wall_s: float | None, cpus: int) -> list[str]:
-    """REPORT.md's cost section. `wall_s`: this reproduce's wall time (None when it ran
-    nothing, --report-only); `cpus`: this machine's cores (os.cpu_count())."""
+    """REPORT.md's cost section. `wall_s`: the wall time of the run that made the
+    records (None when not recorded); `cpus`: this machine's cores (os.cpu_count())."""
     c = cost(groups)
     lines = ["## Cost, and the papers' rounds", ""]
     if not c.runs:
         return lines + ["No run records with a wall time.", ""]
     missing = f" ({c.missing} more without a wall time)" if c.missing else ""
     this = (
-        f"This reproduce took {_dur(wall_s)} wall time on {cpus} cores."
+        f"The run took {_dur(wall_s)} wall time on {cpus} cores."
         if wall_s is not None
-        else "This reproduce ran nothing (--report-only): its records came from an earlier one."
+        else "The run's wall time was not recorded (--report-only on older results)."
     )
     lines += [
         f"{c.runs} runs{missing}: {c.worker_s:.0f} worker-seconds ({_dur(c.worker_s)}), "

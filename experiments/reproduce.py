@@ -49,7 +49,9 @@ preset, in hours on this machine's cores and minutes on 100 Ray workers.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import sys
 import time
 from datetime import UTC, datetime
@@ -268,6 +270,48 @@ def classify_all(
     return out
 
 
+SWEEP_JSON = "sweep.json"  # a finished run's wall time and machine load, for --report-only
+
+
+def write_sweep(
+    root: Path, runs: int, wall_s: float, started: datetime, load0: tuple[float, ...]
+) -> None:
+    """Record how long the run took and how loaded the machine was (start, end)."""
+    data = {
+        "runs": runs,
+        "wall_s": round(wall_s, 1),
+        "started": started.isoformat(timespec="seconds"),
+        "load_start": [round(x, 2) for x in load0],
+        "load_end": [round(x, 2) for x in os.getloadavg()],
+    }
+    root.mkdir(parents=True, exist_ok=True)
+    results.write_atomic(root / SWEEP_JSON, json.dumps(data, indent=1) + "\n")
+
+
+def read_sweep(root: Path) -> dict[str, Any] | None:
+    """What write_sweep recorded in `root`, or None."""
+    try:
+        data = json.loads((root / SWEEP_JSON).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def sweep_line(sweep: dict[str, Any]) -> str:
+    """The run's wall time and load as REPORT.md states them."""
+
+    def load(key: str) -> str:
+        v = sweep.get(key)
+        return "/".join(f"{x:.2f}" for x in v) if isinstance(v, list) else "not recorded"
+
+    wall = sweep.get("wall_s")
+    took = f"{wall / 60:.1f} min" if isinstance(wall, int | float) else "an unrecorded time"
+    return (
+        f"The run that made them took {took} from {sweep.get('started', '?')}, load average "
+        f"{load('load_start')} at its start and {load('load_end')} at its end."
+    )
+
+
 def read_since(files: list[Path]) -> list[tuple[Path, list[report_diff.ClaimRow]]]:
     """(file, its claim rows) of each earlier report, oldest first (OSError naming a
     file it cannot read)."""
@@ -399,6 +443,13 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         help="earlier reports, oldest first: REPORT.md says what changed since them",
     )
     ap.add_argument(
+        "--publish",
+        type=Path,
+        metavar="FILE",
+        help="also write REPORT.md to FILE (docs/reproduce/REPORT.md) with each figure "
+        "named by its path in the results folder instead of embedded",
+    )
+    ap.add_argument(
         "--why",
         type=Path,
         metavar="FILE",
@@ -437,7 +488,8 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
     for line in notes:
         print(f"skipped {line}", flush=True)
     print(f"{note}; {len(paths)} presets, {total} runs; results in {root}", flush=True)
-    t0 = time.monotonic()
+    t0, t0_wall = time.monotonic(), datetime.now(UTC)
+    load0 = os.getloadavg()
     try:
         if args.report_only:  # what an interrupted run finished; unrun points are missing
             groups = _saved(loaded, root)
@@ -463,14 +515,20 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
             sections += ["# Ablations", "", "Each changes one setting of a preset above.", ""]
         named += [(path.stem, rs.provenance) for rs in mine]
         sections.append(report_section(path, pexps, mine, root, classified.get(path)))
-    wall_s = time.monotonic() - t0
+    wall_s: float | None = time.monotonic() - t0
     cut = f" Rounds cut to {args.rounds} per run (--rounds)." if args.rounds else ""
     done = sum(len(rs.runs) for _p, _sc, _e, mine in groups for rs in mine)
-    ran = (
-        f"Rebuilt from the {done} of {total} runs finished in {root} (--report-only)."
-        if args.report_only
-        else f"{total} runs in {wall_s / 60:.1f} min on {note.removeprefix('engine: ')}."
-    )
+    if args.report_only:
+        ran = f"Rebuilt from the {done} of {total} runs finished in {root} (--report-only)."
+        sweep = read_sweep(root)
+        wall_s = sweep.get("wall_s") if sweep else None
+        if sweep and wall_s is not None:
+            ran += f" {sweep_line(sweep)}"
+    else:
+        assert wall_s is not None
+        ran = f"{total} runs in {wall_s / 60:.1f} min on {note.removeprefix('engine: ')}."
+        write_sweep(root, total, wall_s, t0_wall, load0)
+        ran += f" {sweep_line(read_sweep(root) or {})}"
     changed: list[str] = []
     if args.since:
         now = report_diff.rows_of(now_verdicts(verdicts, classified))
@@ -489,19 +547,32 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         *provenance_header(named),
         "Verdicts (experiments/claims.py): holds; diverges (wrong side even at the edge of our",
         "95 % interval); inconclusive (only the mean is on the wrong side). A paper preset's",
-        "divergence is explained by an ablation when a claim of the same id holds in one of",
-        "its variants in this report, else unexplained (computed, claims.classify).",
+        "divergence is explained by an ablation whose own verdict flips it: a claim of the",
+        "same id holds there under the ablated setting and not under the paper's (its",
+        "baseline rows), in this report; else unexplained (computed, claims.classify).",
         *[f"Not run here: {line}." for line in notes],
         "",
         *classes_header([c for cs in classified.values() for c in cs]),
         *changed,
-        *cost.section(groups_cost, None if args.report_only else wall_s, os.cpu_count() or 1),
+        *cost.section(groups_cost, wall_s, os.cpu_count() or 1),
     ]
     root.mkdir(parents=True, exist_ok=True)
     report = root / "REPORT.md"
     report.write_text("\n".join(head + sections))
     print(f"\n{ran}\nreport: {report}")
+    if args.publish:
+        args.publish.write_text(published(report.read_text(), root))
+        print(f"published: {args.publish}")
     return 0
+
+
+FIGURE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def published(text: str, root: Path) -> str:
+    """REPORT.md for docs/: figures are not kept in the repository, so each embedded
+    one becomes its path in the results folder that `make reproduce` writes."""
+    return FIGURE.sub(lambda m: f"`{root.name}/{m.group(1)}`", text)
 
 
 if __name__ == "__main__":

@@ -126,32 +126,26 @@ def test_parse_of_nothing_but_other_tables_is_empty() -> None:
     assert rd.parse_report("") == []
 
 
-def _doc(name: str) -> str:
-    path = DOCS / name
-    if not path.is_file():
-        pytest.skip(f"{path} is no longer in the tree")
-    return path.read_text(encoding="utf-8")
+def test_the_current_report_parses_to_one_row_per_claim_of_the_presets() -> None:
+    """docs/reproduce/REPORT.md, as `make reproduce` wrote it: every claim every
+    paper preset and ablation states is one row (a claim naming no variant: one per
+    variant; a baseline claim without one: "(baseline)"), so the next report's
+    "changed since" section can compare them all."""
+    from p4incast.experiments import reproduce, scenario
 
-
-def test_parse_the_last_full_report() -> None:
-    rows = rd.parse_report(_doc("2026-11-23-full.md"), "2026-11-23-full.md")
-    assert len(rows) == 54
-    assert len({r.preset for r in rows}) == 14
-    by_key = {r.key: r for r in rows}
-    assert len(by_key) == 54  # no (preset, claim, variant) twice in one report
-    bound = by_key[("seed003", "bound-64k", "sru64k")]
-    assert bound.ours.startswith("N=2: 184 [183, 186] vs bound 111; N=4: 134")
-    assert bound.verdict == "diverges"
-    drops = by_key[("rcc-init-cwnd", "rcc-no-drops", "init_cwnd10")]
-    assert drops.ours.endswith("N=100: 1.43e+03")
-    assert rd.parse_figure(drops.ours).parts[100].mean == 1430.0
-
-
-def test_hand_kept_reports_without_claim_tables_give_no_rows() -> None:
-    """Their before/after and per-N tables are other formats; the at-scale report's
-    claim table is under "## The comparison", not under a preset's section."""
-    for name in ("2026-11-26-senders.md", "2026-11-26-receivers.md", "2026-11-24-at-scale.md"):
-        assert rd.parse_report(_doc(name)) == [], name
+    rows = rd.parse_report((DOCS / "REPORT.md").read_text(encoding="utf-8"), "REPORT.md")
+    keys = {r.key for r in rows}
+    assert len(keys) == len(rows)  # no (preset, claim, variant) twice
+    stated = set()
+    for path in sorted((REPO / "experiments" / "papers").rglob("*.yaml")):
+        exps = scenario.of_path(path).load(path, {})
+        base = reproduce.base_name(path, exps)
+        variants = [reproduce.variant_of(e, base) for e in exps]
+        for c in exps[0].paper.claims if exps[0].paper else ():
+            for variant in [c["variant"]] if "variant" in c else variants:
+                label = variant or ("baseline" if c.get("baseline") else "")
+                stated.add((path.stem, c["id"], label))
+    assert keys == stated
 
 
 # -- figures -------------------------------------------------------------------------
@@ -271,7 +265,8 @@ def test_why_file() -> None:
     assert rd.why_of(why, *rd.claim_keys(row("p", "a", "", "", var="v2"))) == "the senders' cut"
     assert rd.why_of(why, *rd.claim_keys(row("p", "b", "", ""))) is None
     assert rd.load_why("") == {} and rd.load_why("{}") == {}
-    assert rd.load_why((REPO / "docs" / "reproduce" / "why.yaml").read_text()) == {}
+    committed = rd.load_why((REPO / "docs" / "reproduce" / "why.yaml").read_text())
+    assert committed and all(len(k.split("/")) in (2, 3) for k in committed)
     for bad in ("- a\n- b\n", "p/a: [1, 2]\n", "p/a: ''\n", "p/a: : :\n"):
         with pytest.raises(rd.WhyError):
             rd.load_why(bad)

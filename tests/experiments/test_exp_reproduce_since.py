@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,20 @@ def test_changed_since_an_earlier_report(
     assert "- toy: gone: last N=2: 5 — **holds** (old.md) — why: not yet written" in section
 
 
+def test_report_only_states_the_recorded_run(toy: Path, make_run: MakeRun) -> None:  # noqa: F811
+    """A run records its wall time and the machine's load (sweep.json); --report-only
+    on its folder states them, and the cost section uses that wall time."""
+    write_results(toy, "toy", [2.0], make_run)
+    write_results(toy, "toy-abl", [2.0, 0.5], make_run)
+    reproduce.write_sweep(
+        toy, 12, 150.0, datetime(2026, 11, 26, 11, 0, tzinfo=UTC), (1.5, 1.25, 1.0)
+    )
+    report = build(toy)
+    assert "The run that made them took 2.5 min from 2026-11-26T11:00:00+00:00" in report
+    assert "load average 1.50/1.25/1.00 at its start" in report
+    assert "The run took 2.5 min wall time" in report
+
+
 def test_cost_section_from_the_records(toy: Path, make_run: MakeRun) -> None:  # noqa: F811
     write_results(toy, "toy", [2.0], make_run)
     write_results(toy, "toy-abl", [2.0, 0.5], make_run)
@@ -113,7 +128,7 @@ def test_cost_section_from_the_records(toy: Path, make_run: MakeRun) -> None:  #
     section = report.partition("## Cost, and the papers' rounds")[2].partition("\n## toy")[0]
     # 3 experiments × 2 schemes × N in [2, 4], 1.5 s each (make_run), 4 rounds, 1 repeat
     assert "12 runs: 18 worker-seconds (18.0 s), mean point 1.5 s, longest 1.5 s" in section
-    assert "ran nothing (--report-only)" in section
+    assert "wall time was not recorded" in section
     assert "| toy | 4 | 4 × 1 | 6 | 125 | 0.21 |" in section
     assert "| toy-abl | 8 | 4 × 1 | 12 | 125 | 0.42 |" in section
     cpus = os.cpu_count() or 1
@@ -142,3 +157,9 @@ def test_bad_since_or_why_stops_before_anything_runs(
     assert reproduce.main([*argv, "--why", str(bad)]) == 2
     assert "--why needs --since" in capsys.readouterr().err
     assert not (toy / "toy").exists()  # nothing ran, no folder made
+
+
+def test_published_report_names_figures_instead_of_embedding_them() -> None:
+    text = "a\n![fig7](newdctcp-fig7/sru64k/reference.png) ![x](y.png)\nb"
+    out = reproduce.published(text, Path("/somewhere/reproduce-abc"))
+    assert out == ("a\n`reproduce-abc/newdctcp-fig7/sru64k/reference.png` `reproduce-abc/y.png`\nb")

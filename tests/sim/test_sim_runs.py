@@ -371,8 +371,8 @@ def test_per_round_connections_are_new_flows_to_the_receiver_agent(p4i: Any) -> 
     flights fit the 64 KB buffer. The receiver agent sees every connection as a
     new flow (N x rounds of them). A per-round run does not change a persistent
     run that follows it in the same process. The senders keep their own ECN
-    cut (sender_ecn): the receiver's rule alone drops here (docs/reproduce/
-    2026-11-26-receivers.md), which is not what this test is about."""
+    cut (sender_ecn): the receiver's rule alone drops here (rcc-sender-ecn in
+    docs/reproduce/REPORT.md), which is not what this test is about."""
     base = {
         "scheme": {
             **scheme("newdctcp-rx", "front", 20, "newdctcp", "newdctcp-rx"),
