@@ -30,7 +30,9 @@ Kinds (`metric` defaults to goodput_mbps; x ranges default to every x run):
                          within value · (1 ± tolerance)
     ordering             schemes (first = best) ordered by their mean metric over
                          x in [min, max]; higher is better unless lower: true;
-                         every: true — ordered at each x, not only on the means
+                         every: true — ordered at each x, not only on the means;
+                         best: true — only the first must lead ("the best"),
+                         the others in any order
     drops_from           the scheme's `drops` (per run, mean over repeats) are 0
                          at every x below the claim's x (load: 0.6) and > 0 at some
                          x at or above it (inconclusive without runs on both sides)
@@ -196,6 +198,8 @@ def _ordering(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
     metric, lower = claim.get("metric", "goodput_mbps"), bool(claim.get("lower", False))
 
     def ordered(vals: Sequence[float]) -> bool:
+        if claim.get("best"):
+            return vals[0] == (min(vals) if lower else max(vals))
         return list(vals) == sorted(vals, reverse=not lower)
 
     per = {s: {x: m for x, m, _lo, _hi in _series(rows, s, metric, axis)} for s in claim["schemes"]}

@@ -137,3 +137,15 @@ def test_shipped_presets_claims_name_their_variants(path: Path) -> None:
         assert c.get("variant", next(iter(names))) in names, c["id"]
     for key in exps[0].paper.reference:
         assert key in names, key
+
+
+def test_ordering_best_needs_only_the_first_to_lead() -> None:
+    # "RCC has the best goodput": the others may come in any order
+    rows = [row("rcc", 60, 900.0), row("dctcp", 60, 600.0), row("ictcp", 60, 800.0)]
+    c = claim(kind="ordering", schemes=["rcc", "dctcp", "ictcp"])
+    assert evaluate(c, rows, CTX).verdict == DIVERGES  # the full order: dctcp < ictcp
+    assert evaluate({**c, "best": True}, rows, CTX).verdict == HOLDS
+    behind = [row("rcc", 60, 700.0), row("dctcp", 60, 600.0), row("ictcp", 60, 800.0)]
+    assert evaluate({**c, "best": True}, behind, CTX).verdict == DIVERGES
+    fct = {**c, "schemes": ["rcc", "dctcp"], "best": True, "lower": True}
+    assert evaluate(fct, [row("rcc", 60, 10.0), row("dctcp", 60, 30.0)], CTX).verdict == HOLDS
