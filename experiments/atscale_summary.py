@@ -10,10 +10,9 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from p4incast.experiments import metrics, provenance, results, stats
 from p4incast.model.atscale import ATSCALE_SCENARIO, Fabric, Traffic
 from p4incast.model.scheme import Transport
-
-from . import metrics, provenance, results
 
 PERCENTILES = (1, 50, 99)
 SUMMARY_METRICS = (
@@ -30,7 +29,7 @@ SUMMARY_METRICS = (
 SETTINGS = (("fabric", Fabric), ("traffic", Traffic), ("transport", Transport))
 
 
-def _ci_fields(key: str, ci: metrics.Interval | None) -> dict[str, Any]:
+def _ci_fields(key: str, ci: stats.Interval | None) -> dict[str, Any]:
     """A percentile's 95 % interval as ci fields (cut at 0); an end the flows cannot
     bound (too few for that tail) is None: unbounded."""
     out = metrics.ci_fields(key, metrics.clip(ci, key))
@@ -67,13 +66,13 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             key = f"fct_p{q}_ms"
             if len(ok) > 1:  # the mean of the repeats' percentiles, and its t interval
                 per_run = [
-                    metrics.percentile([x for x in r["fct_ms"] if x is not None], q) for r in ok
+                    stats.percentile([x for x in r["fct_ms"] if x is not None], q) for r in ok
                 ]
                 row[key] = statistics.fmean(v for v in per_run if v is not None)
-                ci = metrics.t_interval(per_run)
+                ci = stats.t_interval(per_run)
             else:
-                row[key] = metrics.percentile(fcts, q)
-                ci = metrics.quantile_interval(fcts, q)
+                row[key] = stats.percentile(fcts, q)
+                ci = stats.quantile_interval(fcts, q)
             row.update(_ci_fields(key, ci))
         row["fct_mean_ms"] = statistics.fmean(fcts) if fcts else None
         longs = [x for r in ok for x in r["long_mbps"]]
@@ -182,7 +181,7 @@ class AtScaleResultSet(results.ResultSet):
         if run.get("status") != "ok":
             return f"{who}: {run.get('status')}: {run.get('error')}"
         fin = [x for x in run.get("fct_ms") or [] if x is not None]
-        p99 = metrics.percentile(fin, 99)
+        p99 = stats.percentile(fin, 99)
         return (
             f"{who}: ok, FCT p99 {_num(p99, '.2f')} ms, drops ToR {run['drops']['tor']} "
             f"root {run['drops']['root']}, {run['wall_s']:.1f} s"

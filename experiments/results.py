@@ -39,14 +39,12 @@ from p4incast.experiments.metrics import (
     CI_FIELDS,
     CI_METRICS,
     SUMMARY_METRICS,
-    WILSON,
-    Interval,
     ci_fields,
     interval_of,
-    percentile,
     point_interval,
     summarize,
 )
+from p4incast.experiments.stats import WILSON, Interval, percentile
 from p4incast.model.scheme import INCAST_SCENARIO
 
 RESULTS_JSON = "results.json"

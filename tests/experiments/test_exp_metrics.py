@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from p4incast.experiments import metrics
+from p4incast.experiments import metrics, stats
 from p4incast.experiments.metrics import CI_FIELDS, SUMMARY_METRICS
 
 MakeRun = Callable[..., dict[str, Any]]
@@ -16,21 +16,21 @@ MakeRun = Callable[..., dict[str, Any]]
 # -- percentile -----------------------------------------------------------------------
 def test_percentile_linear_interpolation() -> None:
     xs = [4.0, 1.0, 3.0, 2.0]
-    assert metrics.percentile(xs, 0) == 1.0
-    assert metrics.percentile(xs, 25) == pytest.approx(1.75)
-    assert metrics.percentile(xs, 50) == pytest.approx(2.5)
-    assert metrics.percentile(xs, 100) == 4.0
-    assert metrics.percentile([7.0], 99) == 7.0
+    assert stats.percentile(xs, 0) == 1.0
+    assert stats.percentile(xs, 25) == pytest.approx(1.75)
+    assert stats.percentile(xs, 50) == pytest.approx(2.5)
+    assert stats.percentile(xs, 100) == 4.0
+    assert stats.percentile([7.0], 99) == 7.0
 
 
 def test_percentile_edge_cases() -> None:
-    assert metrics.percentile([], 50) is None
-    assert metrics.percentile([None, math.nan], 50) is None
-    assert metrics.percentile([1.0, None, math.nan, 3.0], 50) == 2.0
+    assert stats.percentile([], 50) is None
+    assert stats.percentile([None, math.nan], 50) is None
+    assert stats.percentile([1.0, None, math.nan, 3.0], 50) == 2.0
     with pytest.raises(ValueError):
-        metrics.percentile([1.0], 101)
+        stats.percentile([1.0], 101)
     with pytest.raises(ValueError):
-        metrics.percentile([1.0], -1)
+        stats.percentile([1.0], -1)
 
 
 # -- jain ---------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""95 % confidence intervals against hand-computed values (experiments/metrics.py docstring).
+"""95 % confidence intervals against hand-computed values (experiments/stats.py docstring;
+which interval each metric gets: experiments/metrics.py).
 
 Reference values: Student t quantiles as printed in every t table; the Wilson interval
 of 3/10 is (0.1078, 0.6032) and of 1/4 (0.0456, 0.6994), e.g. Brown, Cai & DasGupta
@@ -14,8 +15,9 @@ from typing import Any
 import pytest
 from matplotlib.container import ErrorbarContainer
 
-from p4incast.experiments import metrics, plots, results
-from p4incast.experiments.metrics import CI_FIELDS, Interval
+from p4incast.experiments import metrics, plots, results, stats
+from p4incast.experiments.metrics import CI_FIELDS
+from p4incast.experiments.stats import Interval
 
 MakeRun = Callable[..., dict[str, Any]]
 
@@ -38,36 +40,36 @@ MakeRun = Callable[..., dict[str, Any]]
     ],
 )
 def test_t975_known_quantiles(df: float, t: float) -> None:
-    assert metrics.t975(df) == pytest.approx(t, abs=1e-6)
+    assert stats.t975(df) == pytest.approx(t, abs=1e-6)
 
 
 def test_t975_decreases_to_z_and_rejects_bad_df() -> None:
-    ts = [metrics.t975(df) for df in range(1, 500)]
+    ts = [stats.t975(df) for df in range(1, 500)]
     assert all(a > b for a, b in zip(ts, ts[1:], strict=False))
-    assert ts[-1] > metrics.Z975 == pytest.approx(1.959964, abs=1e-6)
+    assert ts[-1] > stats.Z975 == pytest.approx(1.959964, abs=1e-6)
     for bad in (0, -1, 1.5, math.nan):
         with pytest.raises(ValueError):
-            metrics.t975(bad)
+            stats.t975(bad)
 
 
 # -- Student t over repeats -----------------------------------------------------------
 def test_t_interval_hand_computed() -> None:
     # 150, 120, 100: mean 123.33, s^2 = (26.67^2 + 3.33^2 + 23.33^2) / 2 = 1900/3,
     # half = t(0.975, 2) * s / sqrt(3) = 4.302653 * sqrt(1900) / 3 = 62.5166
-    iv = metrics.t_interval([150.0, 120.0, None, 100.0, math.nan])
+    iv = stats.t_interval([150.0, 120.0, None, 100.0, math.nan])
     half = 4.302653 * math.sqrt(1900) / 3
     assert iv is not None and (iv.n, iv.method) == (3, "t-repeats")
     assert (iv.lo, iv.hi) == (pytest.approx(370 / 3 - half), pytest.approx(370 / 3 + half))
-    assert metrics.t_interval([5.0]) is None
-    assert metrics.t_interval([]) is None
-    assert metrics.t_interval([2.0, 2.0]) == Interval(2.0, 2.0, 2, "t-repeats")
+    assert stats.t_interval([5.0]) is None
+    assert stats.t_interval([]) is None
+    assert stats.t_interval([2.0, 2.0]) == Interval(2.0, 2.0, 2, "t-repeats")
 
 
 # -- Wilson score ---------------------------------------------------------------------
 def test_wilson_3_of_10() -> None:
     # p = 0.3, n = 10, z^2 = 3.841459: centre (0.3 + 0.192073) / 1.384146 = 0.355507,
     # half 1.959964 * sqrt(0.021 + 0.009604) / 1.384146 = 0.247715
-    iv = metrics.wilson_interval(3, 10)
+    iv = stats.wilson_interval(3, 10)
     assert iv is not None
     assert (iv.lo, iv.hi) == (pytest.approx(0.107791, abs=1e-6), pytest.approx(0.603222, abs=1e-6))
     assert (iv.n, iv.method) == (10, "wilson-rounds")
@@ -75,24 +77,24 @@ def test_wilson_3_of_10() -> None:
 
 
 def test_wilson_ends_and_errors() -> None:
-    none, every = metrics.wilson_interval(0, 10), metrics.wilson_interval(10, 10)
+    none, every = stats.wilson_interval(0, 10), stats.wilson_interval(10, 10)
     assert none is not None and every is not None
     assert none.lo == 0.0 and none.hi == pytest.approx(3.841459 / 13.841459, abs=1e-6)
     assert every.hi == 1.0 and every.lo == pytest.approx(10 / 13.841459, abs=1e-6)
-    assert metrics.wilson_interval(0, 0) is None
+    assert stats.wilson_interval(0, 0) is None
     for bad in ((4, 3), (-1, 3), (0, -1)):
         with pytest.raises(ValueError):
-            metrics.wilson_interval(*bad)
+            stats.wilson_interval(*bad)
 
 
 # -- batch means / sectioning over the rounds of one repeat ---------------------------
 def test_batches_square_root_rule() -> None:
-    assert metrics.batches(3) == []  # too few rounds for two batches
-    assert metrics.batches(4) == [range(0, 2), range(2, 4)]
-    assert metrics.batches(10) == [range(0, 4), range(4, 7), range(7, 10)]
-    hundred = metrics.batches(100)
+    assert stats.batches(3) == []  # too few rounds for two batches
+    assert stats.batches(4) == [range(0, 2), range(2, 4)]
+    assert stats.batches(10) == [range(0, 4), range(4, 7), range(7, 10)]
+    hundred = stats.batches(100)
     assert len(hundred) == 10 and {len(b) for b in hundred} == {10}
-    many = metrics.batches(10_000)
+    many = stats.batches(10_000)
     assert len(many) == 30 and sum(len(b) for b in many) == 10_000
     assert [b.start for b in many[1:]] == [b.stop for b in many[:-1]]
 
@@ -118,17 +120,17 @@ def test_batch_means_on_a_constructed_series(make_run: MakeRun) -> None:
     assert s["goodput_mbps_ci_hi"] == pytest.approx(point + half)
     assert (s["goodput_mbps_ci_n"], s["goodput_mbps_ci_method"]) == (3, "t-batches")
     # treating the 9 rounds as independent would claim a far narrower interval
-    naive = metrics.t_interval(series)
+    naive = stats.t_interval(series)
     assert naive is not None and naive.hi - naive.lo < (2 * half) / 3
 
 
 def test_batch_interval_direct() -> None:
-    iv = metrics.batch_interval(10.0, [8.0, 12.0, None])
+    iv = stats.batch_interval(10.0, [8.0, 12.0, None])
     # batch estimates 8 and 12: s_B = 2 sqrt 2, half = t(0.975, 1) * 2 sqrt 2 / sqrt 2
     assert iv is not None and (iv.n, iv.method) == (2, "t-batches")
     assert (iv.lo, iv.hi) == (pytest.approx(10 - 12.706205 * 2), pytest.approx(10 + 12.706205 * 2))
-    assert metrics.batch_interval(10.0, [8.0]) is None
-    assert metrics.batch_interval(None, [8.0, 12.0]) is None
+    assert stats.batch_interval(10.0, [8.0]) is None
+    assert stats.batch_interval(None, [8.0, 12.0]) is None
 
 
 def test_round_intervals_of_the_fixture_run(make_run: MakeRun) -> None:
@@ -182,7 +184,7 @@ def test_point_uses_repeats_when_there_are_two_or_more(make_run: MakeRun) -> Non
     assert row["goodput_mbps_ci_hi"] == pytest.approx(370 / 3 + half)
     assert (row["goodput_mbps_ci_n"], row["goodput_mbps_ci_method"]) == (3, "t-repeats")
     # every repeat has RTO rounds 1/4: no spread, so Wilson over the 12 rounds pooled (3/12)
-    pooled = metrics.wilson_interval(3, 12)
+    pooled = stats.wilson_interval(3, 12)
     assert pooled is not None
     assert row["rto_round_ratio_ci_lo"] == pytest.approx(pooled.lo)
     assert (row["rto_round_ratio_ci_n"], row["rto_round_ratio_ci_method"]) == (

@@ -9,7 +9,7 @@ import statistics
 
 import pytest
 
-from p4incast.experiments.metrics import quantile_interval
+from p4incast.experiments.stats import quantile_interval
 from p4incast.model.atscale import (
     Fabric,
     Traffic,
