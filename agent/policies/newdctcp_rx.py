@@ -44,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from p4incast.agent.policies.frames import s32, u32
+from p4incast.agent.policies.frames import TcpOptions, s32, u32
 from p4incast.agent.rxwin_h import RXWIN
 from p4incast.model.scheme import RX_MIN_SEGS
 
@@ -106,6 +106,17 @@ class RxFlow:
     @property
     def handshake(self) -> bool:
         return self.peer_syn and self.local_syn
+
+    def note_syn(self, side: str, opts: TcpOptions) -> None:
+        """A SYN from `side` ("peer": the sender's, "local": ours) and its options:
+        window scale (capped at MAX_WSCALE), MSS, timestamps."""
+        setattr(self, f"{side}_syn", True)
+        if opts.ws is not None:
+            setattr(self, f"{side}_ws", min(opts.ws, MAX_WSCALE))
+        if opts.mss is not None:
+            setattr(self, f"{side}_mss", opts.mss)
+        if opts.ts is not None:
+            setattr(self, f"{side}_ts", True)
 
     def finish_handshake(self) -> None:
         """Both SYNs seen: scale, MSS, W = init_segs·MSS; the flow counts in a

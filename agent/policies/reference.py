@@ -23,7 +23,7 @@ from p4incast.agent.policies.budget import (
     budget_window,
 )
 from p4incast.agent.policies.frames import ACK, FIN, RST, SYN, Frame, parse_frame, u32
-from p4incast.agent.policies.newdctcp_rx import MAX_WSCALE, RxFlow
+from p4incast.agent.policies.newdctcp_rx import RxFlow
 from p4incast.agent.policies.rcc import equal_share
 
 __all__ = ["RxReference"]
@@ -151,13 +151,7 @@ class RxReference:
         if p.flags & SYN:
             if not p.flags & ACK or f is None:
                 f = self._new(key)
-            f.peer_syn = True
-            if p.opts.ws is not None:
-                f.peer_ws = min(p.opts.ws, MAX_WSCALE)
-            if p.opts.mss is not None:
-                f.peer_mss = p.opts.mss
-            if p.opts.ts is not None:
-                f.peer_ts = True
+            f.note_syn("peer", p.opts)
             f.hi_seq = u32(p.seq + 1)
             f.finish_handshake()
             return
@@ -182,13 +176,7 @@ class RxReference:
         if p.flags & SYN:
             if not p.flags & ACK or f is None:
                 f = self._new(key)
-            f.local_syn = True
-            if p.opts.ws is not None:
-                f.local_ws = min(p.opts.ws, MAX_WSCALE)
-            if p.opts.mss is not None:
-                f.local_mss = p.opts.mss
-            if p.opts.ts is not None:
-                f.local_ts = True
+            f.note_syn("local", p.opts)
             f.finish_handshake()
             return None
         if f is None or not p.flags & ACK:
