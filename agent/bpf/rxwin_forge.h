@@ -20,16 +20,9 @@ struct rot_pseudo {
 	__be16 len;
 };
 
+/* The TCP header (rxwin_parse.h) and the timestamp option a forged update repeats. */
 struct rot_tcp {
-	__be16 source;
-	__be16 dest;
-	__be32 seq;
-	__be32 ack_seq;
-	__u8 doff_res;
-	__u8 flags;
-	__be16 window;
-	__u16 check;
-	__be16 urg_ptr;
+	struct tcp_hdr_raw th;
 	__u8 opt[4];
 	__be32 tsval;
 	__be32 tsecr;
@@ -130,15 +123,15 @@ static __always_inline int rot_forge(struct __sk_buff *skb, struct rot_flow *br,
 
 	sc->ph.saddr = bk->laddr_be;
 	sc->ph.daddr = bk->raddr_be;
-	sc->tcp.source = bk->lport_be;
-	sc->tcp.dest = bk->rport_be;
-	sc->tcp.seq = bpf_htonl(br->seq_next);
-	sc->tcp.ack_seq = bpf_htonl(ack);
-	sc->tcp.doff_res = (ROT_FRAME_LEN - ROT_HDR_LEN) / 4 << 4;
-	sc->tcp.flags = TH_ACK;
-	sc->tcp.window = bpf_htons(field);
-	sc->tcp.check = 0;
-	sc->tcp.urg_ptr = 0;
+	sc->tcp.th.source = bk->lport_be;
+	sc->tcp.th.dest = bk->rport_be;
+	sc->tcp.th.seq = bpf_htonl(br->seq_next);
+	sc->tcp.th.ack_seq = bpf_htonl(ack);
+	sc->tcp.th.doff_res = (ROT_FRAME_LEN - ROT_HDR_LEN) / 4 << 4;
+	sc->tcp.th.flags = TH_ACK;
+	sc->tcp.th.window = bpf_htons(field);
+	sc->tcp.th.check = 0;
+	sc->tcp.th.urg_ptr = 0;
 	sc->tcp.opt[0] = 1;
 	sc->tcp.opt[1] = 1;
 	sc->tcp.opt[2] = 8;
@@ -149,12 +142,12 @@ static __always_inline int rot_forge(struct __sk_buff *skb, struct rot_flow *br,
 	if (c < 0)
 		return -1;
 	if (partial) {
-		sc->tcp.check = csum_fold16(c);
+		sc->tcp.th.check = csum_fold16(c);
 	} else {
 		c = bpf_csum_diff(0, 0, (__be32 *)&sc->tcp, sizeof(sc->tcp), (__u32)c);
 		if (c < 0)
 			return -1;
-		sc->tcp.check = (__u16)~csum_fold16(c);
+		sc->tcp.th.check = (__u16)~csum_fold16(c);
 	}
 	if (bpf_skb_store_bytes(skb, 0, br->hdr, ROT_HDR_LEN, 0) ||
 	    bpf_skb_store_bytes(skb, ROT_HDR_LEN, &sc->tcp, sizeof(sc->tcp), 0))
