@@ -20,11 +20,11 @@ import sys
 from pathlib import Path
 
 from p4incast.agent import cc
-from p4incast.agent.config import POLICY_NAMES, AgentConfig, ConfigError, tunables
 from p4incast.agent.datapath import detach_clsact
 from p4incast.agent.libbpf import BpfError, lib
 from p4incast.agent.metrics import AgentCollector, parse_listen, serve
 from p4incast.agent.runner import run, status
+from p4incast.policies.config import POLICY_NAMES, AgentConfig, ConfigError, tunables
 
 
 def _die(msg: str, code: int = 2) -> int:

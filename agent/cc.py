@@ -16,7 +16,7 @@ from pathlib import Path
 from p4incast.agent.datapath import default_bpf_dir
 from p4incast.agent.libbpf import BpfError, lib
 
-__all__ = ["CC_NAMES", "available", "load", "unload"]
+__all__ = ["CC_NAMES", "available", "built", "load", "unload"]
 
 CC_NAMES = ("p4i_dctcp", "p4i_newdctcp")
 _AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -30,6 +30,15 @@ def available() -> list[str]:
         return []
 
 
+def _object(name: str, bpf_dir: Path | None) -> Path:
+    return (bpf_dir or default_bpf_dir()) / f"{name}.bpf.o"
+
+
+def built(names: tuple[str, ...] = CC_NAMES, bpf_dir: Path | None = None) -> list[str]:
+    """The named CCs whose objects are built, i.e. `load` can register them."""
+    return [name for name in names if name in CC_NAMES and _object(name, bpf_dir).exists()]
+
+
 def load(names: tuple[str, ...] = CC_NAMES, bpf_dir: Path | None = None) -> list[str]:
     """Register each named CC not yet registered; returns the ones registered now."""
     lb = lib()
@@ -40,7 +49,7 @@ def load(names: tuple[str, ...] = CC_NAMES, bpf_dir: Path | None = None) -> list
             raise ValueError(f"unknown congestion control {name!r}; one of {', '.join(CC_NAMES)}")
         if name in have:
             continue
-        path = (bpf_dir or default_bpf_dir()) / f"{name}.bpf.o"
+        path = _object(name, bpf_dir)
         if not path.exists():
             raise FileNotFoundError(f"{path} not built: run scripts/build-agent.sh (make build)")
         obj = lb.open_object(path)

@@ -1,8 +1,8 @@
 """The loaded rxwin data path: config, flow table, counters, attachment.
 
 Its structures and constants are agent/bpf/rxwin.h's, read from the header
-(agent/rxwin_h.py); the loader checks the map value sizes of the object
-against them. Attachment (fail-open, see `RxWin.attach`):
+(p4incast/policies/rxwin_h.py); the loader checks the map value sizes of the
+object against them. Attachment (fail-open, see `RxWin.attach`):
 
 - ``tcx`` (default, kernel >= 6.6): two TCX links created with libbpf's
   bpf_link_create(). The kernel detaches them when the last fd closes, so
@@ -22,9 +22,9 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from p4incast.agent.config import POLICY_MODES, AgentConfig
 from p4incast.agent.libbpf import BpfError, Lib, TcOpts, lib
-from p4incast.agent.rxwin_h import RXWIN, HeaderError
+from p4incast.policies.config import POLICY_MODES, AgentConfig
+from p4incast.policies.rxwin_h import RXWIN, HeaderError
 
 __all__ = [
     "POLICIES",

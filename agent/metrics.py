@@ -29,8 +29,8 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from p4incast.agent.config import ConfigError
 from p4incast.agent.datapath import ST_NAMES, Flow, RxWin
+from p4incast.policies.config import ConfigError
 
 __all__ = ["PREFIX", "ST_HELP", "AgentCollector", "parse_listen", "serve"]
 

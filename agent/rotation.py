@@ -57,7 +57,7 @@ from p4incast.agent.policies.budget import (
     rotation_slots,
 )
 from p4incast.agent.policies.newdctcp_rx import DEFAULT_MSS
-from p4incast.agent.rxwin_h import RXWIN
+from p4incast.policies.rxwin_h import RXWIN
 
 __all__ = [
     "RX_CLONE_MARK",

@@ -27,7 +27,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 
-from p4incast.agent.config import AgentConfig, ConfigError, start_segs
 from p4incast.agent.datapath import (
     FL_HS,
     FL_SLOW,
@@ -39,10 +38,11 @@ from p4incast.agent.datapath import (
 )
 from p4incast.agent.libbpf import BpfError, MapInfo, lib
 from p4incast.agent.metrics import AgentCollector, totals
-from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
-from p4incast.agent.policies.rcc import Rcc, RccParams
 from p4incast.agent.rotation import RX_CLONE_MARK, Rescuer, window_update
 from p4incast.model.scheme import BUDGET_AGENT, receiver_clears_ece
+from p4incast.policies.config import AgentConfig, ConfigError, start_segs
+from p4incast.policies.ictcp import FlowSample, Ictcp, IctcpParams
+from p4incast.policies.rcc import Rcc, RccParams
 
 __all__ = ["STATE_DIR", "AckqRescuer", "ackq_pkts", "run", "status"]
 

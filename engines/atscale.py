@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from p4incast.model.atscale import ATSCALE_SCENARIO
+from p4incast.model.atscale import ATSCALE_SCENARIO, AtScalePoint
 from p4incast.sim import atscale
-from p4incast.sim.atscale import AtScalePoint
 
 from .base import ENGINES, register
 

@@ -3,7 +3,8 @@ running the real pipeline (engines/testbed.py), one point at a time.
 
 A scheme becomes the switch's per-port ECN policy (`ecn_policy`) and the
 senders' kernel congestion control; DCTCP/NewDCTCP come from the host agent's
-BPF struct_ops versions (p4i_dctcp, p4i_newdctcp) when the kernel has no module.
+BPF struct_ops versions (p4i_dctcp, p4i_newdctcp) when the kernel has no module,
+registered by the first run that needs them (`check` only looks).
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ def available_cc() -> set[str]:
     return set(path.read_text().split()) if path.exists() else set()
 
 
+def obtainable_cc() -> set[str]:
+    """What a run can use: the kernel's congestion controls, and the agent's BPF
+    ones that are built (the run registers them, `Bmv2Engine._load_bpf_cc`)."""
+    return available_cc() | set(agent_cc.built())
+
+
 def kernel_cc(cc: str, have: set[str] | None = None) -> str:
     """The kernel name for scheme cc, or RuntimeError saying how to get it."""
     have = available_cc() if have is None else have
@@ -71,12 +78,21 @@ class Bmv2Engine(IncastEngine):
     parallel: ClassVar[bool] = False  # a Mininet network takes the whole machine
     max_senders: ClassVar[int] = MAX_SENDERS
 
-    def __init__(self) -> None:
+    def __init__(
+        self, *, capture: bool = False, dilation: dict[int, Dilation] | None = None
+    ) -> None:
         self._bpf_tried = False
         # p4incast-run --capture: each run's receiver-side pcap (headers) and,
         # with rotation, the agent's per-tick trace, in the run's log folder
-        self.capture = False
-        self._dilation: dict[int, Dilation] = {}  # by bottleneck_pps, measured once
+        self.capture = capture
+        # by bottleneck_pps, measured once
+        self._dilation: dict[int, Dilation] = {} if dilation is None else dilation
+
+    def capturing(self) -> Bmv2Engine:
+        """This engine with --capture on: a new engine for the caller's runs (the
+        registered one, which every run shares, never changes), sharing the
+        dilations measured so far."""
+        return Bmv2Engine(capture=True, dilation=self._dilation)
 
     def dilation(self, point: Point, log_dir: Path) -> Dilation | None:
         """The time dilation for the point's bottleneck (None: topology.dilate off);
@@ -110,9 +126,10 @@ class Bmv2Engine(IncastEngine):
         return None
 
     def _load_bpf_cc(self, cc: str) -> None:
-        """Register the agent's BPF DCTCP/NewDCTCP, once per run, from the objects
-        built now: ones an earlier build left registered are replaced (the kernel
-        keeps them until `p4incast-agent cc unload`; sockets using them keep them)."""
+        """Register the agent's BPF DCTCP/NewDCTCP, once per engine (the first run
+        that needs them), from the objects built now: ones an earlier build left
+        registered are replaced (the kernel keeps them until `p4incast-agent cc
+        unload`; sockets using them keep them)."""
         if self._bpf_tried or not any(c.startswith("p4i_") for c in KERNEL_CC[cc]):
             return
         if any(c in available_cc() for c in KERNEL_CC[cc] if not c.startswith("p4i_")):
@@ -155,9 +172,8 @@ class Bmv2Engine(IncastEngine):
             )
         if point.n > MAX_SENDERS:
             problems.append(f"senders: {point.n} above {MAX_SENDERS}, the BMv2 testbed's limit")
-        self._load_bpf_cc(point.scheme.cc)
         try:
-            kernel_cc(point.scheme.cc)
+            kernel_cc(point.scheme.cc, obtainable_cc())  # no side effect: run() registers
         except RuntimeError as err:
             problems.append(f"scheme {point.scheme.name}: {err}")
         return problems
@@ -172,7 +188,7 @@ class Bmv2Engine(IncastEngine):
             from . import testbed  # imports Mininet, which only this engine needs
 
             dil = self.dilation(point, log_dir)
-            self._load_bpf_cc(point.scheme.cc)  # callers that skip check() (the twin)
+            self._load_bpf_cc(point.scheme.cc)  # check() only looks
             cc = kernel_cc(point.scheme.cc)
             res = testbed.run(
                 point, cc, ecn_policy(point.scheme), log_dir, dil, capture=self.capture

@@ -30,7 +30,14 @@ from mininet.net import Mininet
 
 from p4incast.agent.runner import process_cpu_s
 from p4incast.controller import app, stats
-from p4incast.controller.config import EcnPolicy
+from p4incast.controller.config import (
+    Config,
+    EcnPolicy,
+    Pipeline,
+    PortConfig,
+    Route,
+    SwitchSettings,
+)
 from p4incast.controller.connection import connect, quiet_finsy
 from p4incast.model import batching
 from p4incast.model.dilation import Dilation
@@ -49,7 +56,7 @@ from p4incast.topologies.incast import (
     RECEIVER,
     LinkShape,
     receiver_switch,
-    switch_configs,
+    switch_plans,
     topos,
 )
 
@@ -259,6 +266,31 @@ def network(
         yield net
     finally:
         net.stop()
+
+
+def switch_configs(net: Any, ecn: EcnPolicy, shape: LinkShape) -> dict[str, Config]:
+    """Controller config per switch of `net`: the topology's ports and routes
+    (`switch_plans`), with `ecn` on every port toward the receiver."""
+    return {
+        name: Config(
+            switch=SwitchSettings(
+                address=p.address, device_id=p.device_id, thrift_port=p.thrift_port
+            ),
+            pipeline=Pipeline.default(),
+            ports={
+                q.port: PortConfig(
+                    port=q.port,
+                    mac=q.mac,
+                    queue_depth=q.queue_depth,
+                    queue_rate=q.queue_rate,
+                    ecn=ecn if q.toward_receiver else EcnPolicy(),
+                )
+                for q in p.ports
+            },
+            routes=[Route(prefix=r.prefix, port=r.port, dmac=r.dmac) for r in p.routes],
+        )
+        for name, p in switch_plans(net, shape=shape).items()
+    }
 
 
 def program(net: Any, ecn: EcnPolicy, shape: LinkShape) -> dict[str, Any]:

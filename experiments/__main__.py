@@ -185,10 +185,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.report_only:
             return _report_only(sc, exps, args.report_only)
         engine, note = sc.engine(exps[0], cluster)
-        if args.capture:
-            if not hasattr(engine, "capture") or cluster != "local":
+        if args.capture:  # this sweep's own engine object: the registered one is shared
+            capturing = getattr(engine, "capturing", None)
+            if capturing is None or cluster != "local":
                 raise ExperimentError("--capture: only the bmv2 engine, run here, captures")
-            engine.capture = True
+            engine = capturing()
     except (ExperimentError, RuntimeError) as err:
         print(f"p4incast-run: {err}", file=sys.stderr)
         return 2

@@ -1,5 +1,5 @@
 """The at-scale scenario (`scenario: at-scale`): RCC's §6.2 fabric swept over
-offered load, on the ns-3 model (p4incast.sim.atscale) — its preset, its
+offered load, on the ns-3 model (engines/atscale.py) — its preset, its
 summary rows and its report. Everything else is the incast experiments':
 the run loop and resume (runner.py), the claims (claims.py), the CLI
 (p4incast-run, __main__.py), make reproduce (reproduce.py); experiments/scenario.py
@@ -45,11 +45,16 @@ from typing import Any, ClassVar
 from p4incast.engines.atscale import ENGINE, SIM
 from p4incast.engines.base import Engine
 from p4incast.model.atscale import ATSCALE_SCENARIO as SCENARIO
-from p4incast.model.atscale import Fabric, Traffic, check_fabric, check_load, check_traffic
+from p4incast.model.atscale import (
+    AtScalePoint,
+    Fabric,
+    Traffic,
+    check_fabric,
+    check_load,
+    check_traffic,
+)
 from p4incast.model.errors import ModelError
 from p4incast.model.scheme import Scheme, Transport, check_transport
-from p4incast.sim import atscale as model
-from p4incast.sim.atscale import AtScalePoint
 
 from . import claims, plots, results
 from .atscale_summary import SUMMARY_METRICS, AtScaleResultSet, summary_body
@@ -141,9 +146,16 @@ def _check_claims(paper: Paper | None, schemes: set[str]) -> None:
             raise ExperimentError(f"{where}: {err}") from None
 
 
+def _check(point: AtScalePoint) -> None:
+    """ModelError naming the first of the engine's problems with `point`."""
+    problems = ENGINE.check(point)
+    if problems:
+        raise ModelError(problems[0])
+
+
 def parse(raw: Any) -> AtScaleExperiment:
     """Validate a whole at-scale preset; ExperimentError naming the first problem.
-    Every scheme is checked as the model runs it (sim.atscale.check_point: the
+    Every scheme is checked as the model runs it (the engine's check: the
     incast simulator's check_scheme on the fabric's switch port, and more)."""
     if not isinstance(raw, dict):
         raise ExperimentError("experiment: expected a YAML mapping at the top level")
@@ -172,7 +184,7 @@ def parse(raw: Any) -> AtScaleExperiment:
         raise ExperimentError(str(err)) from None
     schemes = parse_schemes(
         raw.get("schemes"),
-        lambda s: model.check_point(AtScalePoint(s, loads[0], 0, fabric, traffic, transport)),
+        lambda s: _check(AtScalePoint(s, loads[0], 0, fabric, traffic, transport)),
     )
     paper = parse_paper(raw.get("paper"), axis="load")
     _check_claims(paper, {s.name for s in schemes})
@@ -257,7 +269,7 @@ class AtScaleScenario:
         )
 
     def problems(self, point: AtScalePoint) -> list[str]:
-        return model.problems(point)
+        return ENGINE.check(point)
 
     def point_key(self, point: AtScalePoint) -> tuple[str, float, int]:
         return point.scheme.name, point.load, point.repeat

@@ -32,8 +32,7 @@ from typing import Any, Protocol
 
 from p4incast.engines import REGISTRY, Engine, resolve
 from p4incast.model.atscale import ATSCALE_SCENARIO
-from p4incast.model.scheme import INCAST_SCENARIO, Point
-from p4incast.sim.engine import base_rtt_s
+from p4incast.model.scheme import INCAST_SCENARIO, Point, base_rtt_s
 
 from . import plots, results
 from .atscale import AT_SCALE

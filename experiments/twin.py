@@ -68,7 +68,7 @@ def sim_twin(exp: Experiment, dil: Dilation) -> Experiment:
     frame = 8 * WIRE_FRAME_BYTES
     # testbed: ping + a full frame at the bottleneck and on the sender's link
     target_s = (dil.base_rtt_ms or 0) / 1e3 + frame / rate_bps + frame / host_bps
-    # model (sim.engine.base_rtt_s, incast_star): 4 delays + 2 × (frame + ACK) at rate_bps
+    # model (model.scheme.base_rtt_s, incast_star): 4 delays + 2 × (frame + ACK) at rate_bps
     model_frames_s = 2 * 8 * (WIRE_FRAME_BYTES + ACK_WIRE_BYTES) / rate_bps
     delay_us = max(0.0, (target_s - model_frames_s) / 4 * 1e6)
     rto = dil.rto_min_ms(t.rto_min_ms) if t.dilate else t.rto_min_ms

@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from p4incast.experiments.atscale import load
+from p4incast.model.atscale import AtScalePoint
 from p4incast.sim import native
-from p4incast.sim.atscale import AtScalePoint, init_worker, run_point
+from p4incast.sim.atscale import init_worker, run_point
 
 PRESET = Path(__file__).resolve().parent.parent / "experiments" / "papers" / "rcc-at-scale.yaml"
 

@@ -14,15 +14,14 @@ from __future__ import annotations
 import contextlib
 import time
 import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from p4incast.model.atscale import (
     ATSCALE_SCENARIO,
+    AtScalePoint,
     Fabric,
     Plan,
-    Traffic,
     check_fabric,
     check_load,
     check_traffic,
@@ -30,7 +29,7 @@ from p4incast.model.atscale import (
     port_topology,
 )
 from p4incast.model.errors import ModelError
-from p4incast.model.scheme import Point, Scheme, Transport
+from p4incast.model.scheme import Point
 from p4incast.model.wire import ACK_WIRE_BYTES, WIRE_FRAME_BYTES
 from p4incast.sim import native
 from p4incast.sim.engine import (
@@ -43,24 +42,6 @@ from p4incast.sim.engine import (
 from p4incast.sim.engine import check_point as check_incast_point
 
 MAX_DRAIN_S = 5.0  # simulated seconds a point may run past its last arrival before it is cut
-
-
-@dataclass(frozen=True)
-class AtScalePoint:
-    scheme: Scheme
-    load: float
-    repeat: int = 0
-    fabric: Fabric = field(default_factory=Fabric)
-    traffic: Traffic = field(default_factory=Traffic)
-    transport: Transport = field(default_factory=Transport)
-
-    @property
-    def seed(self) -> int:
-        """Repeat r runs with seed r + 1, as in an incast experiment (flows and ns-3's streams)."""
-        return self.repeat + 1
-
-    def label(self) -> str:
-        return f"{self.scheme.name} load={self.load:.0%} #{self.repeat + 1}"
 
 
 def base_rtt_s(f: Fabric) -> float:

@@ -16,9 +16,10 @@ Receiver policies (docs/algorithms.md §3) act on the ACK window field at the
 receiver's NIC, as the host agent does:
 - newdctcp-rx: per packet in C++ (sim/cpp/rx_agent.h), a port of
   agent/policies/newdctcp_rx.py checked against it in tests/sim;
-- ictcp, rcc: the agent's own Python policies (agent/policies/ictcp.py, rcc.py)
-  stepped from here every transport.policy_tick_us of simulated time (default:
-  one base RTT), with the counters the C++ data path keeps — shared code, not a port.
+- ictcp, rcc: the Python policies the host agent runs too (p4incast/policies/
+  ictcp.py, rcc.py), stepped from here every transport.policy_tick_us of
+  simulated time (default: one base RTT), with the counters the C++ data path
+  keeps — shared code, not a port.
 Batch scheduling (seed 003, docs/algorithms.md §4): model.batching.plan gives
 each server's request offset.
 
@@ -34,10 +35,6 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from p4incast.agent.config import POLICY_MODES, start_segs, tunables
-from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
-from p4incast.agent.policies.rcc import Rcc, RccParams
-from p4incast.agent.rxwin_h import RXWIN
 from p4incast.model import batching
 from p4incast.model.ecn import EcnMode
 from p4incast.model.scheme import (
@@ -48,18 +45,22 @@ from p4incast.model.scheme import (
     Scheme,
     Topology,
     Transport,
+    base_rtt_s,
     receiver_clears_ece,
     receiver_delayed_ack,
     rx_budget_bytes,
     rx_min_segs,
 )
 from p4incast.model.wire import (
-    ACK_WIRE_BYTES,
     MODEL_GAP_BYTES,
     MSS_BYTES,
     QUEUED_FRAME_BYTES,
     WIRE_FRAME_BYTES,
 )
+from p4incast.policies.config import POLICY_MODES, start_segs, tunables
+from p4incast.policies.ictcp import FlowSample, Ictcp, IctcpParams
+from p4incast.policies.rcc import Rcc, RccParams
+from p4incast.policies.rxwin_h import RXWIN
 from p4incast.sim import native
 
 # How the C++ receiver (sim/cpp/rx_agent.h RxPolicy) runs each agent policy:
@@ -73,7 +74,8 @@ MAX_SIM_S = 120.0  # a run that needs more simulated time than this is reported 
 
 
 def agent_tunables() -> dict[str, float]:
-    """The host agent's defaults (agent/config.py), so both engines run the same policy."""
+    """The host agent's defaults (p4incast/policies/config.py AgentConfig), so both
+    engines run the same policy."""
     return {t.name: t.default for t in tunables()}
 
 
@@ -120,14 +122,6 @@ def _offsets(n: int, size: int, topo: Topology, rtt_s: float, init_segs: int) ->
     return list(sched.offsets)
 
 
-def base_rtt_s(topo: Topology) -> float:
-    """Unloaded RTT of the model: 4 link delays, a full frame twice, an ACK frame twice."""
-    rate = topo.link_gbps * 1e9
-    hops = 4 if topo.kind == "incast_star" else 8
-    frames = (hops // 2) * 8 * (WIRE_FRAME_BYTES + ACK_WIRE_BYTES) / rate
-    return hops * topo.delay_us * 1e-6 + frames
-
-
 def port_budget_bytes(t: Transport, buffer_bytes: float, link_bps: float, rtt_s: float) -> int:
     """newdctcp-budget's B on the model: the full frames a bottleneck port's buffer
     holds, plus its base bandwidth-delay product."""
@@ -144,7 +138,7 @@ def budget_bytes(point: Point) -> int:
 
 
 class PolicyStepper:
-    """Steps agent/policies ictcp or rcc with the C++ data path's counters.
+    """Steps p4incast/policies ictcp or rcc with the C++ data path's counters.
 
     Each policy keeps its own clock (ICTCP: RTT-long subslots, each flow every
     2·RTT; RCC: each flow once per RTT), so it is stepped often enough for
@@ -205,7 +199,7 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int) -> None:
     c.k = sch.k
     c.cc = sch.cc
     c.agent = AGENT_CODES[sch.agent]
-    # each policy starts a flow where the host agent does (agent/config.py)
+    # each policy starts a flow where the host agent does (p4incast/policies/config.py)
     c.agentInitSegs = start_segs(sch.agent, int(tun["init_segs"]))
     c.agentMinSegs = rx_min_segs(sch, t)
     c.agentMaxW = int(tun["max_w"])

@@ -2,7 +2,7 @@
 
 It starts with no pipeline; the p4-incast controller pushes the pipeline and
 programs routes, ECN policy and queues once the network is up
-(`topologies.incast.program_switches`). Each switch gets its own P4Runtime and
+(`engines/testbed.py` `program`). Each switch gets its own P4Runtime and
 thrift ports on 127.0.0.1 and a log under the run's directory; `stop()` ends
 only the process it started.
 """

@@ -1,4 +1,5 @@
-"""Incast topologies for Mininet on BMv2, and the controller config each switch gets.
+"""Incast topologies for Mininet on BMv2, and each switch's ports and routes
+(`switch_plans`, which the engine turns into the controller's config).
 
     incast_star  N senders and one receiver under one ToR.
     leaf_spine   two leaves, one or two spines; senders spread over both
@@ -19,15 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from mininet.topo import Topo
-
-from p4incast.controller.config import (
-    Config,
-    EcnPolicy,
-    Pipeline,
-    PortConfig,
-    Route,
-    SwitchSettings,
-)
 
 RECEIVER = "r"
 BACKGROUND = "bg"
@@ -119,8 +111,40 @@ class LeafSpine(Topo):
 topos = {"incast_star": IncastStar, "leaf_spine": LeafSpine}
 
 
-def switch_configs(net: Any, *, ecn: EcnPolicy, shape: LinkShape) -> dict[str, Config]:
-    """Controller config per switch of a started Mininet `net` (Bmv2GrpcSwitch nodes).
+@dataclass(frozen=True)
+class PortPlan:
+    """One switch port: its MAC, and on the way to the receiver its queue."""
+
+    port: int
+    mac: str
+    toward_receiver: bool  # the scheme's ECN policy applies here
+    queue_depth: int | None  # packets; None: BMv2's default
+    queue_rate: int | None  # packets/s; None: BMv2's own speed
+
+
+@dataclass(frozen=True)
+class HostRoute:
+    """A host's /32: out of `port`, to next-hop MAC `dmac`."""
+
+    prefix: str
+    port: int
+    dmac: str
+
+
+@dataclass(frozen=True)
+class SwitchPlan:
+    """One switch of a started network: how to reach it, its ports, its routes.
+    The engine turns it into the controller's config (with the ECN policy)."""
+
+    address: str  # P4Runtime gRPC
+    device_id: int
+    thrift_port: int
+    ports: tuple[PortPlan, ...]
+    routes: tuple[HostRoute, ...]
+
+
+def switch_plans(net: Any, *, shape: LinkShape) -> dict[str, SwitchPlan]:
+    """Ports and routes per switch of a started Mininet `net` (Bmv2GrpcSwitch nodes).
 
     Host routes everywhere: a switch sends a host's /32 to the port toward it
     (direct, or up to a spine chosen by host index, or down from a spine).
@@ -130,10 +154,9 @@ def switch_configs(net: Any, *, ecn: EcnPolicy, shape: LinkShape) -> dict[str, C
     the fabric runs at BMv2's own speed.
     """
     receiver = net.get(RECEIVER)
-    configs: dict[str, Config] = {}
+    plans: dict[str, SwitchPlan] = {}
     for sw_no, sw in enumerate(net.switches, start=1):
-        ports: dict[int, PortConfig] = {}
-        routes: list[Route] = []
+        ports: list[PortPlan] = []
         toward_receiver = _port_toward(net, sw, receiver)
         for intf in sw.intfList():
             if intf.name == "lo":
@@ -141,26 +164,28 @@ def switch_configs(net: Any, *, ecn: EcnPolicy, shape: LinkShape) -> dict[str, C
             port = sw.ports[intf]
             hot = port == toward_receiver
             last_hop = hot and _peer_on(sw, port).node is receiver
-            ports[port] = PortConfig(
-                port=port,
-                mac=port_mac(sw_no, port),
-                queue_depth=shape.queue_pkts if hot else None,
-                queue_rate=shape.queue_rate_pps if last_hop else None,
-                ecn=ecn if hot else EcnPolicy(),
+            ports.append(
+                PortPlan(
+                    port=port,
+                    mac=port_mac(sw_no, port),
+                    toward_receiver=hot,
+                    queue_depth=shape.queue_pkts if hot else None,
+                    queue_rate=shape.queue_rate_pps if last_hop else None,
+                )
             )
+        routes: list[HostRoute] = []
         for host in net.hosts:
             port = _port_toward(net, sw, host)
             peer = _peer_on(sw, port)
-            routes.append(Route(prefix=f"{host.IP()}/32", port=port, dmac=peer.MAC()))
-        configs[sw.name] = Config(
-            switch=SwitchSettings(
-                address=sw.grpc_addr, device_id=sw.device_id, thrift_port=sw.thrift_port
-            ),
-            pipeline=Pipeline.default(),
-            ports=ports,
-            routes=routes,
+            routes.append(HostRoute(prefix=f"{host.IP()}/32", port=port, dmac=peer.MAC()))
+        plans[sw.name] = SwitchPlan(
+            address=sw.grpc_addr,
+            device_id=sw.device_id,
+            thrift_port=sw.thrift_port,
+            ports=tuple(ports),
+            routes=tuple(routes),
         )
-    return configs
+    return plans
 
 
 def _peer_on(sw: Any, port: int) -> Any:

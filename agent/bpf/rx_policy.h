@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The receiver's data-path modes (rx_config.policy): how the data path runs
  * each agent policy. Read by rxwin.bpf.c (through rxwin.h), by the Python
- * agent (agent/rxwin_h.py; agent/config.py POLICY_MODES names the policy of
- * each) and by the simulator's receiver, a port of this data path
+ * agent and simulator (p4incast/policies/rxwin_h.py; p4incast/policies/
+ * config.py POLICY_MODES names the policy of each) and by the simulator's receiver, a port of this data path
  * (sim/cpp/rx_agent.h RxPolicy). Plain #defines only: C, C++ and the Python
  * reader all take them. */
 #ifndef P4I_RX_POLICY_H

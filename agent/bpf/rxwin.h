@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Shared between rxwin.bpf.c and the Python agent, which reads this file
- * (agent/rxwin_h.py): each #define becomes a Python constant, each struct a
- * ctypes structure. Keep to what that reader takes: integer #defines, structs
+ * (p4incast/policies/rxwin_h.py): each #define becomes a Python constant, each
+ * struct a ctypes structure. Keep to what that reader takes: integer #defines, structs
  * of __u8..__u64/__s8..__s64, nested structs and arrays of them.
  * All fields are host order unless named *_be. */
 #ifndef P4I_RXWIN_H

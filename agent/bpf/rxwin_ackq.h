@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* rxwin: RCC's ACK queue (policy rcc with config.ackq_pkts = Q;
- * agent/policies/rcc.py AckQueue is the reference, docs/algorithms.md "RCC").
+ * p4incast/policies/rcc.py AckQueue is the reference, docs/algorithms.md "RCC").
  * A tc program cannot hold a packet, so it holds permission instead: per flow, the right edge last
  * released to it (rel); in flight of a flow = rel − highest byte received
  * (0 before a release, and while its latest segment was shorter than its

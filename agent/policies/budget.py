@@ -53,8 +53,8 @@ from dataclasses import dataclass
 
 from p4incast.agent.policies.frames import ACK, Frame, s32, tcp_checksum, u32
 from p4incast.agent.policies.newdctcp_rx import DEFAULT_MSS, RxFlow
-from p4incast.agent.rxwin_h import RXWIN
 from p4incast.model.scheme import BUDGET_AGENT as BUDGET_POLICY
+from p4incast.policies.rxwin_h import RXWIN
 
 __all__ = [
     "BUDGET_POLICY",

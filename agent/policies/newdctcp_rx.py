@@ -45,8 +45,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from p4incast.agent.policies.frames import TcpOptions, s32, u32
-from p4incast.agent.rxwin_h import RXWIN
 from p4incast.model.scheme import RX_MIN_SEGS
+from p4incast.policies.rxwin_h import RXWIN
 
 __all__ = ["DEFAULT_MSS", "MAX_WSCALE", "MIN_MSS", "RxFlow", "next_window"]
 

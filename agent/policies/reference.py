@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from functools import partial
 
-from p4incast.agent.config import AgentConfig
 from p4incast.agent.policies.budget import (
     BUDGET_POLICY,
     Rotation,
@@ -24,7 +23,8 @@ from p4incast.agent.policies.budget import (
 )
 from p4incast.agent.policies.frames import ACK, FIN, RST, SYN, Frame, parse_frame, u32
 from p4incast.agent.policies.newdctcp_rx import RxFlow
-from p4incast.agent.policies.rcc import equal_share
+from p4incast.policies.config import AgentConfig
+from p4incast.policies.rcc import equal_share
 
 __all__ = ["RxReference"]
 

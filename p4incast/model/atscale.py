@@ -4,6 +4,7 @@ and the traffic plan, one definition for the simulator and its tests.
 
     Fabric(tors=40, hosts_per_tor=25, ...)     the network (1000 hosts)
     Traffic(aggregators=5, mean_bytes=50e3, ...)
+    AtScalePoint(scheme, load, repeat, ...)    one run of the scenario
     plan(fabric, traffic, load, seed) -> Plan   every flow: source, sink, start, bytes
 
 What the paper states (docs/algorithms.md §7): 40 ToRs × 25 hosts, 25 Gbit/s
@@ -33,10 +34,10 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .errors import ModelError
-from .scheme import Topology
+from .scheme import Scheme, Topology, Transport
 
 ATSCALE_SCENARIO = "at-scale"  # a preset's `scenario:` for this one
 MIN_LOAD, MAX_LOAD = 0.0, 1.0  # offered load is a fraction of an aggregator's link
@@ -74,6 +75,26 @@ class Traffic:
     background_flows: int = 5  # one per aggregator while there are aggregators left
     background_bytes: int = 30_000_000
     start_s: float = 0.001  # first arrival after this much simulated time
+
+
+@dataclass(frozen=True)
+class AtScalePoint:
+    """One (scheme, offered load, repeat) of the fabric: what the at-scale engine runs."""
+
+    scheme: Scheme
+    load: float
+    repeat: int = 0
+    fabric: Fabric = field(default_factory=Fabric)
+    traffic: Traffic = field(default_factory=Traffic)
+    transport: Transport = field(default_factory=Transport)
+
+    @property
+    def seed(self) -> int:
+        """Repeat r runs with seed r + 1, as in an incast experiment (flows and ns-3's streams)."""
+        return self.repeat + 1
+
+    def label(self) -> str:
+        return f"{self.scheme.name} load={self.load:.0%} #{self.repeat + 1}"
 
 
 def port_topology(f: Fabric) -> Topology:

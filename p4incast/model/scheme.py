@@ -28,7 +28,7 @@ from typing import Any
 
 from .ecn import EcnMode
 from .errors import ModelError
-from .wire import MSS_BYTES, QUEUED_FRAME_BYTES, WIRE_FRAME_BYTES
+from .wire import ACK_WIRE_BYTES, MSS_BYTES, QUEUED_FRAME_BYTES, WIRE_FRAME_BYTES
 
 INCAST_SCENARIO = "incast"  # what a Point is part of (a preset's `scenario:` when absent)
 TOPOLOGIES = ("incast_star", "leaf_spine")
@@ -128,6 +128,15 @@ class Topology:
         if engine == "bmv2":
             return self.bottleneck_pps * WIRE_FRAME_BYTES * 8
         return self.link_gbps * 1e9
+
+
+def base_rtt_s(topo: Topology) -> float:
+    """Unloaded RTT of the simulator's model of `topo` (its link_gbps and delay_us):
+    4 link delays, a full frame twice, an ACK frame twice (leaf_spine: twice that)."""
+    rate = topo.link_gbps * 1e9
+    hops = 4 if topo.kind == "incast_star" else 8
+    frames = (hops // 2) * 8 * (WIRE_FRAME_BYTES + ACK_WIRE_BYTES) / rate
+    return hops * topo.delay_us * 1e-6 + frames
 
 
 @dataclass(frozen=True)

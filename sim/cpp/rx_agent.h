@@ -30,11 +30,11 @@
 //    does not bound its segments by the largest window offered (Linux's
 //    tcp_bound_to_half_wnd).
 //  - ictcp / rcc: W comes from the shared Python policies
-//    (agent/policies/ictcp.py, rcc.py), stepped every agent tick by
+//    (p4incast/policies/ictcp.py, rcc.py), stepped every agent tick by
 //    p4incast.sim.engine with the counters kept here (SetUserWindow).
 //
 // rcc also has the paper's ACK queue (ackQueueCap > 0), RCC Algorithm 1 to the
-// rules of agent/policies/rcc.py AckQueue (the reference; conformance:
+// rules of p4incast/policies/rcc.py AckQueue (the reference; conformance:
 // tests/agent/rcc_scenarios.py through RccAckQueueProbe below).
 // MSS is the model's segment size (1448; ns-3 sends no MSS option).
 #ifndef P4INCAST_SIM_RX_AGENT_H
@@ -174,7 +174,7 @@ class RxAgent : public EgressHook
         }
     }
 
-    // -- RCC's ACK queue [RCC Algorithm 1], the rules of agent/policies/rcc.py
+    // -- RCC's ACK queue [RCC Algorithm 1], the rules of p4incast/policies/rcc.py
     // AckQueue. At most one entry per flow, holding the flow's latest ACK (a
     // newer one replaces it in place); entries leave first in, first out, the
     // head only if the total in flight after it stays <= ackQueueCap bytes

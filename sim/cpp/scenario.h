@@ -78,7 +78,7 @@ struct RunConfig
     uint32_t k = 0;
     std::string cc; // reno | cubic | bbr | dctcp | newdctcp
     int agent = 0;  // RxPolicy
-    uint32_t agentInitSegs = 0; // the receiver agent's settings, agent/config.py AgentConfig
+    uint32_t agentInitSegs = 0; // the receiver agent's settings: p4incast/policies/config.py
     uint32_t agentMinSegs = 0;
     uint64_t agentMaxW = 0;
     uint64_t agentBudgetBytes = 0; // newdctcp-budget: B

@@ -1,6 +1,6 @@
 """RCC ACK-queue conformance scenarios: scripted data arrivals and ACKs, and what leaves.
 
-One table, replayed on the reference (agent/policies/rcc.py AckQueue, by
+One table, replayed on the reference (p4incast/policies/rcc.py AckQueue, by
 tests/agent/test_rcc_conformance.py) and on the simulator's receiver
 (sim/cpp/rx_agent.h RxAgent through RccAckQueueProbe, by
 tests/sim/test_rcc_ack_queue_model.py). Every expectation below is worked out

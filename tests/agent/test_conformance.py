@@ -229,8 +229,8 @@ def test_idle_flow_restarts_its_window(rxwin: RxWin) -> None:
 
 
 def test_userspace_sweep_deletes_idle_entries(rxwin: RxWin) -> None:
-    from p4incast.agent.config import AgentConfig
     from p4incast.agent.runner import _sweep
+    from p4incast.policies.config import AgentConfig
 
     rxwin.configure("newdctcp-rx")
     ft = FlowTrace()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from ictcp_scenarios import ACK_ORDER, BY_NAME, MSS, SCENARIOS, Scenario, ticks
 
-from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
+from p4incast.policies.ictcp import FlowSample, Ictcp, IctcpParams
 
 
 def replay(sc: Scenario) -> Ictcp:

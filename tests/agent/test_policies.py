@@ -7,10 +7,10 @@ from agent_traces import FlowTrace, L, R, bulk, egress_windows, standard_trace
 
 from p4incast.agent.policies.budget import ROT_FRAME_LEN, ROT_HDR_LEN, RotEntry, forged_update
 from p4incast.agent.policies.frames import parse_frame, parse_options
-from p4incast.agent.policies.ictcp import FlowSample, Ictcp, IctcpParams
 from p4incast.agent.policies.newdctcp_rx import RxFlow, next_window
-from p4incast.agent.policies.rcc import Rcc, RccParams, assign_windows, remote_cut
 from p4incast.agent.policies.reference import RxReference
+from p4incast.policies.ictcp import FlowSample, Ictcp, IctcpParams
+from p4incast.policies.rcc import Rcc, RccParams, assign_windows, remote_cut
 
 MSS = 1448
 KEY = (R, 5001, L, 40000)

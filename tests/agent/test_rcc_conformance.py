@@ -1,4 +1,4 @@
-"""RCC's receiver against its paper's Algorithm 1 (agent/policies/rcc.py).
+"""RCC's receiver against its paper's Algorithm 1 (p4incast/policies/rcc.py).
 
 Window assignment [RCC Algorithm 1]: W_i = max(1, ⌊w_i·Q⌋), w_i the flow's
 priority share (1/N when priorities are not used), capped at a known flow
@@ -19,8 +19,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rcc_scenarios import CAP, FIN, MSS, SCENARIOS, Q, Scenario  # noqa: E402
 
-from p4incast.agent.policies import rcc  # noqa: E402
-from p4incast.agent.policies.rcc import AckQueue, assign_windows  # noqa: E402
+from p4incast.policies import rcc  # noqa: E402
+from p4incast.policies.rcc import AckQueue, assign_windows  # noqa: E402
 
 # -- window assignment ---------------------------------------------------------------------
 

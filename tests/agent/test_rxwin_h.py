@@ -1,4 +1,4 @@
-"""agent/bpf/rxwin.h read into Python (agent/rxwin_h.py) against what the
+"""agent/bpf/rxwin.h read into Python (p4incast/policies/rxwin_h.py) against what the
 compilers make of the same header: every constant's value and every field's
 name, order, offset, size and signedness, for the ctypes classes the agent
 uses (agent/datapath.py). The host compiler gives values and offsets; the BPF
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from p4incast.agent import datapath
-from p4incast.agent.rxwin_h import HEADER, RXWIN, Header, HeaderError, read_header
+from p4incast.policies.rxwin_h import HEADER, RXWIN, Header, HeaderError, read_header
 
 # The kernel's __u8..__s64 (asm-generic/int-ll64.h): the same on the BPF target
 # and on an LP64 host, so the one header compiles for both without kernel headers.

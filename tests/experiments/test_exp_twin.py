@@ -11,8 +11,8 @@ import pytest
 from p4incast.experiments.config import load_all
 from p4incast.experiments.twin import compare, sim_twin
 from p4incast.model.dilation import Dilation
+from p4incast.model.scheme import base_rtt_s
 from p4incast.model.wire import WIRE_FRAME_BYTES
-from p4incast.sim.engine import base_rtt_s
 
 TWIN = Path(__file__).resolve().parents[2] / "experiments" / "twin.yaml"
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from p4incast.agent.config import AgentConfig, ConfigError
 from p4incast.model import ModelError
 from p4incast.model.ecn import EcnMode
 from p4incast.model.scheme import (
@@ -25,6 +24,7 @@ from p4incast.model.scheme import (
     receiver_delayed_ack,
 )
 from p4incast.model.wire import ETH_FRAME_BYTES, IP_MTU_BYTES, MSS_BYTES, WIRE_FRAME_BYTES
+from p4incast.policies.config import AgentConfig, ConfigError
 
 DEFINES = Path(__file__).resolve().parents[2] / "p4src/shared/defines.p4"
 

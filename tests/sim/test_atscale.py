@@ -17,10 +17,10 @@ import pytest
 from p4incast.experiments import results
 from p4incast.experiments.atscale import load as load_preset
 from p4incast.experiments.atscale_summary import AtScaleResultSet
-from p4incast.model.atscale import Fabric, Traffic, plan
+from p4incast.model.atscale import AtScalePoint, Fabric, Traffic, plan
 from p4incast.model.scheme import Scheme, Transport
 from p4incast.model.wire import MSS_BYTES, WIRE_FRAME_BYTES
-from p4incast.sim.atscale import AtScalePoint, base_rtt_s, run_point
+from p4incast.sim.atscale import base_rtt_s, run_point
 
 REPO = Path(__file__).resolve().parents[2]
 PRESET = REPO / "experiments" / "papers" / "rcc-at-scale.yaml"

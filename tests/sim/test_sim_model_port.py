@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from p4incast.agent.config import AgentConfig
 from p4incast.model.ecn import EcnMode
 from p4incast.model.scheme import BUDGET_AGENT, App, Point, Scheme, Topology, Transport
 from p4incast.model.wire import MODEL_GAP_BYTES, MSS_BYTES
+from p4incast.policies.config import AgentConfig
 from p4incast.sim import engine, native
 from p4incast.sim.engine import AGENT_CODES
 

@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from p4incast.model import batching
-from p4incast.model.scheme import App, Point, Scheme, Topology, Transport
+from p4incast.model.scheme import App, Point, Scheme, Topology, Transport, base_rtt_s
 from p4incast.sim import engine
 
 LINK_BPS = 1e9
@@ -171,7 +171,7 @@ def test_batching_staggers_requests(p4i: Any) -> None:
     sch["batching"] = True
     run = run_point({"scheme": sch, "n": n, "app": {"rounds": 2}})
     assert run["status"] == "ok", run["error"]
-    plan = batching.plan(n, 65536, 65536, LINK_BPS, engine.base_rtt_s(Topology()))
+    plan = batching.plan(n, 65536, 65536, LINK_BPS, base_rtt_s(Topology()))
     assert plan.k > 1
     for r in run["rounds"]:
         assert r["completion_s"] >= plan.t_tilde * (plan.k - 1)
@@ -280,7 +280,7 @@ def test_receiver_policies_run_every_base_rtt(p4i: Any) -> None:
             {"scheme": scheme(agent, "tail", 20, "reno", agent=agent), "n": 8, "app": {"rounds": 3}}
         )
         assert run["status"] == "ok", run["error"]
-        rtt = engine.base_rtt_s(Topology())
+        rtt = base_rtt_s(Topology())
         assert run["policy"]["tick_s"] == rtt
         assert run["policy"]["steps"] >= 0.99 * run["sim_s"] / rtt - 1
     slow = run_point(
@@ -363,7 +363,7 @@ def test_per_round_connections_start_each_round_from_the_initial_window(p4i: Any
     assert all(f < kept_fct[0] * 0.9 for f in kept_fct[1:]), kept_fct
     assert max(fresh_fct) - min(fresh_fct) < 0.01 * min(fresh_fct), fresh_fct  # last FIN's µs
     handshake = fresh_fct[0] - kept_fct[0]
-    assert 4 * 25e-6 <= handshake <= engine.base_rtt_s(Topology()), handshake
+    assert 4 * 25e-6 <= handshake <= base_rtt_s(Topology()), handshake
 
 
 def test_per_round_connections_are_new_flows_to_the_receiver_agent(p4i: Any) -> None:

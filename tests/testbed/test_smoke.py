@@ -134,11 +134,7 @@ def test_rotation_runs_and_the_capture_shows_it(tmp_path: Path) -> None:
     the agent's CPU."""
     scheme = Scheme("rotate", "front", 12, "reno", agent="newdctcp-budget", rotate=True)
     point = Point(scheme, 16, topology=TOPO, app=App(32 * 1024, rounds=3))
-    ENGINE.capture = True
-    try:
-        res = ENGINE.run(point, tmp_path).record()
-    finally:
-        ENGINE.capture = False
+    res = ENGINE.capturing().run(point, tmp_path).record()
     assert res["status"] == "ok", res["error"]
     port = res["switch"]["ports"][res["switch"]["bottleneck_port"]]
     assert port["queue_drops"] == 0, port

@@ -1,6 +1,7 @@
-"""Agent tunables: `AgentConfig`, each tunable field with its default, bounds
-and a one-line description (`tunables()`). A JSON/YAML file loads into it;
-command-line flags only override."""
+"""The receiver policies' tunables: `AgentConfig`, each tunable field with its
+default, bounds and a one-line description (`tunables()`). The host agent
+loads a JSON/YAML file into it (command-line flags only override); the
+simulator's receiver runs its defaults, so both engines run the same policy."""
 
 from __future__ import annotations
 
@@ -11,8 +12,6 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from p4incast.agent.policies.ictcp import IctcpParams
-from p4incast.agent.rxwin_h import RXWIN
 from p4incast.model.scheme import (
     AGENT_POLICIES,
     BUDGET_AGENT,
@@ -20,6 +19,8 @@ from p4incast.model.scheme import (
     RX_CUT_AGENTS,
     RX_MIN_SEGS,
 )
+from p4incast.policies.ictcp import IctcpParams
+from p4incast.policies.rxwin_h import RXWIN
 
 __all__ = ["POLICY_MODES", "AgentConfig", "ConfigError", "Tunable", "start_segs", "tunables"]
 

@@ -1,8 +1,9 @@
 """agent/bpf/rxwin.h as Python: its integer constants and its structs as ctypes
 layouts, read from the header when this module is first imported (`RXWIN`).
 
-The header is the one definition the BPF programs (rxwin.bpf.c) and the
-Python agent share; nothing of it is re-typed in Python. The reader takes the
+The header is the one definition the BPF programs (rxwin.bpf.c), the Python
+agent and the simulator's receiver (sim/cpp/rx_agent.h includes its
+rx_policy.h) share; nothing of it is re-typed in Python. The reader takes the
 plain C the header is written in and refuses anything else, naming the line:
 
 - ``#define NAME EXPR`` with EXPR an integer expression: decimal, octal or hex
@@ -32,7 +33,7 @@ from typing import Any
 
 __all__ = ["HEADER", "RXWIN", "CField", "CStruct", "Header", "HeaderError", "read_header"]
 
-HEADER = Path(__file__).resolve().parent / "bpf" / "rxwin.h"
+HEADER = Path(__file__).resolve().parents[2] / "agent" / "bpf" / "rxwin.h"  # of this checkout
 
 SCALARS: dict[str, Any] = {
     "__u8": ctypes.c_uint8,
