@@ -34,7 +34,7 @@ sim:              ## the paper-scale comparison on the ns-3 model (experiments/s
 reproduce:        ## every paper preset + ablation on the simulator -> results/reproduce-*/REPORT.md
 	$(PY) -m p4incast.experiments.reproduce
 
-lint:             ## ruff lint + format check
+lint:             ## ruff lint (RUF100: a stale noqa fails) + format check
 	.venv/bin/ruff check . && .venv/bin/ruff format --check .
 
 clean:            ## remove build/ and results/

@@ -140,7 +140,7 @@ class Bmv2Engine(IncastEngine):
             agent_cc.unload(wanted)
             agent_cc.load(wanted)
             print(f"registered the BPF congestion controls {', '.join(wanted)}", flush=True)
-        except Exception as err:  # noqa: BLE001 — reported by kernel_cc as unavailable
+        except Exception as err:  # reported by kernel_cc as unavailable
             print(f"could not load the BPF congestion controls: {err}", flush=True)
 
     def check(self, point: Point) -> list[str]:
@@ -193,7 +193,7 @@ class Bmv2Engine(IncastEngine):
             res = testbed.run(
                 point, cc, ecn_policy(point.scheme), log_dir, dil, capture=self.capture
             )
-        except Exception as err:  # noqa: BLE001 — one failed run must not stop the sweep
+        except Exception as err:  # one failed run must not stop the sweep
             log_dir.mkdir(parents=True, exist_ok=True)
             (log_dir / "error.txt").write_text(traceback.format_exc())
             msg = f"{type(err).__name__}: {err}"

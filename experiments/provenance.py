@@ -79,7 +79,7 @@ def ns3_version() -> str | None:
     """The installed `ns3` package's version (the simulator's ns-3), or None."""
     try:
         return importlib.metadata.version("ns3")
-    except Exception:  # noqa: BLE001  (a probe never fails the run)
+    except Exception:  # a probe never fails the run
         return None
 
 
@@ -89,7 +89,7 @@ def bmv2_binary() -> Path | None:
         from p4incast.tools import fastest_simple_switch_grpc
 
         return fastest_simple_switch_grpc()[0]
-    except Exception:  # noqa: BLE001  (not installed: ToolMissing; anything else: no answer)
+    except Exception:  # not installed: ToolMissing; anything else: no answer
         return None
 
 
@@ -134,11 +134,11 @@ def capture(
     root = Path(repo_root) if repo_root is not None else REPO
     try:
         commit, dirty = git_state(root, timeout)
-    except Exception:  # noqa: BLE001
+    except Exception:
         commit, dirty = None, None
     try:
         versions = _engine_versions(engine_name, timeout)
-    except Exception:  # noqa: BLE001
+    except Exception:
         versions = {}
     versions["python"] = platform.python_version()
     versions["kernel"] = platform.release() or None

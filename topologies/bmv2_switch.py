@@ -67,7 +67,7 @@ class Bmv2GrpcSwitch(Switch):
         )
         self.process.start()
 
-    def stop(self, deleteIntfs: bool = True) -> None:  # noqa: N803 (Mininet's signature)
+    def stop(self, deleteIntfs: bool = True) -> None:  # Mininet's signature
         if self.process is not None:
             self.process.stop()
             self.process = None

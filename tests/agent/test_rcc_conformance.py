@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rcc_scenarios import CAP, FIN, MSS, SCENARIOS, Q, Scenario  # noqa: E402
+from rcc_scenarios import CAP, FIN, MSS, SCENARIOS, Q, Scenario
 
-from p4incast.policies import rcc  # noqa: E402
-from p4incast.policies.rcc import AckQueue, assign_windows  # noqa: E402
+from p4incast.policies import rcc
+from p4incast.policies.rcc import AckQueue, assign_windows
 
 # -- window assignment ---------------------------------------------------------------------
 

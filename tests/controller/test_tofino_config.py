@@ -230,7 +230,7 @@ class RecordingP4Runtime(p4r_grpc.P4RuntimeServicer):
         with self.lock:
             self.calls.append(name)
 
-    def StreamChannel(self, request_iterator, context):  # noqa: N802
+    def StreamChannel(self, request_iterator, context):
         self._log("StreamChannel")
         for request in request_iterator:
             if request.WhichOneof("update") == "arbitration":
@@ -239,11 +239,11 @@ class RecordingP4Runtime(p4r_grpc.P4RuntimeServicer):
                 update.status.code = grpc.StatusCode.OK.value[0]  # this client is primary
                 yield p4r.StreamMessageResponse(arbitration=update)
 
-    def Capabilities(self, request, context):  # noqa: N802
+    def Capabilities(self, request, context):
         self._log("Capabilities")
         return p4r.CapabilitiesResponse(p4runtime_api_version="1.3.0")
 
-    def GetForwardingPipelineConfig(self, request, context):  # noqa: N802
+    def GetForwardingPipelineConfig(self, request, context):
         self._log("GetForwardingPipelineConfig")
         reply = p4r.GetForwardingPipelineConfigResponse()
         if self.pipeline is not None:
@@ -253,20 +253,20 @@ class RecordingP4Runtime(p4r_grpc.P4RuntimeServicer):
                 reply.config.p4info.CopyFrom(self.pipeline.p4info)
         return reply
 
-    def SetForwardingPipelineConfig(self, request, context):  # noqa: N802
+    def SetForwardingPipelineConfig(self, request, context):
         self._log("SetForwardingPipelineConfig")
         with self.lock:
             self.set_requests.append(request)
             self.pipeline = request.config
         return p4r.SetForwardingPipelineConfigResponse()
 
-    def Write(self, request, context):  # noqa: N802
+    def Write(self, request, context):
         self._log("Write")
         with self.lock:
             self.writes.append(request)
         return p4r.WriteResponse()
 
-    def Read(self, request, context):  # noqa: N802
+    def Read(self, request, context):
         self._log("Read")
         yield from ()  # an empty switch: no entries
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "ptf-tests" / "lib"))
-import held  # noqa: E402
+import held
 
 
 @pytest.mark.parametrize("k", [4, 8, 20])

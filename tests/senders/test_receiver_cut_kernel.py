@@ -35,7 +35,7 @@ POLICY_FLAGS = {
 }
 
 
-def cuts(trace) -> list[str]:  # noqa: ANN001
+def cuts(trace) -> list[str]:
     """Every sign that the sender reduced for congestion, one line each."""
     out = [f"ACK {a.ack} reached the sender with ECE" for a in trace.acks if a.ece]
     out += [f"sender entered CWR at SND.UNA {s.una}" for s in trace.states if s.state == CWR]

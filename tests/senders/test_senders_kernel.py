@@ -20,7 +20,7 @@ CASES = [(sc, cc) for sc in SCENARIOS for cc in sc.ccs]
 
 
 @pytest.mark.parametrize(("sc", "cc"), CASES, ids=[f"{sc.name}-{cc}" for sc, cc in CASES])
-def test_sender_follows_the_paper(lab: KernelLab, sc, cc) -> None:  # noqa: ANN001
+def test_sender_follows_the_paper(lab: KernelLab, sc, cc) -> None:
     trace = lab.run(cc, sc)
     episodes, errors = check(cc, sc, trace)
     for e in episodes:
@@ -35,7 +35,7 @@ RANDOM = random_scenarios(seed=1, count=30)
 
 
 @pytest.mark.parametrize(("sc", "cc"), RANDOM, ids=[f"{sc.name}-{cc}" for sc, cc in RANDOM])
-def test_sender_follows_the_paper_anywhere(lab: KernelLab, sc, cc) -> None:  # noqa: ANN001
+def test_sender_follows_the_paper_anywhere(lab: KernelLab, sc, cc) -> None:
     """Marks and losses anywhere in the flow: every episode ends as its paper says."""
     trace = lab.run(cc, sc)
     _, errors = check(cc, sc, trace)

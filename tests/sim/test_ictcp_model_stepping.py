@@ -17,9 +17,9 @@ from types import SimpleNamespace
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agent"))
-from ictcp_scenarios import MSS, SCENARIOS, Scenario, ticks  # noqa: E402
+from ictcp_scenarios import MSS, SCENARIOS, Scenario, ticks
 
-from p4incast.sim.engine import PolicyStepper  # noqa: E402
+from p4incast.sim.engine import PolicyStepper
 
 
 class CounterAgent:
@@ -30,10 +30,10 @@ class CounterAgent:
         self.ifaceBytes = 0
         self.written: dict[int, int] = {}
 
-    def Keys(self) -> list[int]:  # noqa: N802 (the C++ name)
+    def Keys(self) -> list[int]:  # the C++ name
         return list(self.flows)
 
-    def SetUserWindow(self, key: int, w: int) -> None:  # noqa: N802
+    def SetUserWindow(self, key: int, w: int) -> None:
         self.written[key] = w
 
     def load(self, iface: int, flows: dict[int, tuple[int, float]]) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agent"))
-from rcc_scenarios import CAP, FIN, MSS, SCENARIOS, Q, Scenario  # noqa: E402
+from rcc_scenarios import CAP, FIN, MSS, SCENARIOS, Q, Scenario
 
 BASES = [0, (1 << 32) - 2500]  # sequence numbers from 1, and wrapping past 2^32
 
