@@ -24,6 +24,9 @@ BPF_TC_INGRESS = 1
 BPF_TC_EGRESS = 2
 BPF_ANY = 0
 BPF_EXIST = 2
+# The kernel's own ENOTSUPP (include/linux/errno.h), which bpf_map_lookup_batch()
+# returns on kernels without it; Python's errno module has no such name.
+ENOTSUPP = 524
 
 
 class BpfError(RuntimeError):
@@ -233,7 +236,7 @@ class Lib:
                 fd, None if first else tok_in, tok_out, keys, vals, ctypes.byref(n), None
             )
             if rc and rc != -errno.ENOENT:
-                if first and rc in (-errno.EINVAL, -errno.ENOTSUPP, -errno.EOPNOTSUPP):
+                if first and rc in (-errno.EINVAL, -ENOTSUPP, -errno.EOPNOTSUPP):
                     return self._dump_slow(fd, key_type, value_type)
                 raise BpfError("bpf_map_lookup_batch", rc)
             for i in range(n.value):
