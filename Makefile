@@ -2,7 +2,7 @@
 PY      := .venv/bin/python
 PYTEST  := .venv/bin/pytest
 
-.PHONY: setup build build-tna test ptf bench run sweep sim reproduce lint clean
+.PHONY: setup build build-tna test ptf bench run sweep sim reproduce lint typecheck clean
 
 setup:            ## Debian packages + .venv + Python deps; reports p4c/BMv2/PI
 	scripts/setup.sh
@@ -36,6 +36,9 @@ reproduce:        ## every paper preset + ablation on the simulator -> results/r
 
 lint:             ## ruff lint (RUF100: a stale noqa fails) + format check
 	.venv/bin/ruff check . && .venv/bin/ruff format --check .
+
+typecheck:        ## pyright ([tool.pyright]): strict on p4incast/model/ and controller/, basic elsewhere
+	$(PY) scripts/typecheck.py
 
 clean:            ## remove build/ and results/
 	rm -rf build results .pytest_cache

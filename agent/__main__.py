@@ -38,7 +38,7 @@ def _need_root() -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="p4incast-agent", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="p4incast-agent", description=(__doc__ or "").split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="attach to an interface and enforce a policy until a signal")
     r.add_argument("--iface", required=True)
@@ -87,7 +87,7 @@ def _cmd_run(a: argparse.Namespace) -> int:
     try:
         return run(cfg, ready=a.ready_file, trace=a.trace, metrics=collector)
     finally:
-        server.shutdown()  # type: ignore[attr-defined]
+        server.shutdown()
 
 
 def w_of(f: dict) -> int:

@@ -21,6 +21,7 @@ import socket
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from p4incast.agent.libbpf import BpfError, Lib, TcOpts, lib
 from p4incast.policies.config import POLICY_MODES, AgentConfig
@@ -124,7 +125,7 @@ class Flow(ctypes.Structure):
     def as_dict(self) -> dict[str, int | bool]:
         d: dict[str, int | bool] = {
             n: getattr(self, n)
-            for n, _ in self._fields_
+            for n, *_ in self._fields_
             if n not in ("ts_val", "ts_echoed", "re_valid")
         }
         d["handshake"] = (self.flags & FL_HS) == FL_HS
@@ -293,10 +294,10 @@ class RxWin:
 
     def dump(self) -> list[tuple[FlowKey, Flow]]:
         """All (key, flow) pairs, one batch syscall per 256 entries."""
-        return self.lib.dump(self.flows_fd, FlowKey, Flow)  # type: ignore[return-value]
+        return self.lib.dump(self.flows_fd, FlowKey, Flow)
 
     def flow_keys(self) -> list[FlowKey]:
-        return self.lib.keys(self.flows_fd, FlowKey)  # type: ignore[return-value]
+        return self.lib.keys(self.flows_fd, FlowKey)
 
     def flow(self, key: FlowKey) -> Flow | None:
         f = Flow()
@@ -365,7 +366,7 @@ class RxWin:
         self._rot_op(RotOp(op=ROT_OP_ADJUST, open=d_open, waiting=d_waiting))
 
     def rot_flows(self) -> list[tuple[FlowKey, RotFlow]]:
-        return self.lib.dump(self.rot_flows_fd, FlowKey, RotFlow)  # type: ignore[return-value]
+        return self.lib.dump(self.rot_flows_fd, FlowKey, RotFlow)
 
     def rot_flow(self, key: FlowKey) -> RotFlow | None:
         r = RotFlow()
@@ -395,7 +396,7 @@ class RxWin:
             raise BpfError(f"rx_rescue: ACK-queue op {o.op} refused (rebuild the agent)", 22)
         return rc, AckqOp.from_buffer_copy(out[ROT_OP_OFF : ROT_OP_OFF + ctypes.sizeof(AckqOp)])
 
-    def ackq_release(self) -> tuple[FlowKey, int, int] | None | bool:
+    def ackq_release(self) -> tuple[FlowKey, int, int] | None | Literal[False]:
         """Release the head of the ACK queue if it fits, in BPF under the data
         path's lock: (key, ack, window field) of the update to send; None when
         nothing can go; False when the data path held the lock."""
@@ -509,7 +510,7 @@ def detach_clsact(lb: Lib, ifindex: int, destroy_hook: bool = False) -> int:
 
 
 def read_flows(lb: Lib, fd: int) -> dict[str, Flow]:
-    return {k.label(): f for k, f in lb.dump(fd, FlowKey, Flow)}  # type: ignore[attr-defined]
+    return {k.label(): f for k, f in lb.dump(fd, FlowKey, Flow)}
 
 
 def read_stats(lb: Lib, fd: int) -> dict[str, int]:

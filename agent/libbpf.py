@@ -15,8 +15,12 @@ import ctypes.util
 import errno
 import os
 from pathlib import Path
+from typing import Any, TypeVar
 
 __all__ = ["BpfError", "Lib", "lib"]
+
+_K = TypeVar("_K", bound=ctypes.Structure)  # a map's key type
+_V = TypeVar("_V", bound="ctypes.Structure | ctypes._SimpleCData[Any]")  # its value type
 
 BPF_TCX_INGRESS = 46
 BPF_TCX_EGRESS = 47
@@ -203,8 +207,8 @@ class Lib:
         if rc:
             raise BpfError("bpf_map_update_elem (push)", rc)
 
-    def keys(self, fd: int, key_type: type[ctypes.Structure]) -> list[ctypes.Structure]:
-        out: list[ctypes.Structure] = []
+    def keys(self, fd: int, key_type: type[_K]) -> list[_K]:
+        out: list[_K] = []
         cur = None
         while True:
             nxt = key_type()
@@ -220,12 +224,12 @@ class Lib:
     def dump(
         self,
         fd: int,
-        key_type: type[ctypes.Structure],
-        value_type: type[ctypes.Structure],
+        key_type: type[_K],
+        value_type: type[_V],
         chunk: int = 256,
-    ) -> list[tuple[ctypes.Structure, ctypes.Structure]]:
+    ) -> list[tuple[_K, _V]]:
         """Every (key, value) of a hash map, `chunk` per bpf_map_lookup_batch() call."""
-        out: list[tuple[ctypes.Structure, ctypes.Structure]] = []
+        out: list[tuple[_K, _V]] = []
         keys = (key_type * chunk)()
         vals = (value_type * chunk)()
         tok_in, tok_out = ctypes.create_string_buffer(16), ctypes.create_string_buffer(16)
@@ -251,10 +255,8 @@ class Lib:
             tok_in, tok_out = tok_out, tok_in
             first = False
 
-    def _dump_slow(
-        self, fd: int, key_type: type[ctypes.Structure], value_type: type[ctypes.Structure]
-    ) -> list[tuple[ctypes.Structure, ctypes.Structure]]:
-        out = []
+    def _dump_slow(self, fd: int, key_type: type[_K], value_type: type[_V]) -> list[tuple[_K, _V]]:
+        out: list[tuple[_K, _V]] = []
         for k in self.keys(fd, key_type):
             v = value_type()
             if self.lookup(fd, k, v):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import (
@@ -71,7 +72,7 @@ def parse_listen(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def serve(collector: Collector, listen: str) -> object:
+def serve(collector: Collector, listen: str) -> WSGIServer:
     """Bind ADDR:PORT and serve `collector` alone (text format and OpenMetrics) in a
     daemon thread; ConfigError when malformed or not bindable. `.shutdown()` stops it."""
     addr, port = parse_listen(listen)

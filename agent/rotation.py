@@ -205,7 +205,7 @@ class Rescuer:
         else:
             self.drift = delta
 
-    def _trace(self, now_ns: int, g, h: int, ents, took: int, gave) -> None:  # noqa: ANN001
+    def _trace(self, now_ns: int, g, h: int, ents, took: int, gave) -> None:
         """One tick: the counters as the data path left them before the
         rescue (H -1: not computed on a quiet tick), each flow's state after
         it by its remote address (0 idle, 1 holds a slot, 2 waits), how many
@@ -222,6 +222,7 @@ class Rescuer:
             "took": took,
             "gave": gave,
         }
+        assert self.trace is not None  # called only with a trace
         self.trace.write(json.dumps(rec, separators=(",", ":")) + "\n")
 
     def _send(self, key: FlowKey, r: RotFlow, field: int) -> None:

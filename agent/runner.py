@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
+from typing import cast
 
 from p4incast.agent.datapath import (
     FL_HS,
@@ -90,7 +91,7 @@ class AckqRescuer:
 
     BURST = 64  # heads a tick at most
 
-    def __init__(self, rx: RxWin, iface: str, sock=None) -> None:  # noqa: ANN001
+    def __init__(self, rx: RxWin, iface: str, sock=None) -> None:
         self.rx = rx
         if sock is None:
             sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
@@ -139,7 +140,7 @@ def run(
     *,
     ready: Path | None = None,
     trace: Path | None = None,
-    log=print,  # noqa: ANN001
+    log=print,
     metrics: AgentCollector | None = None,
 ) -> int:
     """Attach, loop until a signal, detach. Returns the exit status. `trace`:
@@ -220,7 +221,7 @@ def run(
 
 def _loop(
     rx: RxWin, cfg: AgentConfig, capacity_Bps: float, log=print, trace: Path | None = None
-) -> None:  # noqa: ANN001
+) -> None:
     tick = cfg.interval_ms / 1000
     # the agent's datacenter-flow limit, not the policies' default of 2 ms
     limit_s = cfg.rtt_limit_us / 1e6
@@ -236,7 +237,7 @@ def _loop(
     )
     next_sweep = time.monotonic() + 1.0
     next_scan = 0.0
-    trace_f = trace.open("w", buffering=1 << 16) if trace is not None else None  # noqa: SIM115
+    trace_f = trace.open("w", buffering=1 << 16) if trace is not None else None
     rescue = (
         Rescuer(rx, cfg.iface, cfg.budget_bytes, tick, trace_f)
         if cfg.policy == BUDGET_AGENT and cfg.rotate
@@ -392,7 +393,7 @@ def status() -> list[dict]:
                 os.close(wfd)
         rows = []
         for label, f in sorted(flows.items()):
-            d = f.as_dict()
+            d = cast("dict[str, object]", f.as_dict())
             d["flow"] = label
             d["w_user"] = wset.get(label)  # ictcp / rcc: the W userspace wrote
             rows.append(d)

@@ -87,10 +87,12 @@ def set_cc(sock: socket.socket, cc: str | None) -> None:
 
 # -- server ------------------------------------------------------------------------
 class _Handler(socketserver.BaseRequestHandler):
+    server: _Server
+
     def handle(self) -> None:
         sock: socket.socket = self.request
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        set_cc(sock, self.server.cc)  # type: ignore[attr-defined]
+        set_cc(sock, self.server.cc)
         while True:
             req = _recv_exact(sock, REQ.size)
             if req is None:
@@ -364,7 +366,9 @@ def client(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="p4incast.apps.incast", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="p4incast.apps.incast", description=(__doc__ or "").split("\n")[0]
+    )
     sub = ap.add_subparsers(dest="role", required=True)
     s = sub.add_parser("server")
     s.add_argument("--port", type=int, default=5001)

@@ -50,7 +50,7 @@ def _ecn_mode(value: str) -> EcnMode:
 
 def _parser() -> argparse.ArgumentParser:
     """Global switch flags, then one subcommand per operation of `app`."""
-    p = argparse.ArgumentParser(prog="p4incast-ctl", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="p4incast-ctl", description=(__doc__ or "").split("\n")[0])
     p.add_argument("--address", help="P4Runtime address (default 127.0.0.1:9559)")
     p.add_argument("--device-id", type=int, help="P4Runtime device id (default 0)")
     p.add_argument("--election-id", type=int, help="election id (default 10)")
@@ -183,6 +183,7 @@ def _settings(args: argparse.Namespace, base: Config | None) -> tuple[SwitchSett
 def _pack_tna(args: argparse.Namespace, base: Config | None) -> None:
     """pack-tna: both device configs beside the build (what `make build-tna` runs)."""
     build = args.build_dir or args.tna_build or Pipeline.default("tna").build_dir
+    assert build is not None  # a TNA pipeline always has a build_dir
     parts = args.bf_switchd_parts or (
         base.switch.bf_switchd_parts if base else tofino_config.BF_SWITCHD_PARTS[0]
     )

@@ -20,7 +20,7 @@ from p4incast.model.ecn import EcnMode
 
 from . import config, entries, p4names, reconcile
 from .config import Config, EcnPolicy, Pipeline, SwitchSettings
-from .connection import connect, options
+from .connection import connect, options, read_entities
 from .errors import ControllerError
 from .targets import QueueSetting
 
@@ -33,7 +33,7 @@ async def read_entries(
     """Every entry of `tables` on the switch."""
     found: list[fy.P4TableEntry] = []
     for table in tables:
-        async for entry in sw.read(fy.P4TableEntry(table)):
+        async for entry in read_entities(sw, fy.P4TableEntry(table)):
             found.append(entry)
     return found
 
@@ -128,7 +128,7 @@ async def set_ecn(
         check_ports_exist([port], settings)
     check_names(pipeline)
     async with connect(settings, pipeline) as sw:
-        current = [e async for e in sw.read(entries.ecn_policy_key(port=port))]
+        current = [e async for e in read_entities(sw, entries.ecn_policy_key(port=port))]
         plan = reconcile.ecn_plan(port, policy, target, current, sw.p4info)
         if plan:
             await sw.write(plan.updates())

@@ -38,7 +38,7 @@ import ipaddress
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 import yaml
 
@@ -133,7 +133,7 @@ class EcnPolicy:
     YAML's `false` (a bare `off`); it is stored as an EcnMode.
     """
 
-    mode: EcnMode | str = EcnMode.OFF
+    mode: EcnMode | str | Literal[False] = EcnMode.OFF
     k: int = 0
     drop_k: int = 0
 
@@ -203,7 +203,7 @@ def _mapping(value: Any, where: str) -> dict[str, Any]:
         return {}
     if not isinstance(value, dict):
         raise ControllerError(f"{where}: expected a mapping, got {type(value).__name__}")
-    return value
+    return cast("dict[str, Any]", value)
 
 
 def _known_keys(data: dict[str, Any], allowed: set[str], where: str) -> None:
@@ -317,7 +317,7 @@ def parse(data: Any, source: str = "config") -> Config:
     _known_keys(sw_data, _dataclass_keys(SwitchSettings), f"{source}: switch")
     sw = SwitchSettings(**sw_data)
     target = targets.get(sw.target, f"{source}: switch.target")
-    if not isinstance(sw.address, str) or ":" not in sw.address:
+    if not isinstance(cast(object, sw.address), str) or ":" not in sw.address:  # from YAML
         raise ControllerError(f"{source}: switch.address {sw.address!r} is not HOST:PORT")
     _int(sw.device_id, f"{source}: switch.device_id", 0, 2**64 - 1)
     _int(sw.election_id, f"{source}: switch.election_id", 1, 2**64 - 1)
@@ -345,17 +345,18 @@ def parse(data: Any, source: str = "config") -> Config:
         _known_keys(edata, _dataclass_keys(EcnPolicy), f"{where}.ecn")
         with model_errors():
             mode = EcnMode.parse(edata.get("mode", EcnMode.OFF), f"{where}.ecn.mode")
-        ecn = EcnPolicy(**{**edata, "mode": mode})
+        ecn_args: dict[str, Any] = {**edata, "mode": mode}
+        ecn = EcnPolicy(**ecn_args)
         pc = PortConfig(number, mac, pdata.get("queue_depth"), pdata.get("queue_rate"), ecn)
         check_port(target, pc, where)
         ports[number] = pc
 
     routes: list[Route] = []
     seen: dict[str, int] = {}
-    raw_routes = top.get("routes") or []
+    raw_routes = cast(object, top.get("routes") or [])
     if not isinstance(raw_routes, list):
         raise ControllerError(f"{source}: routes must be a list")
-    for i, rdata in enumerate(raw_routes):
+    for i, rdata in enumerate(cast("list[Any]", raw_routes)):
         where = f"{source}: routes[{i}]"
         rdata = _mapping(rdata, where)
         _known_keys(rdata, _dataclass_keys(Route), where)

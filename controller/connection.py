@@ -5,17 +5,34 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any, Protocol, TypeVar, cast
 
 import finsy as fy
+from finsy import p4entity
 
 from . import tofino_config
 from .config import Pipeline, SwitchSettings
 from .errors import ControllerError
 
 CONNECT_TIMEOUT_S = 10.0
+
+_E = TypeVar("_E", bound=p4entity.P4Entity)
+
+
+class EntityReader(Protocol):
+    """Reads entities the way finsy's Switch.read does (export's ReadOnlySwitch)."""
+
+    def read(self, entities: _E | Iterable[_E]) -> AsyncIterator[_E]: ...
+
+
+def read_entities(sw: fy.Switch | EntityReader, entities: _E | Iterable[_E]) -> AsyncIterator[_E]:
+    """`sw.read(entities)`, typed: finsy declares Switch.read's overloads `async def`
+    with no `yield`, so a type checker takes the call for a coroutine, while it
+    returns an async generator."""
+    return cast("AsyncIterator[_E]", sw.read(entities))
 
 
 def device_config(settings: SwitchSettings, pipeline: Pipeline) -> Path | bytes:
@@ -45,11 +62,11 @@ def options(
     *,
     push: bool,
     force: bool = False,
-    **extra: object,
+    **extra: Any,
 ) -> fy.SwitchOptions:
     """finsy options: with `push`, the pipeline files are authoritative and installed
     (the device config read, and packed for a Tofino, here: before any connection)."""
-    kwargs: dict[str, object] = {
+    kwargs: dict[str, Any] = {
         "device_id": settings.device_id,
         "initial_election_id": settings.election_id,
         **extra,
@@ -59,7 +76,7 @@ def options(
         pipeline.check(need_config=True)
         blob = device_config(settings, pipeline)
         kwargs.update(p4info=pipeline.p4info, p4blob=blob, p4force=force)
-    return fy.SwitchOptions(**kwargs)  # type: ignore[arg-type]
+    return fy.SwitchOptions(**kwargs)
 
 
 def _explain(err: BaseException, address: str, device_id: int) -> str:
@@ -83,7 +100,7 @@ def _explain(err: BaseException, address: str, device_id: int) -> str:
 @asynccontextmanager
 async def connect(
     settings: SwitchSettings, pipeline: Pipeline | None, *, push: bool = False, force: bool = False
-) -> AsyncIterator[fy.Switch]:
+) -> AsyncGenerator[fy.Switch, None]:
     """Connect as primary. With `push`, install the pipeline (unless the same one
     runs already, or `force`); without, require that the switch runs exactly the
     pipeline whose p4info is given (when given)."""

@@ -9,7 +9,7 @@ prints one line.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 
 from p4incast.model.errors import ModelError
@@ -24,7 +24,7 @@ class ControllerError(Exception):
 
 
 @contextmanager
-def model_errors() -> Iterator[None]:
+def model_errors() -> Generator[None, None, None]:
     """Re-raise a ModelError from the block as a ControllerError (same message)."""
     try:
         yield

@@ -25,8 +25,10 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar, cast
+from wsgiref.simple_server import WSGIServer
 
 import finsy as fy
 from finsy import p4entity
@@ -39,7 +41,7 @@ from prometheus_client.core import (
     InfoMetricFamily,
     Metric,
 )
-from prometheus_client.registry import Collector
+from prometheus_client.registry import Collector, CollectorRegistry
 
 from . import stats
 from .config import SwitchSettings
@@ -52,6 +54,8 @@ LOG = logging.getLogger("p4incast.controller.export")
 DEFAULT_LISTEN = "127.0.0.1:9464"
 DEFAULT_INTERVAL_S = 2.0
 PREFIX = "p4incast_switch"
+
+_E = TypeVar("_E", bound=p4entity.P4Entity)
 
 # PortStats attribute -> (metric name without _total, help). All packets at one
 # egress port, as `p4incast-ctl stats` shows them.
@@ -84,7 +88,7 @@ def parse_listen(value: str, what: str = "--listen") -> tuple[str, int]:
     return host, int(port)
 
 
-def serve(registry: Collector, listen: str, what: str = "--listen") -> object:
+def serve(registry: Collector, listen: str, what: str = "--listen") -> WSGIServer:
     """Bind and serve `registry` on ADDR:PORT in a daemon thread (text format and
     OpenMetrics, negotiated by prometheus_client); ControllerError when the address
     is malformed or cannot be bound. Returns the server (`.shutdown()` stops it)."""
@@ -92,7 +96,7 @@ def serve(registry: Collector, listen: str, what: str = "--listen") -> object:
 
     addr, port = parse_listen(listen, what)
     try:
-        server, _thread = start_http_server(port, addr=addr, registry=registry)  # type: ignore[arg-type]
+        server, _thread = start_http_server(port, addr=addr, registry=registry)
     except OSError as err:
         raise ControllerError(f"{what} {listen}: cannot listen: {err.strerror or err}") from None
     return server
@@ -148,9 +152,7 @@ class ReadOnlySwitch:
         self.p4info.set_p4info(reply.config.p4info)
         self.cookie = cookie
 
-    async def read(
-        self, entities: Iterable[p4entity.P4Entity] | p4entity.P4Entity
-    ) -> AsyncIterator:
+    async def read(self, entities: _E | Iterable[_E]) -> AsyncIterator[_E]:
         """Like finsy's Switch.read: decoded entities, one ReadRequest."""
         assert self._client is not None
         if isinstance(entities, p4entity.P4Entity):
@@ -161,7 +163,7 @@ class ReadOnlySwitch:
         )
         async for reply in self._client.request_iter(request):
             for ent in reply.entities:
-                yield p4entity.decode_entity(ent, self.p4info)
+                yield cast(_E, p4entity.decode_entity(ent, self.p4info))
 
 
 @dataclass
@@ -271,7 +273,8 @@ class SwitchCollector(Collector):
             labels=["switch", "port"],
         )
         for p, s in ports:
-            buckets, total, lower = [], 0, 0
+            buckets: list[tuple[str, float]] = []
+            total, lower = 0, 0
             for b, count in enumerate(s.hist):
                 lo, hi = self.unit.bucket_range(b, HIST_BUCKETS)
                 total += count
@@ -303,8 +306,8 @@ class Poller:
             await self.reader.open()
             async with asyncio.timeout(max(self.interval, 5.0)):
                 await self.reader.refresh_pipeline()
-                snap = await stats.read(self.reader, self.ports)  # type: ignore[arg-type]
-        except (Exception, TimeoutError) as err:  # noqa: BLE001 - any failure is "down"
+                snap = await stats.read(self.reader, self.ports)
+        except (Exception, TimeoutError) as err:  # any failure is "down"
             text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             st = self.collector.state
             if st.up or st.last_error != text:
@@ -328,10 +331,8 @@ class Poller:
                 await self.reader.close()
 
 
-def registry_for(collector: SwitchCollector):  # noqa: ANN201
+def registry_for(collector: SwitchCollector) -> CollectorRegistry:
     """A registry with only this collector (no process/python metrics of the exporter)."""
-    from prometheus_client import CollectorRegistry
-
     reg = CollectorRegistry(auto_describe=True)
     reg.register(collector)
     return reg
@@ -344,7 +345,7 @@ async def export(
     interval: float = DEFAULT_INTERVAL_S,
     name: str | None = None,
     ports: list[int] | None = None,
-    on_listen=None,  # noqa: ANN001
+    on_listen: Callable[[str], None] | None = None,
 ) -> None:
     """Serve the switch's counters on `listen` until cancelled. The listen address is
     bound first (ControllerError if malformed or taken); the switch may be down."""
@@ -358,4 +359,4 @@ async def export(
     try:
         await Poller(settings, collector, interval, ports).run()
     finally:
-        server.shutdown()  # type: ignore[attr-defined]
+        server.shutdown()

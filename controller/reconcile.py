@@ -67,9 +67,9 @@ def _action(entry: fy.P4TableEntry, schema: fy.P4Schema) -> bytes:
 class Plan:
     """Updates to write, by kind; `updates()` gives them in one WriteRequest's order."""
 
-    deletes: list[fy.P4TableEntry] = field(default_factory=list)
-    modifies: list[fy.P4TableEntry] = field(default_factory=list)
-    inserts: list[fy.P4TableEntry] = field(default_factory=list)
+    deletes: list[fy.P4TableEntry] = field(default_factory=list[fy.P4TableEntry])
+    modifies: list[fy.P4TableEntry] = field(default_factory=list[fy.P4TableEntry])
+    inserts: list[fy.P4TableEntry] = field(default_factory=list[fy.P4TableEntry])
 
     def __len__(self) -> int:
         return len(self.deletes) + len(self.modifies) + len(self.inserts)

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 import finsy as fy
 
 from . import histogram, p4names
+from .connection import EntityReader, read_entities
 from .p4names import HIST_BUCKETS, HIST_PORTS
 
 
@@ -58,9 +59,9 @@ class Snapshot:
         }
 
 
-async def _counter(sw: fy.Switch, name: str) -> dict[int, fy.P4CounterData]:
+async def _counter(sw: fy.Switch | EntityReader, name: str) -> dict[int, fy.P4CounterData]:
     out: dict[int, fy.P4CounterData] = {}
-    async for entry in sw.read(fy.P4CounterEntry(name)):
+    async for entry in read_entities(sw, fy.P4CounterEntry(name)):
         if entry.data is not None and entry.index is not None:
             out[entry.index] = entry.data
     return out
@@ -72,13 +73,13 @@ async def depth_hist(sw: fy.Switch, port: int) -> list[int]:
     base = port * HIST_BUCKETS
     hist = [0] * HIST_BUCKETS
     cells = [fy.P4CounterEntry(p4names.QUEUE_DEPTH, index=base + b) for b in range(HIST_BUCKETS)]
-    async for entry in sw.read(cells):
+    async for entry in read_entities(sw, cells):
         if entry.data is not None and entry.index is not None:
             hist[entry.index - base] = entry.data.packet_count
     return hist
 
 
-async def read(sw: fy.Switch, ports: list[int] | None = None) -> Snapshot:
+async def read(sw: fy.Switch | EntityReader, ports: list[int] | None = None) -> Snapshot:
     """Read every counter; keep `ports` (or every port with traffic)."""
     by_port: dict[int, PortStats] = {}
 
@@ -126,7 +127,7 @@ def table(snap: Snapshot) -> str:
         "d_p95",
         "d_max",
     )
-    rows = [head]
+    rows: list[tuple[str, ...]] = [head]
     for p, s in sorted(snap.ports.items()):
         d = histogram.summary(s.hist)
         lab = [histogram.label(d[k], HIST_BUCKETS) for k in ("p50", "p95", "max")]

@@ -256,7 +256,7 @@ def pack(build: TofinoBuild, runtime: str, bf_switchd_parts: int = BF_SWITCHD_PA
 def write_packed(build_dir: Path, bf_switchd_parts: int = BF_SWITCHD_PARTS[0]) -> list[Path]:
     """Both packed configs beside the build's files; returns the paths written."""
     build = read_build(build_dir)
-    written = []
+    written: list[Path] = []
     for name, data in (
         (STRATUM_FILE, pack_stratum(build)),
         (BF_SWITCHD_FILE, pack_bf_switchd(build, bf_switchd_parts)),

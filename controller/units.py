@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 from .errors import ControllerError
 
@@ -140,7 +141,12 @@ TARGET_UNITS = {"v1model": BMV2, "tna": TOFINO1}  # controller target -> default
 
 def bytes_to_cells(k_bytes: int, cell_bytes: int = TOFINO1.cell_bytes) -> int:
     """K in bytes -> cells, rounded up, checked against the bit<19> depth field."""
-    if isinstance(cell_bytes, bool) or not isinstance(cell_bytes, int) or cell_bytes <= 0:
+    # Checked as any value: a caller may pass what a config file held.
+    if (
+        isinstance(cell_bytes, bool)
+        or not isinstance(cast(object, cell_bytes), int)
+        or cell_bytes <= 0
+    ):
         raise ValueError(f"cell_bytes must be a whole number > 0, got {cell_bytes!r}")
     unit = TOFINO1 if cell_bytes == TOFINO1.cell_bytes else DepthUnit("tofino", cell_bytes)
     return unit.threshold(k_bytes, "K")

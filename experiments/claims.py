@@ -398,7 +398,7 @@ def classify(
 
 def class_counts(classified: Sequence[Classified]) -> dict[str, int]:
     """How many claims in each class (every class present, 0 when none)."""
-    counts = dict.fromkeys(CLASSES, 0)
+    counts: dict[str, int] = dict.fromkeys(CLASSES, 0)
     for c in classified:
         counts[c.cls] = counts.get(c.cls, 0) + 1
     return counts

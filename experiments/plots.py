@@ -23,7 +23,7 @@ import math
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -158,7 +158,10 @@ def plot_fct(rows: Sequence[Mapping[str, Any]], path: Path, name: str) -> Path:
 
 
 def _largest_n(runs: Sequence[Mapping[str, Any]]) -> Any:
-    ns = [r.get("n") for r in runs if r.get("status") == "ok" and isinstance(r.get("n"), int)]
+    ns = cast(  # each an int, as filtered
+        "list[int]",
+        [r.get("n") for r in runs if r.get("status") == "ok" and isinstance(r.get("n"), int)],
+    )
     return max(ns) if ns else None
 
 

@@ -52,7 +52,11 @@ class Scenario(Protocol):
 
     name: str  # a preset's `scenario:`
     axis: str  # the summary rows' x, as claims name it: n | load
-    flags: tuple[str, ...]  # p4incast-run's overrides it takes (argparse dests)
+
+    @property
+    def flags(self) -> tuple[str, ...]:  # p4incast-run's overrides it takes (argparse dests)
+        ...
+
     shared_sweep: bool  # reproduce: all its presets in one sweep (else one each, continued)
     section_suffix: str  # after the preset's name in REPORT.md's section header
     wall_label: str  # a run record as cost.walls_of names it

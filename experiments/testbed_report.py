@@ -289,7 +289,7 @@ def _load(path: Path, flag: str) -> results.ResultSet:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="testbed_report", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="testbed_report", description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--run", type=Path, required=True, help="the testbed run's results folder")
     ap.add_argument("--twin", type=Path, help="a folder of experiments/twin.py (its twin.md)")
     ap.add_argument(

@@ -162,7 +162,7 @@ def many_flows(lab: VethLab, seconds: float, n: int = 8, k_pkts: int = 20) -> No
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--repeat", type=int, default=200_000, help="PROG_TEST_RUN repetitions")
     ap.add_argument("--rate-mbit", type=int, default=1000, help="htb bottleneck rate")
     ap.add_argument("--seconds", type=float, default=4.0, help="per goodput run")

@@ -67,7 +67,7 @@ def measure(point: AtScalePoint) -> tuple[float, float, dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument(
         "--load", type=float, default=0.5, help="offered load of the point (default 0.5)"
     )

@@ -66,6 +66,7 @@ def _k_of(rs: results.ResultSet, scheme: str) -> int | None:
 
 def report(rs: results.ResultSet) -> int:
     rows = {(r["scheme"], r["n"]): r for r in rs.aggregate()}
+    assert rs.link_bps is not None, "the sweep's config names its topology"
     limit = framing_limit_bps(rs.link_bps) / 1e6
     print(f"results: {rs.out_dir}  (framing limit {limit:.1f} Mbit/s)")
     for scheme in BUDGETED:
@@ -125,7 +126,7 @@ def report_scheme(
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--results", type=Path, help="evaluate this results folder instead")
     a = ap.parse_args()
     if a.results:

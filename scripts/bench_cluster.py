@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from p4incast.engines.sim import ENGINE
 from p4incast.experiments import config
@@ -91,7 +91,8 @@ def timed(executor: Executor, jobs: list[Job], cpu_now: Callable[[], dict[int, f
 
 def me_and_children() -> dict[int, float]:
     """CPU seconds of this process and its (pool worker) children."""
-    return cpu_s([os.getpid(), *(p.pid for p in multiprocessing.active_children())])
+    children = cast("list[int]", [p.pid for p in multiprocessing.active_children()])  # started
+    return cpu_s([os.getpid(), *children])
 
 
 def on_ray(nodes: list[int], jobs: list[Job], workers: int) -> Run:
@@ -128,7 +129,7 @@ def on_ray(nodes: list[int], jobs: list[Job], workers: int) -> Run:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--full", action="store_true", help="all four variants of sim.yaml (224)")
     ap.add_argument("--senders", help="override N values, e.g. 1,8,64")
     ap.add_argument("--rounds", type=int, default=10, help="rounds per point (default 10)")

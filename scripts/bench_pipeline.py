@@ -77,7 +77,7 @@ def why_not() -> str | None:
     if missing:
         return missing
     for pl in set(PIPELINES.values()):
-        if not pl.config.is_file():
+        if pl.config is None or not pl.config.is_file():
             return f"{pl.config} not built (make build)"
     return None
 

@@ -106,7 +106,7 @@ def inclusive_by_function(dump: Path) -> dict[str, int]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--packets", type=int, default=1280, help="frames in the measured window")
     args = ap.parse_args()
     reason = why_not()

@@ -117,7 +117,7 @@ def floor(sim_s: float = 0.3) -> tuple[float, float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--n", type=int, default=100, help="servers (default 100)")
     ap.add_argument("--rounds", type=int, default=20, help="barrier rounds (default 20)")
     ap.add_argument("--sru", type=int, default=65536, help="bytes per server per round")

@@ -29,7 +29,7 @@ STEP_S = 20e-6  # how finely the run is sampled for round ends
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--n", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--buffer", type=int, default=65536, help="bytes")

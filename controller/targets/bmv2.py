@@ -95,7 +95,7 @@ def switch_ports(thrift_port: int) -> dict[int, str]:
 
 def queue_commands(port: int, *, depth: int | None = None, rate: int | None = None) -> list[str]:
     """simple_switch_CLI commands that set one port's queue depth and/or rate."""
-    cmds = []
+    cmds: list[str] = []
     if depth is not None:
         cmds.append(f"set_queue_depth {depth} {port}")
     if rate is not None:

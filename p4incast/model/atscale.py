@@ -142,7 +142,7 @@ def check_traffic(t: Traffic, fabric: Fabric) -> None:
         raise ModelError("traffic.start_s must be >= 0")
 
 
-def check_load(load: float) -> float:
+def check_load(load: object) -> float:
     if (
         isinstance(load, bool)
         or not isinstance(load, int | float)

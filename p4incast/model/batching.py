@@ -65,17 +65,17 @@ MSS = MSS_BYTES
 _EPS = 1e-9
 
 
-def _positive(name: str, value: float) -> None:
+def _positive(name: str, value: object) -> None:
     if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
         raise ModelError(f"batching: {name} must be a positive number, got {value!r}")
 
 
-def _positive_int(name: str, value: int) -> None:
+def _positive_int(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ModelError(f"batching: {name} must be an integer >= 1, got {value!r}")
 
 
-def _non_negative(name: str, value: float) -> None:
+def _non_negative(name: str, value: object) -> None:
     if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
         raise ModelError(f"batching: {name} must be a number >= 0, got {value!r}")
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, cast
 
 from .ecn import EcnMode
 from .errors import ModelError
@@ -351,9 +351,10 @@ class Point:
     def problems(self, engine: str | None = None) -> list[str]:
         """Every problem with the point, one message each (empty: it can run);
         K is checked against `engine`'s queue (None: both engines')."""
-        out = []
-        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
-            out.append(f"n must be an integer >= 1, got {self.n!r}")
+        out: list[str] = []
+        n = cast(object, self.n)  # whatever the caller passed, not only an int
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            out.append(f"n must be an integer >= 1, got {n!r}")
         checks = (
             lambda: check_topology(self.topology),
             lambda: check_app(self.app),
@@ -424,9 +425,9 @@ class RunResult:
     error: str | None = None
     wall_s: float = 0.0
     base_rtt_ms: float | None = None
-    rounds: list[dict[str, Any]] = field(default_factory=list)
-    switch: dict[str, Any] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
+    rounds: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    switch: dict[str, Any] = field(default_factory=dict[str, Any])
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     @classmethod
     def failed(cls, point: Point, engine: str, error: str, wall_s: float) -> RunResult:

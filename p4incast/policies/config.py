@@ -171,7 +171,7 @@ class AgentConfig:
 def tunables() -> tuple[Tunable, ...]:
     """AgentConfig's tunables in field order: name, default, bounds, description."""
     return tuple(
-        Tunable(f.name, f.default, *f.metadata["bounds"], f.metadata["desc"])
+        Tunable._make((f.name, f.default, *f.metadata["bounds"], f.metadata["desc"]))
         for f in fields(AgentConfig)
         if "bounds" in f.metadata
     )

@@ -13,12 +13,13 @@ import threading
 import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import finsy as fy
 import ptf
 from ptf import testutils
 from ptf.base_tests import BaseTest
+from ptf.dataplane import DataPlane
 
 from p4incast.controller import connection, entries, stats
 from p4incast.controller.config import EcnPolicy, Pipeline, SwitchSettings
@@ -90,7 +91,9 @@ class SwitchSession:
 
     def routes(self) -> list[fy.P4TableEntry]:
         async def _read() -> list[fy.P4TableEntry]:
-            return [e async for e in self.switch.read(fy.P4TableEntry("routes_v4"))]
+            return [
+                e async for e in connection.read_entities(self.switch, fy.P4TableEntry("routes_v4"))
+            ]
 
         return self.run(_read())
 
@@ -100,7 +103,7 @@ class P4IncastTest(BaseTest):
 
     def setUp(self) -> None:
         BaseTest.setUp(self)
-        self.dataplane = ptf.dataplane_instance
+        self.dataplane = cast(DataPlane, ptf.dataplane_instance)  # PTF sets it before tests run
         self.dataplane.flush()
         params = testutils.test_params_get()
         self.settings = SwitchSettings(

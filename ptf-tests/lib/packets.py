@@ -12,7 +12,7 @@ from scapy.packet import Packet, Raw
 from scapy.utils import checksum
 
 NOT_ECT, ECT1, ECT0, CE = 0b00, 0b01, 0b10, 0b11
-ECN_NAMES = {NOT_ECT: "Not-ECT", ECT1: "ECT(1)", ECT0: "ECT(0)", CE: "CE"}
+ECN_NAMES: dict[int | None, str] = {NOT_ECT: "Not-ECT", ECT1: "ECT(1)", ECT0: "ECT(0)", CE: "CE"}
 
 SRC4, DST4 = "10.0.1.1", "10.0.2.2"
 SRC6, DST6 = "2001:db8:1::1", "2001:db8:2::2"
@@ -36,7 +36,7 @@ def tcp4(
     """Numbered IPv4/TCP data packet as a sender behind `in_port` emits it."""
     ip = IP(src=SRC4, dst=dst, tos=ecn, ttl=ttl, id=seq & 0xFFFF)
     if options:
-        ip.options = [Raw(options)]  # type: ignore[assignment]
+        ip.options = [Raw(options)]
     return (
         Ether(src=host_mac(in_port), dst=port_mac(in_port))
         / ip
@@ -91,6 +91,13 @@ def seq_of(frame: bytes) -> int | None:
     if at < 0 or at + 8 > len(frame):
         return None
     return struct.unpack("!I", frame[at + 4 : at + 8])[0]
+
+
+def our_seq(frame: bytes) -> int:
+    """seq_of a frame that must be one of our numbered packets."""
+    seq = seq_of(frame)
+    assert seq is not None, f"not a numbered packet: {frame.hex()}"
+    return seq
 
 
 def ecn_of(frame: bytes) -> int | None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import held
 import packets as P
 from base_test import P4IncastTest, autocleanup
+from scapy.packet import Packet
 
 from p4incast.controller.p4names import HIST_BUCKETS
 
@@ -25,7 +28,11 @@ class EcnCodepointTest(P4IncastTest):
         port = self.sw.stats().ports.get(2)
         before = list(port.hist) if port else [0] * HIST_BUCKETS
         # (seq, builder, codepoint in)
-        plan = [(1, P.tcp4, P.ECT0), (2, P.tcp4, P.ECT0), (3, P.tcp4, P.ECT0)]
+        plan: list[tuple[int, Callable[..., Packet], int]] = [
+            (1, P.tcp4, P.ECT0),
+            (2, P.tcp4, P.ECT0),
+            (3, P.tcp4, P.ECT0),
+        ]
         codes = [P.ECT0, P.ECT1, P.NOT_ECT, P.CE]
         seq = 4
         for builder in (P.tcp4, P.tcp6, P.udp4):
@@ -35,7 +42,7 @@ class EcnCodepointTest(P4IncastTest):
         self.send_burst(1, [builder(s, code) for s, builder, code in plan])
         got = self.collect(2, len(plan), timeout=len(plan) / held.RATE_PPS + 3)
         assert len(got) == len(plan), f"sent {len(plan)}, got {len(got)}"
-        by_seq = {P.seq_of(f): f for f in got}
+        by_seq = {P.our_seq(f): f for f in got}
         after = self.sw.stats().ports[2].hist
         enq = held.enq_from_hist([a - b for a, b in zip(after, before, strict=True)], len(plan))
         assert held.early_leavers(enq) <= held.MAX_EARLY, f"queue never held: {enq}"

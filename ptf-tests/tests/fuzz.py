@@ -17,13 +17,13 @@ from scapy.layers.inet6 import (
     IPv6ExtHdrRouting,
 )
 from scapy.layers.l2 import Ether
-from scapy.packet import Raw, fuzz
+from scapy.packet import Packet, Raw, fuzz
 
 FRAMES = 10_000
 SEED = 20261122
 
 
-def _ether(in_port: int, ethertype: int | None = None) -> Ether:
+def _ether(in_port: int, ethertype: int | None = None) -> Packet:
     e = Ether(src=host_mac(in_port), dst=port_mac(in_port))
     if ethertype is not None:
         e.type = ethertype

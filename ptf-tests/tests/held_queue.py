@@ -30,9 +30,9 @@ class HeldQueueBase(P4IncastTest):
         before = self.hist2()
         self.send_burst(1, [builder(i, code) for i in range(1, n + 1)])
         got = self.collect(2, n, timeout=n / held.RATE_PPS + 3)
-        frames = {P.seq_of(f): f for f in got}
+        frames = {P.our_seq(f): f for f in got}
         assert len(frames) == n, f"sent {n}, received {len(frames)} distinct packets"
-        order = [P.seq_of(f) for f in got]
+        order = [P.our_seq(f) for f in got]
         assert order == sorted(order), f"queue reordered packets: {order}"
         self.enq = held.enq_from_hist([a - b for a, b in zip(self.hist2(), before, strict=True)], n)
         j = held.early_leavers(self.enq)
@@ -170,7 +170,7 @@ class NotEctDropTest(HeldQueueBase):
         self.set_queue(2, rate=held.RATE_PPS)
         self.send_burst(1, [P.tcp4(i, P.NOT_ECT) for i in range(1, n + 1)])
         got = self.drain(2, quiet=1.5)
-        seqs = sorted(P.seq_of(f) for f in got)
+        seqs = sorted(P.our_seq(f) for f in got)
         # The histogram counts every packet before the drop decision.
         delta = [a - b for a, b in zip(self.hist2(), hist_before, strict=True)]
         enq = held.enq_from_hist(delta, n)

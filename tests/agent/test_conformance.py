@@ -144,7 +144,9 @@ def test_rcc_flow_starts_at_its_share_of_q(rxwin: RxWin, q: int, segs: int) -> N
         drive(rxwin, ref, hs[-1:])
     got, want = drive(rxwin, ref, bulk(flows[0], 20))
     assert got == want
-    mss = rxwin.flow(FlowKey.make(R, 5001, L, 42000)).mss  # type: ignore[union-attr]
+    flow = rxwin.flow(FlowKey.make(R, 5001, L, 42000))
+    assert flow is not None
+    mss = flow.mss
     assert got[-1] == -(-segs * mss // 128)  # at window scale 7
     rxwin.set_w(FlowKey.make(R, 5001, L, 42000), 40 * mss)
     ref.user_w[(R, 5001, L, 42000)] = 40 * mss

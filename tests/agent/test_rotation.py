@@ -200,6 +200,20 @@ def _key(ft: FlowTrace) -> FlowKey:
     return FlowKey.make(R, ft.rport, L, ft.lport)
 
 
+def _rot(rxwin: RxWin, ft: FlowTrace) -> datapath.RotFlow:
+    """The flow's rotation entry, which it must have."""
+    r = rxwin.rot_flow(_key(ft))
+    assert r is not None, f"no rotation entry for port {ft.lport}"
+    return r
+
+
+def _flow(rxwin: RxWin, ft: FlowTrace) -> datapath.Flow:
+    """The flow's entry, which it must have."""
+    f = rxwin.flow(_key(ft))
+    assert f is not None, f"no flow entry for port {ft.lport}"
+    return f
+
+
 def test_rescue_takes_back_a_silent_holders_slot(rxwin: RxWin, lo_capture: socket.socket) -> None:
     """A holder with nothing to send never ends its turn: the agent's tick takes
     its slot back once it has been idle long enough and sends the head of the
@@ -225,7 +239,7 @@ def test_rescue_takes_back_a_silent_holders_slot(rxwin: RxWin, lo_capture: socke
     r = ref.rotation.entries[head]
     assert sent == [forged_update(r, head, -(-MSS // 128))]
     assert tcp_checksum_ok(sent[0])
-    st = {ft.lport: rxwin.rot_flow(_key(ft)).state for ft in d.flows}
+    st = {ft.lport: _rot(rxwin, ft).state for ft in d.flows}
     assert st[holder.lport] == ROT_IDLE and st[head[3]] == ROT_HOLD
     g = rxwin.rotation()
     assert (g.open, g.waiting) == (1, n - 2)
@@ -325,13 +339,13 @@ def test_rescue_grant_is_a_holder_before_its_segment_is_acknowledged(
         _, out, _ = rxwin.run(True, granted.ack()[1])
         acked.append(Ether(out)[TCP].window)
 
-    rescue._send = send_then_ack  # type: ignore[method-assign]
+    rescue._send = send_then_ack
     try:
         rescue.step(time.monotonic_ns() + 10**9)  # the holder is idle: its slot is free
     finally:
         rescue.close()
     assert rescue.counts.granted == 1 and acked == [0]  # the turn ended with that ACK
-    st = {ft.lport: rxwin.rot_flow(_key(ft)).state for ft in d.flows}
+    st = {ft.lport: _rot(rxwin, ft).state for ft in d.flows}
     assert st[holder.lport] == ROT_IDLE  # its slot was taken back
     assert st[granted.lport] == ROT_WAIT and st[nxt.lport] == ROT_HOLD  # and passed on
     g = rxwin.rotation()
@@ -349,21 +363,21 @@ def test_scan_takes_back_exactly_the_stale_holders(rxwin: RxWin, lo_capture: soc
     d, ref = rotating(rxwin, lo_capture, n, 3 * MSS)  # H = 3: three holders
     holders = [ft for ft in d.flows if ref.rotation.entries[d.key(ft)].state == ROT_HOLD]
     assert len(holders) == 3 and rxwin.rot_count() == (3, 3)
-    t0 = max(rxwin.rot_flow(_key(ft)).since for ft in holders)
+    t0 = max(_rot(rxwin, ft).since for ft in holders)
     for ft, srtt in zip(holders, (1000, 5000, 20000), strict=True):
-        f = rxwin.flow(_key(ft))
+        f = _flow(rxwin, ft)
         f.srtt_us, f.last_ns = srtt, t0
         rxwin.lib.update(rxwin.flows_fd, _key(ft), f)
     now = t0 + 30_000_000  # 30 ms on: stale past 10, 20 and 80 ms
     want = {
         ft.lport
         for ft in holders
-        if stale(now, rxwin.rot_flow(_key(ft)).since, t0, rxwin.flow(_key(ft)).srtt_us, tick)
+        if stale(now, _rot(rxwin, ft).since, t0, _flow(rxwin, ft).srtt_us, tick)
     }
     assert len(want) == 2
     got = rxwin.rot_scan(now, int(STALE_TICKS * tick * 1e9), STALE_RTTS)
     assert got == (1, 3, 2)
-    st = {ft.lport: rxwin.rot_flow(_key(ft)).state for ft in d.flows}
+    st = {ft.lport: _rot(rxwin, ft).state for ft in d.flows}
     assert {p for p, s in st.items() if s == ROT_IDLE} == want
     assert sum(1 for s in st.values() if s == ROT_WAIT) == 3
     assert (rxwin.rotation().open, rxwin.rotation().waiting) == (1, 3)

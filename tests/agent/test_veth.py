@@ -20,6 +20,7 @@ import statistics
 import subprocess
 import time
 from collections.abc import Iterator
+from typing import cast
 
 import pytest
 from agent_labs import veth_lab
@@ -56,6 +57,11 @@ def sample(
             out.append((s, f))
         time.sleep(every)
     return out
+
+
+def agent_exe(agent: subprocess.Popen) -> list[str]:
+    """`python -m p4incast.agent` from the agent's command line (after `ip netns exec NS`)."""
+    return cast("list[str]", agent.args)[4:7]
 
 
 def prog_pids(name: str) -> set[int]:
@@ -142,7 +148,7 @@ def test_fail_open_after_stop(lab: VethLab, attach: str, sig: signal.Signals) ->
     if attach == "clsact" and sig == signal.SIGKILL:
         # Netlink filters outlive a killed process: the documented cleanup path.
         assert "rxwin" in lab.attached_progs() or "rx_" in lab.attached_progs()
-        out = lab.ns(lab.ns_r, *agent.args[4:7], "detach", "--iface", lab.dev_r)
+        out = lab.ns(lab.ns_r, *agent_exe(agent), "detach", "--iface", lab.dev_r)
         assert "removed 2" in out
     time.sleep(1.5)
     after = sample(lab, 1.0)
@@ -165,20 +171,21 @@ def test_userspace_policies_clamp_through_the_same_path(lab: VethLab, policy: st
     got = sample(lab, 2.0, agent.pid)
     # The CLI reads the same live maps (from the root namespace: map IDs are global).
     cli = subprocess.run(
-        [*agent.args[4:7], "status", "--json"], capture_output=True, text=True, check=True
+        [*agent_exe(agent), "status", "--json"], capture_output=True, text=True, check=True
     )
     mine = [a for a in json.loads(cli.stdout) if a["pid"] == agent.pid]
     assert mine and mine[0]["policy"] == policy and mine[0]["totals"]["pkts"] > 1000
-    text = subprocess.run([*agent.args[4:7], "status"], capture_output=True, text=True).stdout
+    text = subprocess.run([*agent_exe(agent), "status"], capture_output=True, text=True).stdout
     assert f"policy={policy}" in text and "rtt_min" in text
     gp = lab.goodput_bps(client)
     assert lab.stop(agent) == 0
     assert got and all(f is not None and f["w_user"] for _, f in got)
+    flows = cast("list[tuple[SsSample, dict]]", got)  # every flow there, as just asserted
     # The sender's window is one userspace wrote. W changes between our 100 ms samples
     # (RCC cuts and recovers every RTT), so bound it by what the policy can write at
     # most: RCC gives one flow at most Q = 20 packets; ICTCP at most doubles per step.
-    cap = 20 * 1448 if policy == "rcc" else 2 * max(f["w_user"] for _, f in got)
-    for s, f in got:
+    cap = 20 * 1448 if policy == "rcc" else 2 * max(f["w_user"] for _, f in flows)
+    for s, f in flows:
         gran = 1 << f["wscale"]
         assert s.snd_wnd <= -(-cap // gran) * gran, (s.snd_wnd, cap)
         assert s.inflight <= s.snd_wnd + s.mss
@@ -187,7 +194,7 @@ def test_userspace_policies_clamp_through_the_same_path(lab: VethLab, policy: st
         # control connection's one RTT sample, taken across an idle gap, exceeded
         # the 2 ms limit and left it out of the assignment).
         # The receiver alpha (1/32 marks) cuts below that, down to 1 packet; never above.
-        assert all(1448 <= f["w_user"] <= 20 * 1448 for _, f in got)
+        assert all(1448 <= f["w_user"] <= 20 * 1448 for _, f in flows)
     assert gp > 0.3 * lab.rate_mbit * 1e6
 
 

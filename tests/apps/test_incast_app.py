@@ -26,7 +26,7 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def server() -> int:
+def server() -> Iterator[int]:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "p4incast.apps.incast", "server", "--port", str(port)],

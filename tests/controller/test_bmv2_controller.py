@@ -30,7 +30,7 @@ def _why_not() -> str | None:
     missing = tools.missing_reason("simple_switch_grpc", "simple_switch_CLI")
     if missing:
         return missing
-    if not PIPELINE.config.is_file():
+    if PIPELINE.config is None or not PIPELINE.config.is_file():
         return f"{PIPELINE.config} not built (make build needs p4c-bm2-ss)"
     return None
 

@@ -96,7 +96,7 @@ def test_built_entries_use_only_p4names_and_encode(info: p4info_pb2.P4Info) -> N
     built = reconcile.desired_entries(cfg)
     assert {e.table_id for e in built} == set(p4names.MATCH_FIELDS)
     for entry in built:
-        assert entry.match is not None and entry.action is not None
+        assert entry.match is not None and isinstance(entry.action, fy.P4TableAction)
         assert tuple(entry.match) == p4names.MATCH_FIELDS[entry.table_id]
         assert entry.action.name == p4names.TABLE_ACTION[entry.table_id]
         assert tuple(entry.action.args) == p4names.ACTION_PARAMS[entry.action.name]

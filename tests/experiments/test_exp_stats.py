@@ -10,7 +10,7 @@ import csv
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from matplotlib.container import ErrorbarContainer
@@ -276,7 +276,7 @@ def test_plots_draw_interval_error_bars(make_run: MakeRun) -> None:
     assert [c.get_label() for c in bars] == ["a", "b"]
     assert all(c.has_yerr for c in bars)
     # schemes at the same N are nudged apart so their bars do not overlap
-    xa, xb = (c.lines[0].get_xdata()[0] for c in bars)
+    xa, xb = (cast("list[float]", c.lines[0].get_xdata())[0] for c in bars)
     assert xa < 2 < xb and xb - xa < 0.1
 
 

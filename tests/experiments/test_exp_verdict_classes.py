@@ -31,7 +31,11 @@ MakeRun = Callable[..., dict[str, Any]]
 
 
 def v(cid: str, verdict: str, variant: str = "", baseline: bool = False) -> Verdict:
-    claim = {"id": cid, "text": f"{cid} text", **({"variant": variant} if variant else {})}
+    claim: dict[str, Any] = {
+        "id": cid,
+        "text": f"{cid} text",
+        **({"variant": variant} if variant else {}),
+    }
     if baseline:
         claim["baseline"] = True
     return Verdict(claim, verdict, "ours")
@@ -94,7 +98,7 @@ def test_ablation_presets_name_the_variant_that_is_the_papers_setting() -> None:
         raw = config.read_yaml(path)
         if raw.get("variants") and (raw.get("paper") or {}).get("claims"):
             exps = config.load_all(path)
-            assert sum(e.paper.is_baseline(e) for e in exps) >= 1, path.name
+            assert sum(e.paper is not None and e.paper.is_baseline(e) for e in exps) >= 1, path.name
 
 
 def test_a_baseline_outside_the_variants_is_refused() -> None:

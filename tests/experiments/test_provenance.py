@@ -117,14 +117,16 @@ def test_resumed_folder_keeps_first_provenance_and_records_the_second(
     monkeypatch.setattr(runner.provenance, "capture", lambda name: next(records))
     first = FakeExecutor(make_run, only={2})  # "interrupted" after N=2
     runner.run_experiments([exp], engine, [tmp_path], 1, executor=first)
-    assert results.load(tmp_path).provenance["commit"] == "a" * 40
-    assert "resumed" not in results.load(tmp_path).provenance
+    prov = results.load(tmp_path).provenance
+    assert prov is not None and prov["commit"] == "a" * 40
+    assert "resumed" not in prov
 
     sets = runner.resume_sets([exp], engine, [tmp_path])
     second = FakeExecutor(make_run)
     runner.run_experiments([exp], engine, [tmp_path], 1, executor=second, sets=sets)
     assert second.ran == [("tcp", 4, 0)]
     prov = results.load(tmp_path).provenance
+    assert prov is not None
     assert prov["commit"] == "a" * 40 and prov["dirty"] is False
     assert [r["commit"] for r in prov["resumed"]] == ["b" * 40]
     assert prov["resumed"][0]["dirty"] is True and "resumed" not in prov["resumed"][0]
@@ -207,7 +209,8 @@ def test_at_scale_folder_keeps_first_provenance_on_resume(
     records = iter([fake_record("a" * 40), fake_record("b" * 40)])
     monkeypatch.setattr(runner.provenance, "capture", lambda name: next(records))
     runner.run_experiments([exp], engine, [tmp_path], 1, executor=Loads({0.1}))
-    assert results.load(tmp_path).provenance["commit"] == "a" * 40
+    prov = results.load(tmp_path).provenance
+    assert prov is not None and prov["commit"] == "a" * 40
     sets = runner.resume_sets([exp], engine, [tmp_path])
     runner.run_experiments([exp], engine, [tmp_path], 1, executor=Loads(None), sets=sets)
     data = json.loads((tmp_path / "results.json").read_text())

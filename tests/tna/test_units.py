@@ -109,7 +109,8 @@ def test_histogram_buckets_match_the_pipeline() -> None:
 
 def test_field_width_matches_the_p4_sources() -> None:
     defines = (REPO / "p4src/shared/defines.p4").read_text()
-    assert re.search(r"typedef bit<(\d+)>\s+qdepth_t", defines).group(1) == str(units.QDEPTH_BITS)
+    width = re.search(r"typedef bit<(\d+)>\s+qdepth_t", defines)
+    assert width and width.group(1) == str(units.QDEPTH_BITS)
 
 
 def test_ctl_target_tna_takes_k_in_bytes_and_refuses_what_does_not_fit() -> None:

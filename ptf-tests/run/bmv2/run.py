@@ -36,13 +36,13 @@ def cannot_run() -> str | None:
     from p4incast.controller.config import Pipeline
 
     pl = Pipeline.default()
-    if not pl.config.is_file():
+    if pl.config is None or not pl.config.is_file():
         return f"{pl.config} not built (make build needs p4c-bm2-ss)"
     return None
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--xunit-dir", type=Path)
     ap.add_argument("--log-dir", type=Path, default=REPO / "build" / "ptf")
     ap.add_argument("tests", nargs="*", help="PTF test names (default: all)")
