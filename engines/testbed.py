@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -84,7 +84,7 @@ class DepthPoller(threading.Thread):
     def run(self) -> None:
         try:
             asyncio.run(self._poll())
-        except Exception as err:  # noqa: BLE001 — the series is extra; the run goes on
+        except Exception as err:  # the series is extra; the run goes on
             self.error = f"{type(err).__name__}: {err}"
 
     async def _poll(self) -> None:
@@ -317,7 +317,6 @@ def run(
     per-tick state to rotation.jsonl, in `log_dir`."""
     t = point.topology
     shape = link_shape(point)
-    procs: list[Any] = []
     with network(
         t.kind,
         point.n,
@@ -326,69 +325,118 @@ def run(
         background=t.background,
         log_dir=log_dir,
     ) as net:
+        steps = _Run(net, point, cc, ecn, shape, log_dir, dilation, progress, capture)
         try:
-            return _run(net, point, cc, ecn, shape, log_dir, procs, dilation, progress, capture)
+            return steps.run()
         finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.terminate()
-            for p in procs:
-                try:
-                    p.wait(timeout=5)
-                except Exception:  # noqa: BLE001 — best effort, then kill
-                    p.kill()
+            steps.stop_processes()
 
 
-def _run(
-    net: Any,
-    point: Point,
-    cc: str,
-    ecn: EcnPolicy,
-    shape: LinkShape,
-    log_dir: Path,
-    procs: list[Any],
-    dilation: Dilation | None,
-    progress: Callable[[str], None],
-    capture: bool,
-) -> TestbedResult:
-    t, a, sch = point.topology, point.app, point.scheme
-    rto = dilation.rto_min_ms(t.rto_min_ms) if dilation else t.rto_min_ms
-    receiver = net.get(RECEIVER)
-    # DCTCP's and NewDCTCP's receivers echo CE exactly (one ECE per CE run, an
-    # ACK when CE state flips) only when the receiving socket runs the same
-    # congestion control; a stock receiver echoes RFC 3168-style, ECE on every
-    # ACK until the sender's CWR, which the sender's α then reads as more marks.
-    echo_cc = cc if sch.cc in ECHO_CCS else None
-    for host in net.hosts:
-        if host is receiver:
-            host_setup(host, rto, point.transport, point.receiver_delayed_ack, echo_cc)
-        else:
-            host_setup(host, rto, point.transport)
-    configs = program(net, ecn, shape)
-    progress("switches programmed")
-    senders = [net.get(f"h{i}") for i in range(1, point.n + 1)]
-    rtt = ping_rtt_ms(senders[0], receiver.IP())
-    if capture:
+@dataclass
+class _Run:
+    """One point on a started network: what its steps share, and the processes
+    they start (all stopped by `stop_processes`, whatever happened)."""
+
+    net: Any
+    point: Point
+    cc: str
+    ecn: EcnPolicy
+    shape: LinkShape
+    log_dir: Path
+    dilation: Dilation | None
+    progress: Callable[[str], None]
+    capture: bool
+    procs: list[Any] = field(default_factory=list)
+    configs: dict[str, Any] = field(default_factory=dict)  # by switch name
+    rtt_ms: float | None = None  # the idle base RTT, sender 1 -> receiver
+    agent: Any = None  # the host agent's process, if the scheme has one
+    client_cmd: list[str] = field(default_factory=list)
+    batch: dict[str, Any] | None = None  # the seed-003 plan, if batching
+    agent_cpu: float | None = None  # the agent's CPU over the rounds, fraction of a core
+
+    def run(self) -> TestbedResult:
+        """The steps of a run, in order."""
+        sch, t = self.point.scheme, self.point.topology
+        self.configure_hosts()
+        self.program_switches()
+        self.measure_base_rtt()
+        if self.capture:
+            self.start_capture()
+        if sch.agent != "off":
+            self.start_agent()
+        self.start_servers()
+        if t.background:
+            self.start_background()
+        self.plan_client()
+        poller = self.run_client()
+        return self.collect_results(poller)
+
+    @property
+    def receiver(self) -> Any:
+        return self.net.get(RECEIVER)
+
+    @property
+    def senders(self) -> list[Any]:
+        return [self.net.get(f"h{i}") for i in range(1, self.point.n + 1)]
+
+    @property
+    def rto_ms(self) -> int:
+        """The min RTO, stretched to the testbed's clock with a dilation."""
+        t = self.point.topology
+        return self.dilation.rto_min_ms(t.rto_min_ms) if self.dilation else t.rto_min_ms
+
+    @property
+    def tor(self) -> Any:
+        """The controller config of the receiver's ToR."""
+        return self.configs[receiver_switch(self.net).name]
+
+    def configure_hosts(self) -> None:
+        """Every host's TCP settings (`host_setup`). DCTCP's and NewDCTCP's
+        receivers echo CE exactly (one ECE per CE run, an ACK when CE state
+        flips) only when the receiving socket runs the same congestion control;
+        a stock receiver echoes RFC 3168-style, ECE on every ACK until the
+        sender's CWR, which the sender's α then reads as more marks."""
+        point, rto, receiver = self.point, self.rto_ms, self.receiver
+        echo_cc = self.cc if point.scheme.cc in ECHO_CCS else None
+        for host in self.net.hosts:
+            if host is receiver:
+                host_setup(host, rto, point.transport, point.receiver_delayed_ack, echo_cc)
+            else:
+                host_setup(host, rto, point.transport)
+
+    def program_switches(self) -> None:
+        self.configs = program(self.net, self.ecn, self.shape)
+        self.progress("switches programmed")
+
+    def measure_base_rtt(self) -> None:
+        self.rtt_ms = ping_rtt_ms(self.senders[0], self.receiver.IP())
+
+    def start_capture(self) -> None:
+        """tcpdump on the receiver: headers only (96 bytes: Ethernet, IP, TCP with
+        options); the agent's forged window updates are seen too (tc egress runs
+        before the tap)."""
         if not shutil.which("tcpdump"):
             raise RuntimeError("--capture needs tcpdump (apt-get install tcpdump)")
-        # Headers only (96 bytes: Ethernet, IP, TCP with options); the agent's
-        # forged window updates are seen too (tc egress runs before the tap).
-        pcap = log_dir / "receiver.pcap"
-        intf = receiver.defaultIntf().name
-        procs.append(
-            receiver.popen(["tcpdump", "-i", intf, "-s", "96", "-U", "-w", str(pcap), "tcp"])
+        pcap = self.log_dir / "receiver.pcap"
+        intf = self.receiver.defaultIntf().name
+        self.procs.append(
+            self.receiver.popen(["tcpdump", "-i", intf, "-s", "96", "-U", "-w", str(pcap), "tcp"])
         )
         time.sleep(0.5)  # tcpdump attached before the first packet
-    if sch.agent != "off":
+
+    def start_agent(self) -> None:
+        """The host agent on the receiver (`_agent_cmd`); waits up to 15 s for its
+        ready file."""
+        receiver, log_dir, sch = self.receiver, self.log_dir, self.point.scheme
         agent_log = (log_dir / "agent.log").open("w")
         ready = log_dir / "agent.ready"
-        agent = receiver.popen(
-            _agent_cmd(receiver.defaultIntf().name, point, shape, ready, rtt)
-            + (["--trace", str(log_dir / "rotation.jsonl")] if capture and sch.rotate else []),
+        self.agent = agent = receiver.popen(
+            _agent_cmd(receiver.defaultIntf().name, self.point, self.shape, ready, self.rtt_ms)
+            + (["--trace", str(log_dir / "rotation.jsonl")] if self.capture and sch.rotate else []),
             stdout=agent_log,
             stderr=agent_log,
         )
-        procs.append(agent)
+        self.procs.append(agent)
         deadline = time.monotonic() + 15
         while not ready.exists() and agent.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -396,93 +444,95 @@ def _run(
             raise RuntimeError(
                 "host agent did not start: " + (log_dir / "agent.log").read_text()[-500:]
             )
-    for i, h in enumerate(senders):
-        log = (log_dir / f"server-{i + 1}.log").open("w")
-        procs.append(
-            h.popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "p4incast.apps.incast",
-                    "server",
-                    "--port",
-                    str(SERVER_PORT),
-                    "--cc",
-                    cc,
-                ],
-                stdout=log,
-                stderr=log,
-            )
-        )
-    if t.background:
-        bg = net.get(BACKGROUND)
-        procs.append(receiver.popen(["iperf3", "-s", "-1", "-p", "5201"]))
+
+    def start_servers(self) -> None:
+        """The incast server on every sender, logging to server-<i>.log."""
+        for i, h in enumerate(self.senders):
+            log = (self.log_dir / f"server-{i + 1}.log").open("w")
+            server = [sys.executable, "-m", "p4incast.apps.incast", "server"]
+            server += ["--port", str(SERVER_PORT), "--cc", self.cc]
+            self.procs.append(h.popen(server, stdout=log, stderr=log))
+
+    def start_background(self) -> None:
+        """A long iperf3 flow from the background host to the receiver."""
+        receiver, bg = self.receiver, self.net.get(BACKGROUND)
+        self.procs.append(receiver.popen(["iperf3", "-s", "-1", "-p", "5201"]))
         time.sleep(0.3)
-        procs.append(
-            bg.popen(["iperf3", "-c", receiver.IP(), "-p", "5201", "-t", "3600", "-C", cc])
+        self.procs.append(
+            bg.popen(["iperf3", "-c", receiver.IP(), "-p", "5201", "-t", "3600", "-C", self.cc])
         )
-    out = log_dir / "rounds.jsonl"
-    cmd = [
-        sys.executable,
-        "-m",
-        "p4incast.apps.incast",
-        "client",
-        "--servers",
-        ",".join(h.IP() for h in senders),
-        "--port",
-        str(SERVER_PORT),
-        "--sru",
-        str(a.sru_bytes),
-        "--rounds",
-        str(a.rounds),
-        "--mode",
-        a.mode,
-        "--connections",
-        a.connections,
-        "--stall-s",
-        f"{STALL_RTO_FRACTION * rto / 1e3:.3f}",
-        "--out",
-        str(out),
-    ]
-    batch_info = None
-    if sch.batching:
-        n_batch, stagger_us, batch_info = plan_batches(point, shape, (rtt or 1.0) / 1e3)
-        cmd += ["--batch", str(n_batch), "--stagger-us", f"{stagger_us:.0f}"]
-    client_log = log_dir / "client.log"
-    tor = configs[receiver_switch(net).name]
-    poller = DepthPoller(tor, bottleneck_port(net))
-    poller.start()
-    agent_cpu0 = (process_cpu_s(agent.pid), time.monotonic()) if sch.agent != "off" else None
-    with client_log.open("w") as log:
-        client = receiver.popen(cmd, stdout=log, stderr=log)
-        try:
-            rc = client.wait(timeout=60 + a.rounds * 30)
-        finally:
-            poller.stop.set()
-            poller.join(timeout=10)
-    agent_cpu = None
-    if agent_cpu0 is not None and agent.poll() is None:
-        c0, t0 = agent_cpu0
-        agent_cpu = (process_cpu_s(agent.pid) - c0) / max(time.monotonic() - t0, 1e-9)
-    if rc != 0:
-        tail = client_log.read_text().strip().splitlines()[-5:]
-        raise RuntimeError(
-            f"incast client failed (exit {rc}): {shlex.join(cmd)}\n" + "\n".join(tail)
+
+    def plan_client(self) -> None:
+        """The incast client's command line; with batching, the seed-003 plan
+        at the measured base RTT."""
+        a, sch = self.point.app, self.point.scheme
+        cmd = [sys.executable, "-m", "p4incast.apps.incast", "client"]
+        cmd += ["--servers", ",".join(h.IP() for h in self.senders)]
+        cmd += ["--port", str(SERVER_PORT), "--sru", str(a.sru_bytes)]
+        cmd += ["--rounds", str(a.rounds), "--mode", a.mode, "--connections", a.connections]
+        cmd += ["--stall-s", f"{STALL_RTO_FRACTION * self.rto_ms / 1e3:.3f}"]
+        cmd += ["--out", str(self.log_dir / "rounds.jsonl")]
+        if sch.batching:
+            rtt_s = (self.rtt_ms or 1.0) / 1e3
+            n_batch, stagger_us, self.batch = plan_batches(self.point, self.shape, rtt_s)
+            cmd += ["--batch", str(n_batch), "--stagger-us", f"{stagger_us:.0f}"]
+        self.client_cmd = cmd
+
+    def run_client(self) -> DepthPoller:
+        """The client on the receiver, logging to client.log, while the ToR's
+        bottleneck depth is polled (the poller, stopped, is returned) and the
+        agent's CPU is measured; raises with the log's tail if it fails."""
+        client_log = self.log_dir / "client.log"
+        poller = DepthPoller(self.tor, bottleneck_port(self.net))
+        poller.start()
+        agent = self.agent
+        agent_cpu0 = (process_cpu_s(agent.pid), time.monotonic()) if agent is not None else None
+        with client_log.open("w") as log:
+            client = self.receiver.popen(self.client_cmd, stdout=log, stderr=log)
+            try:
+                rc = client.wait(timeout=60 + self.point.app.rounds * 30)
+            finally:
+                poller.stop.set()
+                poller.join(timeout=10)
+        if agent is not None and agent_cpu0 is not None and agent.poll() is None:
+            c0, t0 = agent_cpu0
+            self.agent_cpu = (process_cpu_s(agent.pid) - c0) / max(time.monotonic() - t0, 1e-9)
+        if rc != 0:
+            tail = client_log.read_text().strip().splitlines()[-5:]
+            raise RuntimeError(
+                f"incast client failed (exit {rc}): {shlex.join(self.client_cmd)}\n"
+                + "\n".join(tail)
+            )
+        return poller
+
+    def collect_results(self, poller: DepthPoller) -> TestbedResult:
+        """The client's rounds, the ToR's counters and the depth series."""
+        out = self.log_dir / "rounds.jsonl"
+        rounds = [json.loads(line) for line in out.read_text().splitlines()]
+        if poller.error:
+            self.progress(f"queue-depth series lost: {poller.error}")
+        snap = asyncio.run(read_stats(self.tor))
+        snap["bottleneck_port"] = str(bottleneck_port(self.net))
+        return TestbedResult(
+            rounds=rounds,
+            switch=snap,
+            base_rtt_ms=self.rtt_ms,
+            log_dir=self.log_dir,
+            batch=self.batch,
+            depth_series=poller.series,
+            agent_cpu=self.agent_cpu,
         )
-    rounds = [json.loads(line) for line in out.read_text().splitlines()]
-    if poller.error:
-        progress(f"queue-depth series lost: {poller.error}")
-    snap = asyncio.run(read_stats(tor))
-    snap["bottleneck_port"] = str(bottleneck_port(net))
-    return TestbedResult(
-        rounds=rounds,
-        switch=snap,
-        base_rtt_ms=rtt,
-        log_dir=log_dir,
-        batch=batch_info,
-        depth_series=poller.series,
-        agent_cpu=agent_cpu,
-    )
+
+    def stop_processes(self) -> None:
+        """Terminate what the steps started; kill what does not exit in 5 s."""
+        for p in self.procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout=5)
+            except Exception:  # best effort, then kill
+                p.kill()
 
 
 def bottleneck_port(net: Any) -> int:
