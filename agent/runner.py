@@ -280,9 +280,9 @@ def _loop(
                     counters = {b: (f.pkts, f.ce, _rtt_s(f)) for b, f in live.items()}
                     out = rcc.step(now, counters)
                 for b, w in out.items():
-                    if written.get(b) != w:  # type: ignore[call-overload]
-                        rx.set_w(keys[b], w)  # type: ignore[index]
-                        written[b] = w  # type: ignore[index]
+                    if written.get(b) != w:
+                        rx.set_w(keys[b], w)
+                        written[b] = w
             if now >= next_sweep:
                 if _sweep(rx, cfg) and cfg.policy == BUDGET_AGENT:
                     rx.recount_budget()

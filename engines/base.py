@@ -20,27 +20,39 @@ the whole machine); `worker_init` prepares such a worker once.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from p4incast.model.scheme import INCAST_SCENARIO, Point, RunResult
 
 
+class Result(Protocol):
+    """What `run` returns: a RunResult, or another scenario's result."""
+
+    def record(self) -> dict[str, Any]: ...
+
+
 class Engine(Protocol):
+    """An engine of any scenario: `point` is that scenario's kind of point (an
+    incast Point, an AtScalePoint), which each engine names in its own methods."""
+
     name: ClassVar[str]
     parallel: ClassVar[bool]
     max_senders: ClassVar[int]
 
     def unavailable(self) -> str | None: ...
 
-    def check(self, point: Point) -> list[str]: ...
+    def check(self, point: Any) -> list[str]: ...
 
-    def run(self, point: Point, log_dir: Path) -> RunResult: ...
+    def run(self, point: Any, log_dir: Path) -> Result: ...
 
     def worker_init(self) -> None: ...
 
     def describe(self) -> str: ...
 
-    def failed_record(self, point: Point, why: str) -> dict[str, Any]: ...
+    def failed_record(self, point: Any, why: str) -> dict[str, Any]: ...
+
+
+E = TypeVar("E", bound=Engine)
 
 
 class IncastEngine:
@@ -56,7 +68,7 @@ REGISTRY: dict[str, Engine] = {}  # incast engines, in order of preference for `
 ENGINES: dict[str, Engine] = {}  # every engine, of every scenario, by name (workers look up here)
 
 
-def register(engine: Engine, scenario: str = INCAST_SCENARIO) -> Engine:
+def register(engine: E, scenario: str = INCAST_SCENARIO) -> E:
     if scenario == INCAST_SCENARIO:
         REGISTRY[engine.name] = engine
     ENGINES[engine.name] = engine

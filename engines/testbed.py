@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mininet.link import TCLink
 from mininet.log import setLogLevel
@@ -255,7 +255,8 @@ def network(
     topo = topos[topology](n=n, spines=spines, host_mbps=host_mbps, background=background)
     net = Mininet(
         topo=topo,
-        switch=partial(Bmv2GrpcSwitch, log_dir=log_dir),
+        # any switch class or factory (Mininet's untyped default reads as OVSKernelSwitch)
+        switch=cast(Any, partial(Bmv2GrpcSwitch, log_dir=log_dir)),
         link=TCLink,
         controller=None,
         autoStaticArp=True,

@@ -65,7 +65,7 @@ def _numbers(kind: type) -> Any:
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="p4incast-run",
-        description=__doc__.split("\n")[0],
+        description=(__doc__ or "").split("\n")[0],
         epilog=f"p4incast-run {SUBCOMMAND} --help: the paper presets and their report "
         "(make reproduce)",
     )

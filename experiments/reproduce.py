@@ -418,7 +418,7 @@ def _saved(loaded: list[tuple[Path, scenario.Scenario, list[Any]]], root: Path) 
 
 
 def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
-    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog=prog, description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--only", nargs="+", metavar="PRESET", help="preset file stems to run")
     ap.add_argument("--rounds", type=int, help="cut every preset's rounds (intervals widen)")
     ap.add_argument("--out", type=Path, help="results folder (default results/reproduce-<time>)")

@@ -52,15 +52,16 @@ class Scenario(Protocol):
 
     name: str  # a preset's `scenario:`
     axis: str  # the summary rows' x, as claims name it: n | load
-
-    @property
-    def flags(self) -> tuple[str, ...]:  # p4incast-run's overrides it takes (argparse dests)
-        ...
-
     shared_sweep: bool  # reproduce: all its presets in one sweep (else one each, continued)
     section_suffix: str  # after the preset's name in REPORT.md's section header
     wall_label: str  # a run record as cost.walls_of names it
-    result_set: type[results.ResultSet]
+
+    # Read-only, so a scenario's class attribute may be of a narrower type.
+    @property
+    def flags(self) -> tuple[str, ...]: ...  # p4incast-run's overrides (argparse dests)
+
+    @property
+    def result_set(self) -> type[results.ResultSet]: ...  # the class its results load as
 
     def load(self, path: Path, over: Mapping[str, Any]) -> list[Any]: ...
     def engine(self, exp: Any, cluster: str) -> tuple[Engine, str]: ...

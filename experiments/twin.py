@@ -202,7 +202,7 @@ def plot(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="twin", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="twin", description=(__doc__ or "").split("\n")[0])
     ap.add_argument("experiment", type=Path)
     ap.add_argument("--rounds", type=int)
     ap.add_argument("--senders", help="comma-separated N")

@@ -317,12 +317,13 @@ def _fill(sc: Any, out: RunResult) -> None:
     out.base_rtt_ms = float(sc.baseRtt) * 1e3 if sc.baseRtt > 0 else None
     out.extra["sim_s"] = float(sc.Now())
     keys = list(sc.agent.Keys())  # open flows; closed ones (per-round connections) are counted
-    out.extra["agent"] = {
+    agent_extra: dict[str, Any] = {  # ack_queue (a dict) joins below
         "flows": len(keys) + int(sc.agent.closedFlows),
         "clamped_acks": sum(int(sc.agent.flows[k].clamped) for k in keys)
         + int(sc.agent.closedClamped),
         "ece_cleared": int(sc.agent.eceCleared),
     }
+    out.extra["agent"] = agent_extra
     if sc.agent.ackQueueCap:
         a = sc.agent
         out.extra["agent"]["ack_queue"] = {

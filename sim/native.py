@@ -29,8 +29,10 @@ def load() -> Any:
     ok, why = available()
     if not ok:
         raise RuntimeError(why)
+    # `from ns import ns` loads ns-3 and cppyy. ns-3's `ns` package is a stub that
+    # puts ns3.ns in its place at import time: no checker can see that `ns`.
     import cppyy  # ns-3 (and with it cppyy) is optional and heavy: loaded on first use only
-    from ns import ns  # noqa: F401  (loads ns-3 and cppyy)
+    from ns import ns  # noqa: F401  # pyright: ignore[reportAttributeAccessIssue]
 
     cppyy.add_include_path(str(CPP_DIR))
     cppyy.include("scenario.h")

@@ -84,7 +84,7 @@ def parse_options(raw: bytes) -> TcpOptions:
                 o.bad = True
         elif kind == 8:
             if ln == 10:
-                o.ts = struct.unpack("!II", body)  # type: ignore[assignment]
+                o.ts = struct.unpack("!II", body)
             else:
                 o.bad = True
         i += ln

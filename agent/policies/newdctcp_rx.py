@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import cast
 
 from p4incast.agent.policies.frames import TcpOptions, s32, u32
 from p4incast.model.scheme import RX_MIN_SEGS
@@ -125,7 +126,7 @@ class RxFlow:
             return
         self.counted = True
         both_ws = self.peer_ws is not None and self.local_ws is not None
-        self.wscale = self.local_ws if both_ws else 0  # type: ignore[assignment]
+        self.wscale = cast(int, self.local_ws) if both_ws else 0  # both_ws: not None
         cands = [m for m in (self.local_mss, self.peer_mss) if m]
         mss = min(cands) if cands else DEFAULT_MSS
         mss = max(mss, MIN_MSS)
@@ -177,7 +178,7 @@ class RxFlow:
         ws = self.wscale
         out = kernel_field
         if w or zero:
-            want = 0 if zero else (w + (1 << ws) - 1) >> ws
+            want = 0 if zero or w is None else (w + (1 << ws) - 1) >> ws
             if self.last_re is not None:
                 d = u32(self.last_re - ack)
                 if s32(d) > 0:

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from p4incast.model.wire import MSS_BYTES
 
@@ -52,6 +53,8 @@ __all__ = ["FlowSample", "Ictcp", "IctcpParams", "IctcpFlow"]
 
 # Clock slack for "at least this long": callers step on float sums of ticks.
 EPS_S = 1e-9
+
+K = TypeVar("K", bound=Hashable)  # a caller's flow key (bytes, a 4-tuple, an int)
 
 
 @dataclass(frozen=True)
@@ -91,9 +94,9 @@ class IctcpFlow:
 
 
 @dataclass
-class Ictcp:
+class Ictcp(Generic[K]):
     p: IctcpParams
-    flows: dict[Hashable, IctcpFlow] = field(default_factory=dict)
+    flows: dict[K, IctcpFlow] = field(default_factory=dict)
     slot_start: float | None = None  # start of the current subslot
     slot_bytes0: int = 0  # interface bytes at that start
     bw_a: float = 0.0
@@ -101,7 +104,7 @@ class Ictcp:
     second: bool = False  # in the second subslot
     # Smallest RTT seen per flow: the "RTT < 2 ms" test is a datacenter-flow test,
     # so queueing delay (incast itself) must not take a flow out of control.
-    min_rtt: dict[Hashable, float] = field(default_factory=dict)
+    min_rtt: dict[K, float] = field(default_factory=dict)
 
     def subslot_len(self) -> float:
         """T: traffic-weighted mean RTT (weights = b_m), default RTT when idle."""
@@ -113,7 +116,7 @@ class Ictcp:
                 den += w
         return num / den if den else self.p.default_rtt_s
 
-    def step(self, now: float, iface_bytes: int, samples: Mapping[Hashable, FlowSample]) -> dict:
+    def step(self, now: float, iface_bytes: int, samples: Mapping[K, FlowSample]) -> dict[K, int]:
         """Advance to `now`; return {flow: rwnd bytes} for every controlled flow."""
         p = self.p
         for k in list(self.flows):
@@ -122,7 +125,7 @@ class Ictcp:
         for k in list(self.min_rtt):
             if k not in samples:
                 del self.min_rtt[k]
-        fresh: set[Hashable] = set()
+        fresh: set[K] = set()
         for k, s in samples.items():
             if s.rtt_s > 0:
                 self.min_rtt[k] = min(self.min_rtt.get(k, s.rtt_s), s.rtt_s)
@@ -138,7 +141,7 @@ class Ictcp:
             f.rtt_s = s.rtt_s or p.default_rtt_s
         self._subslot(now, iface_bytes)
         # Per flow, once per RTT: d, the decrease rule, and whether it asks for an increase.
-        due: list[tuple[float, Hashable, IctcpFlow]] = []
+        due: list[tuple[float, K, IctcpFlow]] = []
         for k, f in self.flows.items():
             if k in fresh or now - f.sample_t < f.rtt_s - EPS_S:
                 continue

@@ -68,10 +68,13 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TypeVar
 
 from p4incast.model.wire import MSS_BYTES
 
 __all__ = ["FIN", "AckQueue", "Rcc", "RccParams", "assign_windows", "equal_share", "remote_cut"]
+
+K = TypeVar("K", bound=Hashable)  # a caller's flow key (bytes, a 4-tuple, an int)
 
 
 def equal_share(queue_maxsize: int, flows: int) -> int:
@@ -83,11 +86,11 @@ def equal_share(queue_maxsize: int, flows: int) -> int:
 
 
 def assign_windows(
-    flows: Iterable[Hashable],
+    flows: Iterable[K],
     queue_maxsize: int = 40,
-    sizes: Mapping[Hashable, int] | None = None,
-    priorities: Mapping[Hashable, float] | None = None,
-) -> dict[Hashable, int]:
+    sizes: Mapping[K, int] | None = None,
+    priorities: Mapping[K, float] | None = None,
+) -> dict[K, int]:
     """flows -> {flow: W in packets} [RCC Algorithm 1].
 
     priorities: {flow: share} when flow priorities are in use (the paper's
@@ -98,7 +101,7 @@ def assign_windows(
     if not keys:
         return {}
     sizes = sizes or {}
-    out: dict[Hashable, int] = {}
+    out: dict[K, int] = {}
     if priorities is None:
         for k in keys:
             out[k] = equal_share(queue_maxsize, len(keys))
@@ -319,9 +322,9 @@ class Rcc:
     def step(
         self,
         now: float,
-        counters: Mapping[Hashable, tuple[int, int, float]],
-        shares: Mapping[Hashable, float] | None = None,
-    ) -> dict[Hashable, int]:
+        counters: Mapping[K, tuple[int, int, float]],
+        shares: Mapping[K, float] | None = None,
+    ) -> dict[K, int]:
         """counters: {flow: (packets, ce, rtt_s)} cumulative; returns {flow: W bytes}."""
         p = self.p
         for k, (_pkts, _ce, rtt) in counters.items():
@@ -335,7 +338,7 @@ class Rcc:
                 del self.state[k]
         prio = None if shares is None else {k: shares.get(k, 1.0) for k in live}
         base = assign_windows(live, p.queue_maxsize, priorities=prio)
-        out: dict[Hashable, int] = {}
+        out: dict[K, int] = {}
         for k, (pkts, ce, rtt) in live.items():
             st = self.state.get(k)
             if st is None:

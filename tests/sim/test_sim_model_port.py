@@ -62,6 +62,8 @@ def run_config_fields() -> dict[str, str]:
 class _Recorder:
     """Stands in for p4i.RunConfig: records what the engine sets."""
 
+    set: dict[str, object]
+
     def __init__(self) -> None:
         object.__setattr__(self, "set", {})
 
