@@ -6,7 +6,9 @@ from dataclasses import asdict, dataclass, field
 
 import finsy as fy
 
-from . import histogram, p4names
+from p4incast.model import histogram
+
+from . import p4names
 from .connection import EntityReader, read_entities
 from .p4names import HIST_BUCKETS, HIST_PORTS
 

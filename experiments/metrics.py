@@ -11,7 +11,7 @@ queue-depth histogram. `summarize` turns it into one flat record:
 - rto_round_ratio: rounds in which >= 1 flow hit an RTO / rounds;
 - FCT p50/p99 and mean: over every flow of every round, pooled;
 - queue depth p50/p95/max: from the bottleneck port's histogram, exact to one
-  bucket (controller/histogram.py);
+  bucket (model/histogram.py);
 - ce_marks: packets the switch turned CE at the bottleneck (`marked`);
   drops: tail drops plus Not-ECT drops (`queue_drops + ecn_drop`);
 - jain: Jain's fairness index (Jain, Chiu & Hawe, DEC-TR-301, 1984),
@@ -59,7 +59,6 @@ import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from p4incast.controller import histogram
 from p4incast.experiments.stats import (
     Interval,
     batch_interval,
@@ -69,6 +68,7 @@ from p4incast.experiments.stats import (
     t_interval,
     wilson_interval,
 )
+from p4incast.model import histogram
 from p4incast.model.wire import MSS_BYTES, WIRE_FRAME_BYTES
 
 MSS = MSS_BYTES  # TCP payload bytes per full packet

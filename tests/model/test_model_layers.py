@@ -15,8 +15,6 @@ import re
 import tomllib
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[2]
 ROOT = "p4incast"
 
@@ -35,16 +33,6 @@ ALLOWED: dict[str, set[str]] = {
     "bmv2": {"tools"},
     "tools": set(),
     "model": set(),
-}
-
-# (importing module, imported module) -> why it is still there. Each one must
-# still occur: a stale entry fails too.
-EXCEPTIONS: dict[tuple[str, str], str] = {
-    (
-        "p4incast.experiments.metrics",
-        "p4incast.controller.histogram",
-    ): "pure histogram maths that belongs in model; experiments/metrics.py was being "
-    "edited elsewhere when the graph was enforced (issue 29)",
 }
 
 
@@ -169,13 +157,6 @@ def test_packages_import_one_way() -> None:
     wrong = [
         f"{file}:{line}: {a} imports {b} ({_node(a)} → {_node(b)} is not in DEVELOPERS.md's graph)"
         for a, b, file, line in _edges()
-        if _node(b) not in ALLOWED.get(_node(a) or "", set()) and (a, b) not in EXCEPTIONS
+        if _node(b) not in ALLOWED.get(_node(a) or "", set())
     ]
     assert not wrong, "\n".join(dict.fromkeys(wrong))
-
-
-@pytest.mark.parametrize(("importer", "imported"), sorted(EXCEPTIONS))
-def test_each_exception_is_still_needed(importer: str, imported: str) -> None:
-    assert (importer, imported) in {(a, b) for a, b, _, _ in _edges()}, (
-        f"{importer} no longer imports {imported}: drop it from EXCEPTIONS"
-    )

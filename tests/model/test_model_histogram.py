@@ -2,7 +2,7 @@
 
 import pytest
 
-from p4incast.controller import histogram
+from p4incast.model import histogram
 
 
 def test_quantiles_of_known_distribution() -> None:
