@@ -1,8 +1,11 @@
 """P4Runtime names and sizes of the pipeline's objects (aliases in the p4info).
 
 The P4 program (p4src/shared, the same names on both targets) defines them;
-this module names the ones the controller uses, so nothing else in the
-controller spells a table, action, parameter, key or counter. `check` reads
+controller/p4info_names.py is generated from its built p4info
+(scripts/gen_p4names.py, run by `make build`), and this module picks the ones
+the controller uses from there, so nothing in the controller spells a table,
+action, parameter, key or counter, and a name the program renames fails at
+import. `check` reads
 them back from a pipeline's p4info before the controller writes to it
 (app.apply, keep, set_ecn): a name the program renamed or dropped is one
 error naming it and the p4info, before anything is written.
@@ -14,53 +17,47 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from . import p4info_names as gen
 from .errors import ControllerError
 
 if TYPE_CHECKING:
     import finsy as fy
 
-ROUTES_V4 = "routes_v4"
-ROUTES_V6 = "routes_v6"
-ROUTE = "route"  # routes_v4 action (port, smac, dmac)
-ROUTE_V6 = "route_v6"  # routes_v6 action (port, smac, dmac)
-DST_ADDR = "dst_addr"
+ROUTES_V4 = gen.TABLE_ROUTES_V4
+ROUTES_V6 = gen.TABLE_ROUTES_V6
+ROUTE = gen.ACTION_ROUTE  # routes_v4 action (port, smac, dmac)
+ROUTE_V6 = gen.ACTION_ROUTE_V6  # routes_v6 action (port, smac, dmac)
+DST_ADDR = gen.FIELD_DST_ADDR
 
-ECN_POLICY = "ecn_policy"
-SET_ECN_POLICY = "set_ecn_policy"  # (mode, k, drop_k)
-PORT_KEY = "port"
+ECN_POLICY = gen.TABLE_ECN_POLICY
+SET_ECN_POLICY = gen.ACTION_SET_ECN_POLICY  # (mode, k, drop_k)
+PORT_KEY = gen.FIELD_PORT
 
 # What the controller writes: each table's match fields and its one action,
-# and each action's parameters (entries.py passes them by these names).
-MATCH_FIELDS: dict[str, tuple[str, ...]] = {
-    ROUTES_V4: (DST_ADDR,),
-    ROUTES_V6: (DST_ADDR,),
-    ECN_POLICY: (PORT_KEY,),
-}
+# and each action's parameters (entries.py passes them by these names), as the
+# generated p4info names give them; `check` holds another target's p4info to them.
 TABLE_ACTION: dict[str, str] = {ROUTES_V4: ROUTE, ROUTES_V6: ROUTE_V6, ECN_POLICY: SET_ECN_POLICY}
-ACTION_PARAMS: dict[str, tuple[str, ...]] = {
-    ROUTE: ("port", "smac", "dmac"),
-    ROUTE_V6: ("port", "smac", "dmac"),
-    SET_ECN_POLICY: ("mode", "k", "drop_k"),
-}
+MATCH_FIELDS: dict[str, tuple[str, ...]] = {t: gen.MATCH_FIELDS[t] for t in TABLE_ACTION}
+ACTION_PARAMS: dict[str, tuple[str, ...]] = {a: gen.ACTION_PARAMS[a] for a in TABLE_ACTION.values()}
 
 # Per egress port, packets and bytes.
 ECN_COUNTERS = {
-    "ect": "ecn_ect_stats",
-    "marked": "ecn_marked_stats",
-    "ce_in": "ecn_ce_in_stats",
-    "not_ect_over_k": "ecn_not_ect_over_k_stats",
-    "ecn_drop": "ecn_drop_stats",
+    "ect": gen.COUNTER_ECN_ECT_STATS,
+    "marked": gen.COUNTER_ECN_MARKED_STATS,
+    "ce_in": gen.COUNTER_ECN_CE_IN_STATS,
+    "not_ect_over_k": gen.COUNTER_ECN_NOT_ECT_OVER_K_STATS,
+    "ecn_drop": gen.COUNTER_ECN_DROP_STATS,
 }
-ROUTED = "routed_stats"  # per egress port, counted at ingress
-INGRESS_DROPS = "ingress_drop_stats"  # per reason
-QUEUE_DEPTH = "queue_depth_stats"  # port * HIST_BUCKETS + bucket
+ROUTED = gen.COUNTER_ROUTED_STATS  # per egress port, counted at ingress
+INGRESS_DROPS = gen.COUNTER_INGRESS_DROP_STATS  # per reason
+QUEUE_DEPTH = gen.COUNTER_QUEUE_DEPTH_STATS  # port * HIST_BUCKETS + bucket
 COUNTERS = (ROUTED, INGRESS_DROPS, QUEUE_DEPTH, *ECN_COUNTERS.values())
 
 # Index order of ingress_drop_stats (p4src/shared/defines.p4).
 DROP_REASONS = ("route_miss", "not_ip", "parser_error", "bad_checksum", "ttl_expired")
 
 # Sizes both targets share (p4src/shared/defines.p4, sizes.p4).
-PORT_MAX = (1 << 9) - 1  # port_t is bit<9>
+PORT_MAX = (1 << gen.FIELD_BITS[(ECN_POLICY, PORT_KEY)]) - 1  # port_t: bit<9> on v1model
 HIST_PORTS = 128  # queue_depth_stats covers ports 0..HIST_PORTS-1
 HIST_BUCKETS = 128  # depth buckets per port; the last one is open (>= 127)
 

@@ -20,6 +20,7 @@ compile() {  # compile SRC OUTDIR NAME
 
 if P4C=$("$PY" -m p4incast.tools which p4c-bm2-ss 2>/tmp/p4incast-build.err); then
   compile p4src/v1model/main.p4 build/v1model p4incast
+  "$PY" scripts/gen_p4names.py  # controller/p4info_names.py from the p4info
   compile p4src/bench/minimal.p4 build/bench minimal
 else
   echo "build: skipping P4 — $(cat /tmp/p4incast-build.err)"

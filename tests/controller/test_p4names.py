@@ -138,3 +138,21 @@ def test_a_renamed_name_is_one_error_before_anything_is_written(
         asyncio.run(app.apply(cfg))
     assert str(err.value).startswith(f"{renamed}: {named}")
     assert "\n" not in str(err.value)
+
+
+def test_the_generated_names_are_the_built_p4infos(info: p4info_pb2.P4Info) -> None:
+    """controller/p4info_names.py is what scripts/gen_p4names.py makes of the built
+    p4info: a P4 change that renames or reshapes an object without regenerating
+    (make build does) fails here, and a rename the controller uses at import."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "gen_p4names", Path(__file__).resolve().parents[2] / "scripts" / "gen_p4names.py"
+    )
+    assert spec and spec.loader
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    committed = Path(p4names.__file__).with_name("p4info_names.py").read_text()
+    assert gen.render(P4INFO) == committed
+    named = [ln for ln in committed.splitlines() if ln.startswith("TABLE_") and ' = "' in ln]
+    assert len(named) == len(info.tables)  # every table of the p4info has its constant
