@@ -1,10 +1,17 @@
 """The struct_ops sender baselines: registered, selectable per socket, ECN-driven.
 
-On the p4ia veth lab with the test CE marker (1/32 of packets, no eraser, so
-the receiver echoes ECE): a p4i_dctcp or p4i_newdctcp sender negotiates ECN
-(ss -ti counts delivered_ce, the CE echoed back to it), carries data, and
-cuts its window in proportion to the marks instead of halving it, so its
-median cwnd stays above cubic's under the same marks.
+On the p4ia veth lab with the test CE marker (each ECT packet CE with
+probability 1/32, no eraser, so the receiver echoes ECE): a p4i_dctcp or
+p4i_newdctcp sender negotiates ECN (ss -ti counts delivered_ce, the CE echoed
+back to it) and carries data. The kernel's reno, which halves once per marked
+window (RFC 3168), is the control in the same lab: DCTCP cuts by alpha/2 with
+alpha near the marked fraction, so its median cwnd stays well above reno's
+(measured 94-272 against 22-28 segments, idle and with both cores busy).
+
+NewDCTCP is not compared here: at this marking rate nearly every window of
+its carries a mark, so its window seldom grows while a decision is pending
+and its level sits near reno's (25-40 segments). Its cut, m of n segments per
+marked window, is asserted episode by episode in tests/senders.
 """
 
 from __future__ import annotations
@@ -60,18 +67,18 @@ def cwnds(lab: VethLab, name: str, seconds: float = 4.0) -> tuple[list[int], str
     return cw, text, lab.goodput_bps(client)
 
 
-def test_dctcp_and_newdctcp_react_to_marks_proportionally(registered: list[str]) -> None:
+def test_dctcp_and_newdctcp_negotiate_ecn_and_dctcp_cuts_in_proportion(
+    registered: list[str],
+) -> None:
     with VethLab() as lab:
         lab.add_marker(erase_at_receiver=False)
         lab.start_server()
-        res = {n: cwnds(lab, n) for n in ("cubic", "p4i_dctcp", "p4i_newdctcp")}
+        res = {n: cwnds(lab, n) for n in ("reno", "p4i_dctcp", "p4i_newdctcp")}
     for name in ("p4i_dctcp", "p4i_newdctcp"):
         cw, text, gp = res[name]
         assert name in text, f"{name} not in use: {text[:200]}"
         ce = re.search(r"delivered_ce:(\d+)", text)
         assert ce and int(ce.group(1)) > 0, f"{name}: no ECE-echoed CE delivered: {text}"
         assert gp > 0.5 * lab.rate_mbit * 1e6
-        assert statistics.median(cw) > statistics.median(res["cubic"][0]), (
-            f"{name} median cwnd {statistics.median(cw)} vs cubic "
-            f"{statistics.median(res['cubic'][0])}"
-        )
+    reno, dctcp = (statistics.median(res[n][0]) for n in ("reno", "p4i_dctcp"))
+    assert dctcp > 2 * reno, f"p4i_dctcp median cwnd {dctcp}, reno's (halving) {reno}"
