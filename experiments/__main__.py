@@ -202,6 +202,18 @@ def main(argv: list[str] | None = None) -> int:
     if problems:
         for p in dict.fromkeys(problems):
             print(f"p4incast-run: {p}", file=sys.stderr)
+        if getattr(exps[0], "engine", None) == "auto":
+            runnable = [
+                s.name
+                for s in exps[0].schemes
+                if not any(engine.check(p) for p in exps[0].points() if p.scheme == s)
+            ]
+            print(
+                f"p4incast-run: `engine: auto` chose {engine.name} (why: the first line); "
+                "install the engine those runs need, or run only "
+                f"--schemes {','.join(runnable) or '(none runs here)'}",
+                file=sys.stderr,
+            )
         return 2
     for e in exps:
         print(sc.plan(e), flush=True)

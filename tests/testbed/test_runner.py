@@ -74,6 +74,22 @@ def test_engine_that_cannot_run_is_one_clear_line(tmp_path: Path) -> None:
     assert not (tmp_path / "results").exists()
 
 
+def test_auto_falling_back_to_an_engine_that_refuses_names_what_runs(tmp_path: Path) -> None:
+    """The default experiment without BMv2: `auto` takes the simulator, which has no
+    rotation; the refusal names the schemes the simulator does run."""
+    proc = run_cli(
+        str(Path(__file__).parents[2] / "experiments" / "default.yaml"),
+        "--check",
+        env={"P4INCAST_SIMPLE_SWITCH_GRPC": "/nonexistent"},
+    )
+    assert proc.returncode == 2
+    assert proc.stdout.startswith("engine: sim (ns-3), because simple_switch_grpc")
+    *problems, hint = proc.stderr.strip().splitlines()
+    assert problems and all("rotate" in p for p in problems)
+    schemes = hint.split("--schemes ")[1].split(",")
+    assert "front+rotate" not in schemes and {"mark-front", "front+budget"} <= set(schemes)
+
+
 def test_bad_experiment_refused_before_running(tmp_path: Path) -> None:
     exp = tmp_path / "e.yaml"
     exp.write_text(yaml.safe_dump({**SMOKE, "senders": [0]}))
