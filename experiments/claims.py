@@ -12,8 +12,9 @@ A preset (experiments/papers/*.yaml) carries a `paper:` section:
         sru64k: {peak_goodput_mbps: {tcp: 850}, collapse_n: {tcp: 10},
                  goodput_mbps: {dctcp: [[20, 300]]}}
 
-`variant` names the variant (the suffix p4incast-run gives it, e.g. sru64k;
-"" or absent: the experiment has no variants). Every tolerance a verdict
+`variant` names the variant (the suffix p4incast-run gives it, e.g. sru64k),
+or a list of them (variant: [rto_min_ms10-sru64k, rto_min_ms200-sru64k]);
+absent: every variant (claim_variants). Every tolerance a verdict
 uses is written in the claim itself, next to the paper's wording, so a
 reader sees what "about 10 senders" was taken to mean.
 
@@ -356,6 +357,23 @@ class Classified:
                 return f"{DIVERGES} — unexplained (ablations not run: {', '.join(self.not_run)})"
             return f"{DIVERGES} — unexplained"
         return self.cls
+
+
+def claim_variants(claim: Mapping[str, Any], variants: Sequence[str]) -> list[str]:
+    """The variants (suffix labels, in the preset's order) a claim is about: every one
+    without `variant`; else the one it names, or each of the list it names. Raises
+    ValueError naming what it names that the preset lacks."""
+    if "variant" not in claim:
+        return list(variants)
+    named = claim["variant"]
+    want = [str(v) for v in named] if isinstance(named, list) else [str(named)]
+    missing = [v for v in want if v not in variants]
+    if missing or not want:
+        raise ValueError(
+            f"claim {claim.get('id')} names variant {', '.join(map(repr, missing)) or '[]'}; "
+            f"the preset has {', '.join(repr(v) for v in variants)}"
+        )
+    return [v for v in variants if v in want]
 
 
 def classify(

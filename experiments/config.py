@@ -70,7 +70,7 @@ from typing import Any, ClassVar
 import yaml
 
 from p4incast.engines import REGISTRY
-from p4incast.experiments.claims import ClaimError, check_claim
+from p4incast.experiments.claims import ClaimError, check_claim, claim_variants
 from p4incast.model import ModelError
 from p4incast.model.ecn import EcnMode
 from p4incast.model.scheme import (
@@ -401,6 +401,12 @@ def expand(raw: Any) -> list[Experiment]:
             out.append(parse(one))
         except ExperimentError as err:
             raise ExperimentError(f"variant {one['name']}: {err}") from None
+    labels = [e.name[len(f"{base.get('name', 'experiment')}-") :] for e in out]
+    for c in out[0].paper.claims if out[0].paper else ():
+        try:
+            claim_variants(c, labels)
+        except ValueError as err:
+            raise ExperimentError(f"paper.claims: {err}") from None
     return out
 
 

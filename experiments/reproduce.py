@@ -71,6 +71,7 @@ from .claims import (
     UNEXPLAINED,
     Classified,
     Verdict,
+    claim_variants,
     class_counts,
     classify,
     evaluate,
@@ -149,13 +150,11 @@ def verdict_rows(exps: list[Any], sets: list[results.ResultSet], base: str) -> l
     paper = exps[0].paper
     out = []
     for claim in paper.claims if paper else ():
-        variants = [str(claim["variant"])] if "variant" in claim else list(by_variant)
+        try:
+            variants = claim_variants(claim, list(by_variant))
+        except ValueError as err:
+            raise ExperimentError(f"{base}: {err}") from None
         for variant in variants:
-            if variant not in by_variant:
-                raise ExperimentError(
-                    f"{base}: claim {claim['id']} names variant {variant!r}; "
-                    f"the preset has {', '.join(repr(v) for v in by_variant)}"
-                )
             exp, rs = by_variant[variant]
             one = {**claim, "variant": variant} if variant else dict(claim)
             if paper and paper.is_baseline(exp):

@@ -15,6 +15,7 @@ from p4incast.experiments.claims import (
     INCONCLUSIVE,
     ClaimError,
     check_claim,
+    claim_variants,
     evaluate,
 )
 from p4incast.experiments.config import load_all
@@ -133,7 +134,7 @@ def test_shipped_presets_claims_name_their_variants(path: Path) -> None:
     assert exps[0].paper is not None and exps[0].paper.claims
     names = {variant_of(e, path.stem) for e in exps}
     for c in exps[0].paper.claims:
-        assert c.get("variant", next(iter(names))) in names, c["id"]
+        assert claim_variants(c, sorted(names)), c["id"]  # raises if it names none
     for key in exps[0].paper.reference:
         assert key in names, key
 
@@ -148,3 +149,17 @@ def test_ordering_best_needs_only_the_first_to_lead() -> None:
     assert evaluate({**c, "best": True}, behind, CTX).verdict == DIVERGES
     fct = {**c, "schemes": ["rcc", "dctcp"], "best": True, "lower": True}
     assert evaluate(fct, [row("rcc", 60, 10.0), row("dctcp", 60, 30.0)], CTX).verdict == HOLDS
+
+
+def test_a_claim_names_a_variant_or_a_list_of_them() -> None:
+    two_axes = ["rto_min_ms10-sru64k", "rto_min_ms10-sru128k", "rto_min_ms200-sru64k"]
+    assert claim_variants({"id": "a"}, two_axes) == two_axes
+    assert claim_variants({"id": "a", "variant": "rto_min_ms10-sru128k"}, two_axes) == [
+        "rto_min_ms10-sru128k"
+    ]
+    both = {"id": "a", "variant": ["rto_min_ms200-sru64k", "rto_min_ms10-sru64k"]}
+    assert claim_variants(both, two_axes) == ["rto_min_ms10-sru64k", "rto_min_ms200-sru64k"]
+    with pytest.raises(ValueError, match="'sru64k'"):
+        claim_variants({"id": "a", "variant": "sru64k"}, two_axes)  # a label, whole
+    with pytest.raises(ValueError, match="rto_min_ms200-sru128k"):
+        claim_variants({"id": "a", "variant": ["rto_min_ms200-sru128k"]}, two_axes)

@@ -160,3 +160,7 @@ def test_bad_variants_refused() -> None:
         config.expand({**GOOD, "variants": {"app.rounds": []}})
     with pytest.raises(ExperimentError, match=r"variant t-buf1k: .*smaller than one packet"):
         config.expand({**GOOD, "variants": {"topology.buffer_bytes": [1024]}})
+    claim = {"id": "c", "kind": "above_bound", "scheme": "a", "text": "x", "variant": "sru32k"}
+    paper = {"cite": "x", "figure": "1", "claims": [claim]}
+    with pytest.raises(ExperimentError, match=r"paper.claims: claim c names variant 'sru32k'"):
+        config.expand({**GOOD, "paper": paper, "variants": {"app.sru_bytes": [65536]}})

@@ -132,6 +132,7 @@ def test_the_current_report_parses_to_one_row_per_claim_of_the_presets() -> None
     variant; a baseline claim without one: "(baseline)"), so the next report's
     "changed since" section can compare them all."""
     from p4incast.experiments import reproduce, scenario
+    from p4incast.experiments.claims import claim_variants
 
     rows = rd.parse_report((DOCS / "REPORT.md").read_text(encoding="utf-8"), "REPORT.md")
     keys = {r.key for r in rows}
@@ -142,7 +143,7 @@ def test_the_current_report_parses_to_one_row_per_claim_of_the_presets() -> None
         base = reproduce.base_name(path, exps)
         variants = [reproduce.variant_of(e, base) for e in exps]
         for c in exps[0].paper.claims if exps[0].paper else ():
-            for variant in [c["variant"]] if "variant" in c else variants:
+            for variant in claim_variants(c, variants):
                 label = variant or ("baseline" if c.get("baseline") else "")
                 stated.add((path.stem, c["id"], label))
     assert keys == stated
