@@ -95,18 +95,26 @@ static __always_inline void finish_handshake(struct flow *f, struct rx_config *c
 	window_restart(f);
 }
 
+/* A SYN's options into one side's fields: which side is named by its flags
+ * (FL_PEER_* or FL_LOCAL_*) and its window-scale and MSS fields. */
+static __always_inline void syn_options(struct flow *f, struct pkt *p, __u32 fl_syn, __u32 fl_ws,
+					__u32 fl_ts, __u8 *ws, __u16 *mss)
+{
+	f->flags |= fl_syn;
+	if (p->o.has_ws) {
+		f->flags |= fl_ws;
+		*ws = p->o.ws > RX_MAX_WSCALE ? RX_MAX_WSCALE : p->o.ws;
+	}
+	if (p->o.has_mss)
+		*mss = p->o.mss;
+	if (p->o.has_ts)
+		f->flags |= fl_ts;
+}
+
 /* The peer's SYN or SYN-ACK (ingress): its options, the sequence it starts at. */
 static __always_inline void peer_syn(struct flow *f, struct pkt *p, struct rx_config *cfg)
 {
-	f->flags |= FL_PEER_SYN;
-	if (p->o.has_ws) {
-		f->flags |= FL_PEER_WS;
-		f->peer_ws = p->o.ws > RX_MAX_WSCALE ? RX_MAX_WSCALE : p->o.ws;
-	}
-	if (p->o.has_mss)
-		f->peer_mss = p->o.mss;
-	if (p->o.has_ts)
-		f->flags |= FL_PEER_TS;
+	syn_options(f, p, FL_PEER_SYN, FL_PEER_WS, FL_PEER_TS, &f->peer_ws, &f->peer_mss);
 	f->hi_seq = p->seq + 1;
 	f->flags |= FL_SEQ_VALID;
 	finish_handshake(f, cfg);
@@ -115,15 +123,7 @@ static __always_inline void peer_syn(struct flow *f, struct pkt *p, struct rx_co
 /* Our SYN or SYN-ACK (egress): our options. Its window is never rewritten. */
 static __always_inline void local_syn(struct flow *f, struct pkt *p, struct rx_config *cfg)
 {
-	f->flags |= FL_LOCAL_SYN;
-	if (p->o.has_ws) {
-		f->flags |= FL_LOCAL_WS;
-		f->local_ws = p->o.ws > RX_MAX_WSCALE ? RX_MAX_WSCALE : p->o.ws;
-	}
-	if (p->o.has_mss)
-		f->local_mss = p->o.mss;
-	if (p->o.has_ts)
-		f->flags |= FL_LOCAL_TS;
+	syn_options(f, p, FL_LOCAL_SYN, FL_LOCAL_WS, FL_LOCAL_TS, &f->local_ws, &f->local_mss);
 	finish_handshake(f, cfg);
 }
 
