@@ -333,13 +333,30 @@ class Classified:
 
     cls: holds | explained | unexplained | inconclusive | no data;
     explained_by: (ablation, variant) where a claim of the same id holds;
-    not_run: ablations with a claim of that id but no results for it."""
+    not_run: ablations with a claim of that id but no results for it;
+    broke: (ablation, variant, claim id) where the claim holds but a claim the
+    paper preset reproduces diverges, so the flip explains nothing."""
 
     preset: str
     verdict: Verdict
     cls: str
     explained_by: tuple[tuple[str, str], ...] = ()
     not_run: tuple[str, ...] = ()
+    broke: tuple[tuple[str, str, str], ...] = ()
+
+    @property
+    def why_unexplained(self) -> str:
+        """What the report adds to an unexplained divergence ("" when nothing)."""
+        parts = []
+        if self.not_run:
+            parts.append(f"ablations not run: {', '.join(self.not_run)}")
+        flips: dict[tuple[str, str], list[str]] = {}
+        for abl, variant, claim in self.broke:
+            flips.setdefault((abl, variant), []).append(claim)
+        for (abl, variant), claims in flips.items():
+            where = f"{abl} ({variant})" if variant else abl
+            parts.append(f"{where} flips it but breaks {', '.join(claims)}")
+        return "; ".join(parts)
 
     @property
     def label(self) -> str:
@@ -353,9 +370,8 @@ class Classified:
             names = [f"{a} ({', '.join(vs)})" if vs else a for a, vs in by.items()]
             return f"{DIVERGES} — explained by {'; '.join(names)}"
         if self.cls == UNEXPLAINED:
-            if self.not_run:
-                return f"{DIVERGES} — unexplained (ablations not run: {', '.join(self.not_run)})"
-            return f"{DIVERGES} — unexplained"
+            why = self.why_unexplained
+            return f"{DIVERGES} — unexplained" + (f" ({why})" if why else "")
         return self.cls
 
 
@@ -385,9 +401,12 @@ def classify(
     ablated setting, and the ablation's rows under the paper's setting (claims marked
     `baseline`: the variant of `paper.baseline`, or a claim with `baseline: true`) do
     not hold; an ablation with no baseline row for the id varies one setting as a
-    whole, and the paper preset's own divergence is its baseline. Else unexplained,
-    naming the ablations that state that id but have no data for it (not run).
-    Pure: verdicts in, classes out."""
+    whole, and the paper preset's own divergence is its baseline. A flip counts only
+    if the ablated setting breaks nothing the preset reproduces: no claim that holds
+    in `paper` diverges in that ablation's rows of the same variant (else it is named
+    in `broke`). Else unexplained, naming the ablations that state that id but have
+    no data for it (not run). Pure: verdicts in, classes out."""
+    holding = {v.claim.get("id") for _p, v in paper if v.verdict == HOLDS}
     out = []
     for preset, v in paper:
         if v.verdict != DIVERGES:
@@ -395,22 +414,34 @@ def classify(
             continue
         same = [(a, av) for a, av in ablations if av.claim.get("id") == v.claim.get("id")]
         held: list[tuple[str, str]] = []
+        broke: list[tuple[str, str, str]] = []
         for name in dict.fromkeys(a for a, _av in same):
             rows = [av for a, av in same if a == name]
             base = [av for av in rows if av.claim.get("baseline")]
             if any(av.verdict == HOLDS for av in base):
                 continue  # the ablation agrees with the paper at the paper's setting: no flip
-            held += [
-                (name, str(av.claim.get("variant") or ""))
-                for av in rows
-                if av.verdict == HOLDS and not av.claim.get("baseline")
-            ]
+            for av in rows:
+                if av.verdict != HOLDS or av.claim.get("baseline"):
+                    continue
+                variant = str(av.claim.get("variant") or "")
+                broken = [
+                    str(o.claim.get("id"))
+                    for a, o in ablations
+                    if a == name
+                    and str(o.claim.get("variant") or "") == variant
+                    and o.claim.get("id") in holding
+                    and o.verdict == DIVERGES
+                ]
+                if broken:
+                    broke += [(name, variant, b) for b in broken]
+                else:
+                    held.append((name, variant))
         if held:
             out.append(Classified(preset, v, EXPLAINED, explained_by=tuple(held)))
             continue
         names = list(dict.fromkeys(a for a, _av in same))
         not_run = tuple(a for a in names if all(av.verdict == NO_DATA for b, av in same if b == a))
-        out.append(Classified(preset, v, UNEXPLAINED, not_run=not_run))
+        out.append(Classified(preset, v, UNEXPLAINED, not_run=not_run, broke=tuple(broke)))
     return out
 
 

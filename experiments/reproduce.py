@@ -230,7 +230,7 @@ def classes_header(classified: list[Classified]) -> list[str]:
         for c in unexplained:
             variant = c.verdict.claim.get("variant")
             where = f" ({variant})" if variant else ""
-            note = f" — ablations not run: {', '.join(c.not_run)}" if c.not_run else ""
+            note = f" — {c.why_unexplained}" if c.why_unexplained else ""
             lines.append(f"- {c.preset}: {c.verdict.claim['id']}{where}{note}")
         lines.append("")
     return lines

@@ -89,6 +89,32 @@ def test_an_ablation_explains_only_when_its_own_verdict_flips() -> None:
     assert c.cls == EXPLAINED and c.explained_by == (("other", ""),)
 
 
+def test_a_flip_that_breaks_what_the_preset_reproduces_explains_nothing() -> None:
+    """A setting under which the divergent claim holds but a claim the paper preset
+    reproduces diverges (a coarser RTO that makes DCTCP collapse as the paper says,
+    and NewDCTCP collapse where the paper says it holds) is not the paper's
+    setting either: the divergence stays unexplained, and the report says why."""
+    paper = [("p", v("dctcp-collapses", DIVERGES)), ("p", v("newdctcp-holds", HOLDS))]
+    ablation = [
+        ("abl", v("dctcp-collapses", DIVERGES, "rto10", baseline=True)),
+        ("abl", v("newdctcp-holds", HOLDS, "rto10", baseline=True)),
+        ("abl", v("dctcp-collapses", HOLDS, "rto200")),
+        ("abl", v("newdctcp-holds", DIVERGES, "rto200")),
+    ]
+    c, _ = classify(paper, ablation)
+    assert c.cls == UNEXPLAINED and c.explained_by == ()
+    assert c.broke == (("abl", "rto200", "newdctcp-holds"),)
+    assert c.label == "diverges — unexplained (abl (rto200) flips it but breaks newdctcp-holds)"
+    # the same flip with the other claim intact (or inconclusive there) explains
+    intact = [*ablation[:3], ("abl", v("newdctcp-holds", INCONCLUSIVE, "rto200"))]
+    c, _ = classify(paper, intact)
+    assert c.cls == EXPLAINED and c.explained_by == (("abl", "rto200"),)
+    # a claim the preset itself does not reproduce cannot be broken
+    diverging = [("p", v("dctcp-collapses", DIVERGES)), ("p", v("newdctcp-holds", DIVERGES))]
+    c, _ = classify(diverging, ablation)
+    assert c.cls == EXPLAINED
+
+
 def test_ablation_presets_name_the_variant_that_is_the_papers_setting() -> None:
     """Every ablation with variants names its baseline (paper.baseline), one of
     its own variants, so classify can tell a flip from agreement."""
