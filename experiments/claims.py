@@ -307,15 +307,21 @@ def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Ve
     return Verdict(claim, worst, "; ".join(parts))
 
 
+def row_label(claim: Mapping[str, Any]) -> str:
+    """What tells a claim's rows of one id apart in a report: its variant, "baseline"
+    for a baseline claim without one, else ""."""
+    if claim.get("variant"):
+        return str(claim["variant"])
+    return "baseline" if claim.get("baseline") else ""
+
+
 def table(shown: Sequence[tuple[Verdict, str]]) -> list[str]:
     """A report's claim table (REPORT.md, an at-scale SUMMARY.md): one row per
     (verdict, the text of its verdict column: the verdict, or its class)."""
     lines = ["| claim | paper | ours (95 % CI) | verdict |", "|---|---|---|---|"]
     for v, label in shown:
         c = v.claim
-        where = f" ({c['variant']})" if c.get("variant") else ""
-        if c.get("baseline") and not where:
-            where = " (baseline)"
+        where = f" ({row_label(c)})" if row_label(c) else ""
         text = f"(paper's setting) {c['text']}" if c.get("baseline") else c["text"]
         lines.append(f"| {c['id']}{where} | {text} | {v.ours} | **{label}** |")
     return lines

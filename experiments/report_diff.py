@@ -70,7 +70,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from .claims import Verdict
+from .claims import Verdict, row_label
 
 CLAIM_HEADER = ("claim", "paper", "ours (95 % CI)", "verdict")
 ATSCALE_HEADER = ("claim", "verdict", "measured")
@@ -457,5 +457,5 @@ def rows_of(verdicts: Iterable[tuple[str, Verdict, str]]) -> list[ClaimRow]:
     out = []
     for preset, v, label in verdicts:
         c = v.claim
-        out.append(ClaimRow(preset, str(c["id"]), str(c.get("variant") or ""), str(v.ours), label))
+        out.append(ClaimRow(preset, str(c["id"]), row_label(c), str(v.ours), label))
     return out

@@ -132,7 +132,7 @@ def test_the_current_report_parses_to_one_row_per_claim_of_the_presets() -> None
     variant; a baseline claim without one: "(baseline)"), so the next report's
     "changed since" section can compare them all."""
     from p4incast.experiments import reproduce, scenario
-    from p4incast.experiments.claims import claim_variants
+    from p4incast.experiments.claims import claim_variants, row_label
 
     rows = rd.parse_report((DOCS / "REPORT.md").read_text(encoding="utf-8"), "REPORT.md")
     keys = {r.key for r in rows}
@@ -144,8 +144,7 @@ def test_the_current_report_parses_to_one_row_per_claim_of_the_presets() -> None
         variants = [reproduce.variant_of(e, base) for e in exps]
         for c in exps[0].paper.claims if exps[0].paper else ():
             for variant in claim_variants(c, variants):
-                label = variant or ("baseline" if c.get("baseline") else "")
-                stated.add((path.stem, c["id"], label))
+                stated.add((path.stem, c["id"], row_label({**c, "variant": variant})))
     assert keys == stated
 
 
@@ -315,3 +314,19 @@ def test_changed_section_rows_come_from_the_files_and_this_report() -> None:
     assert rd.unused_why({**why, "p/zzz": "stale"}, d) == ["p/zzz"]
     # a report with this section, read back, gives no claim rows from it
     assert rd.parse_report(text) == []
+
+
+def test_a_baseline_row_and_its_ablated_twin_stay_two_rows_across_reports() -> None:
+    """Two claims of one id and no variant, one the paper's setting (baseline: true):
+    this report's rows and the published report's parse to the same two keys, so
+    neither is compared with the other's figures."""
+    from p4incast.experiments.claims import Verdict, table
+
+    base = {"id": "no-drops", "text": "t", "baseline": True}
+    ablated = {"id": "no-drops", "text": "t"}
+    verdicts = [Verdict(base, "diverges", "N=80: 12"), Verdict(ablated, "diverges", "N=80: 9")]
+    now = rd.rows_of(("abl", v, v.verdict) for v in verdicts)
+    assert [(r.variant, r.ours) for r in now] == [("baseline", "N=80: 12"), ("", "N=80: 9")]
+    published = "## abl\n\n" + "\n".join(table([(v, v.verdict) for v in verdicts])) + "\n"
+    parsed = rd.parse_report(published, "REPORT.md")
+    assert {(r.variant, r.ours) for r in parsed} == {(r.variant, r.ours) for r in now}
