@@ -386,7 +386,8 @@ def expand(raw: Any) -> list[Experiment]:
                     f"({key}: {variants.get(key)})"
                 )
     base = {k: v for k, v in raw.items() if k != "variants"}
-    out = []
+    out: list[Experiment] = []
+    labels: list[str] = []
     for combo in itertools.product(*axes):
         one = {**base, **{name: dict(base.get(name) or {}) for name in SECTIONS}}
         label = []
@@ -396,12 +397,12 @@ def expand(raw: Any) -> list[Experiment]:
             short = {"sru_bytes": "sru", "buffer_bytes": "buf", "connections": ""}.get(name, name)
             is_kib = isinstance(value, int) and name.endswith("_bytes") and value % 1024 == 0
             label.append(f"{short}{value // 1024}k" if is_kib else f"{short}{value}")
-        one["name"] = f"{base.get('name', 'experiment')}-{'-'.join(label)}"
+        labels.append("-".join(label))
+        one["name"] = f"{base.get('name', 'experiment')}-{labels[-1]}"
         try:
             out.append(parse(one))
         except ExperimentError as err:
             raise ExperimentError(f"variant {one['name']}: {err}") from None
-    labels = [e.name[len(f"{base.get('name', 'experiment')}-") :] for e in out]
     for c in out[0].paper.claims if out[0].paper else ():
         try:
             claim_variants(c, labels)
