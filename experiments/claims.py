@@ -150,10 +150,15 @@ def _at(axis: str, x: Any) -> str:
     return f"{x:.0%}" if axis == "load" else f"N={x}"
 
 
+def _num(x: float) -> str:
+    """Three significant digits, but whole numbers from 1000 up (1430, not 1.43e+03)."""
+    return f"{x:.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+
+
 def _fmt(mean: float, lo: Any, hi: Any) -> str:
     if lo is None or hi is None:
-        return f"{mean:.3g}"
-    return f"{mean:.3g} [{float(lo):.3g}, {float(hi):.3g}]"
+        return _num(mean)
+    return f"{_num(mean)} [{_num(float(lo))}, {_num(float(hi))}]"
 
 
 def _side(ok_mean: bool, ok_edge: bool) -> str:
@@ -220,7 +225,7 @@ def _ordering(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
             parts.append(f"{_at(axis, x)}: " + " / ".join(f"{v:.2f}" for v in vals) + mark)
         return Verdict(claim, HOLDS if held else DIVERGES, "; ".join(parts))
     means = [(s, sum(xs.values()) / len(xs)) for s, xs in per.items()]
-    ours = ", ".join(f"{s} {m:.3g}" for s, m in means)
+    ours = ", ".join(f"{s} {_num(m)}" for s, m in means)
     verdict = HOLDS if ordered([m for _s, m in means]) else DIVERGES
     return Verdict(claim, verdict, f"mean over {'N' if axis == 'n' else axis}: {ours}")
 

@@ -163,3 +163,14 @@ def test_a_claim_names_a_variant_or_a_list_of_them() -> None:
         claim_variants({"id": "a", "variant": "sru64k"}, two_axes)  # a label, whole
     with pytest.raises(ValueError, match="rto_min_ms200-sru128k"):
         claim_variants({"id": "a", "variant": ["rto_min_ms200-sru128k"]}, two_axes)
+
+
+def test_figures_from_1000_up_print_whole() -> None:
+    """A reader sees 1430 drops or an interval up to 1000, never 1.43e+03."""
+    c = claim(kind="near", scheme="tcp", n=20, value=300, tolerance=0.5)
+    v = evaluate(c, [row("tcp", 20, 777.4, 550.2, 1004.6)], CTX)
+    assert v.ours == "N=20: 777 [550, 1005]"
+    o = evaluate(
+        claim(kind="ordering", schemes=["a", "b"]), [row("a", 5, 1430.0), row("b", 5, 9.5)], CTX
+    )
+    assert o.ours == "mean over N: a 1430, b 9.5"
