@@ -6,7 +6,13 @@ outstanding when an episode begins are not compared: in the kernel they depend
 by one segment on whether the sender's next transmission or the ACK that starts
 the episode is handled first (on a loaded machine: 81 or 82 at cwnd 80). The
 equation that reads them, NewDCTCP's, carries them into `expected`, which is
-compared."""
+compared.
+
+The kernel's flow runs on the machine's clock: once, in CI under load, a kernel
+run of the `rto` case recorded no episode where the script forces a timeout
+(70 runs here, idle and with both cores busy, all recorded it). So a case whose
+kernel run disagrees is run in the kernel once more, and it disagrees only if
+both runs do; both are named in the failure."""
 
 from __future__ import annotations
 
@@ -39,10 +45,15 @@ def test_kernel_and_model_agree_on_every_case(engines: tuple[KernelLab, Any]) ->
     differ = []
     for sc in SCENARIOS:
         for cc in sc.ccs:
-            k, _ = check(cc, sc, lab.run(cc, sc))
-            n, _ = check(cc, sc, ns3_lab.run(cc, sc))
-            key_k = [(e.kind, e.cwnd0, e.marked, e.expected) for e in k]
-            key_n = [(e.kind, e.cwnd0, e.marked, e.expected) for e in n]
+            key_n = episodes(cc, sc, ns3_lab.run(cc, sc))
+            key_k = episodes(cc, sc, lab.run(cc, sc))
             if key_k != key_n:
-                differ.append(f"{sc.name}/{cc}: kernel {key_k}, ns-3 {key_n}")
+                again = episodes(cc, sc, lab.run(cc, sc))
+                if again != key_n:
+                    differ.append(f"{sc.name}/{cc}: kernel {key_k}, then {again}; ns-3 {key_n}")
     assert not differ, "\n".join(differ)
+
+
+def episodes(cc: str, sc: Any, trace: Any) -> list[tuple[str, int, int, int]]:
+    found, _ = check(cc, sc, trace)
+    return [(e.kind, e.cwnd0, e.marked, e.expected) for e in found]
