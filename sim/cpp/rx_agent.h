@@ -283,8 +283,10 @@ class RxAgent : public EgressHook
         }
     }
 
-    // newdctcp_rx.RxFlow.ack_field
-    static uint32_t AckField(RxFlow& f, uint32_t ack, uint32_t kernelField, uint64_t w)
+    // newdctcp_rx.RxFlow.ack_field; seg: 0, or the segment size the kept
+    // right edge is rounded up to beyond the ack (newdctcp-budget)
+    static uint32_t AckField(RxFlow& f, uint32_t ack, uint32_t kernelField, uint64_t w,
+                             uint32_t seg = 0)
     {
         uint32_t ws = f.wscale;
         uint32_t out = kernelField;
@@ -296,6 +298,10 @@ class RxAgent : public EgressHook
                 uint32_t d = f.lastRe - ack;
                 if (S32(d) > 0)
                 {
+                    if (seg && d % seg >= (1u << ws))
+                    {
+                        d += seg - d % seg;
+                    }
                     want = std::max<uint64_t>(want, (static_cast<uint64_t>(d) + (1u << ws) - 1) >> ws);
                 }
             }
@@ -575,7 +581,8 @@ class RxAgent : public EgressHook
                          : policy == RX_BUDGET ? Cap(f.w, f.mss)
                                                : (f.userW ? f.userW : unset);
             uint32_t kernel = tcp.GetWindowSize();
-            uint32_t field = AckField(f, tcp.GetAckNumber().GetValue(), kernel, shook ? w : 0);
+            uint32_t field = AckField(f, tcp.GetAckNumber().GetValue(), kernel, shook ? w : 0,
+                                      policy == RX_BUDGET ? f.mss : 0);
             if (field != kernel)
             {
                 tcp.SetWindowSize(static_cast<uint16_t>(field));
@@ -824,7 +831,7 @@ class RxBudgetProbe
     uint32_t Ack(uint64_t key, uint32_t ack, uint32_t kernelField)
     {
         RxFlow& f = agent.flows.at(key);
-        return RxAgent::AckField(f, ack, kernelField, agent.Cap(f.w, f.mss));
+        return RxAgent::AckField(f, ack, kernelField, agent.Cap(f.w, f.mss), f.mss);
     }
 
     void Close(uint64_t key)

@@ -7,20 +7,25 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from agent_traces import L, R
 from vethlab import VethLab, lab_skip_reason
 
 PACKET_OUTGOING = 4
+# IPv4 source and destination of the traces' frames, as they sit in an
+# Ethernet frame (bytes 26..33): lo also carries whatever else the host runs.
+_TRACE_ADDRS = {socket.inet_aton(a) + socket.inet_aton(b) for a, b in ((L, R), (R, L))}
 
 
 def drain(s: socket.socket) -> list[bytes]:
-    """Frames sent out of lo since the last call (the forged updates)."""
+    """Frames between the traces' hosts sent out of lo since the last call (the
+    forged updates); other traffic on lo is left out."""
     out = []
     while True:
         try:
             data, addr = s.recvfrom(4096)
         except BlockingIOError:
             return out
-        if addr[2] == PACKET_OUTGOING:
+        if addr[2] == PACKET_OUTGOING and data[26:34] in _TRACE_ADDRS:
             out.append(data)
 
 
