@@ -356,7 +356,8 @@ def parse(data: Any, source: str = "config", base: Path | None = None) -> Config
 
     sw_data = _mapping(top.get("switch"), f"{source}: switch")
     _known_keys(sw_data, _dataclass_keys(SwitchSettings), f"{source}: switch")
-    sw = SwitchSettings(**{**sw_data, "tls": _tls(sw_data.get("tls"), source, base)})
+    sw_args: dict[str, Any] = {**sw_data, "tls": _tls(sw_data.get("tls"), source, base)}
+    sw = SwitchSettings(**sw_args)
     target = targets.get(sw.target, f"{source}: switch.target")
     if not isinstance(cast(object, sw.address), str) or ":" not in sw.address:  # from YAML
         raise ControllerError(f"{source}: switch.address {sw.address!r} is not HOST:PORT")

@@ -116,8 +116,8 @@ def context(tls: TlsSettings, source: str = "switch") -> ssl.SSLContext:
             ctx.load_cert_chain(str(tls.cert), str(tls.key))
         except ssl.SSLError as err:
             raise ControllerError(
-                f"{source}: {name('cert')} {tls.cert} and {name('key')} {tls.key}: not a certificate "
-                f"and its key ({err.reason})"
+                f"{source}: {name('cert')} {tls.cert} and {name('key')} {tls.key}: not a "
+                f"certificate and its key ({err.reason})"
             ) from None
     ctx.set_alpn_protocols(["h2"])
     return ctx
