@@ -50,7 +50,8 @@ def test_tls_combinations_accepted(pki: Pki) -> None:
     assert config.parse({"switch": {}}).switch.tls is None  # plaintext by default
     assert parse_tls({}).switch.tls is None
     server_auth = parse_tls({"ca": str(pki.ca_crt)}).switch.tls
-    assert server_auth == TlsSettings(ca=pki.ca_crt) and not server_auth.mutual
+    assert server_auth == TlsSettings(ca=pki.ca_crt)
+    assert server_auth is not None and not server_auth.mutual
     mutual = parse_tls(
         {
             "ca": str(pki.ca_crt),
