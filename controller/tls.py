@@ -127,12 +127,15 @@ def credentials(tls: TlsSettings | None) -> fy.GRPCCredentialsTLS | None:
     """finsy's channel credentials for `tls` (None: plaintext)."""
     if tls is None or tls.ca is None:
         return None
-    return fy.GRPCCredentialsTLS(
-        cacert=tls.ca.read_bytes(),
-        cert=tls.cert.read_bytes() if tls.cert else None,
-        private_key=tls.key.read_bytes() if tls.key else None,
-        target_name_override=tls.server_name or "",
-    )
+    try:
+        return fy.GRPCCredentialsTLS(
+            cacert=tls.ca.read_bytes(),
+            cert=tls.cert.read_bytes() if tls.cert else None,
+            private_key=tls.key.read_bytes() if tls.key else None,
+            target_name_override=tls.server_name or "",
+        )
+    except OSError as err:
+        raise ControllerError(f"cannot read {err.filename}: {err.strerror}") from None
 
 
 def _host_port(address: str) -> tuple[str, int]:
@@ -141,14 +144,18 @@ def _host_port(address: str) -> tuple[str, int]:
 
 
 def _speaks_tls(sock: socket.socket, host: str) -> bool:
-    """Whether the server on `sock` completes a TLS handshake (nothing verified)."""
+    """Whether the server on `sock` answers a TLS handshake: completes it (nothing
+    is verified) or ends it with a TLS alert (a TLS 1.2 server that wants a client
+    certificate does)."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
     try:
         with ctx.wrap_socket(sock, server_hostname=host):
             return True
-    except (ssl.SSLError, OSError):
+    except ssl.SSLError as err:
+        return "ALERT" in (err.reason or "")
+    except OSError:
         return False
 
 
