@@ -12,7 +12,10 @@ scrape (a flow's CE after its last scrape is lost only if the kernel's LRU
 evicts it before the next; idle flows are swept only after idle_timeout_s).
 
 The listen address is bound before anything is attached (`serve`), so a bad
-or taken address is one error line and nothing to undo.
+or taken address is one error line and nothing to undo. With
+--metrics-tls-cert/--metrics-tls-key it serves HTTPS, and with
+--metrics-client-ca only to clients with a certificate it signed; `check_tls`
+refuses unusable files first.
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@
 
 Switch flags (--address, --device-id, --election-id, --thrift-port, --target,
 --tofino-runtime, --bf-switchd-parts, --tls-*, --p4info, --p4-config, --tna-build)
-override the config's `switch:`/`pipeline:` sections. On --target tna the device config is
-packed from the bf-p4c build directory (--tna-build) for --tofino-runtime.
+override the config's `switch:`/`pipeline:` sections. On --target tna the device
+config is packed from the bf-p4c build directory (--tna-build) for --tofino-runtime.
+export serves HTTPS with --metrics-tls-cert/--metrics-tls-key [--metrics-client-ca].
 
 This is the only module of the controller that parses arguments, prints,
 configures logging or exits: every other one returns results and raises

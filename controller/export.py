@@ -13,6 +13,9 @@ never sends a MasterArbitrationUpdate: it is neither primary nor backup, and
 cannot take (or be handed) mastership from the controller that owns the
 pipeline. It has no write or pipeline-push method at all.
 
+It reaches the switch with the controller's TLS settings (`switch.tls`), and
+serves HTTPS itself when given --metrics-tls-* files (`serve`).
+
 A switch that is down, restarting or runs no pipeline is not an error: the
 exporter serves `p4incast_switch_up 0` (and no per-port series), logs the
 change once, and keeps polling; the gRPC channel reconnects by itself.
