@@ -1,6 +1,7 @@
 """p4incast-agent: the receiver-side host agent (NewDCTCP-rx, ICTCP, RCC).
 
-    p4incast-agent run --iface IF --policy newdctcp-rx|ictcp|rcc|observe|off [--metrics ADDR:PORT]
+    p4incast-agent run --iface IF --policy newdctcp-rx|ictcp|rcc|observe|off [--metrics ADDR:PORT
+                       [--metrics-tls-cert FILE --metrics-tls-key FILE [--metrics-client-ca FILE]]]
     p4incast-agent status [--json]
     p4incast-agent cc load|unload|list
     p4incast-agent detach --iface IF      (clsact mode only, after a SIGKILL)
@@ -22,8 +23,9 @@ from pathlib import Path
 from p4incast.agent import cc
 from p4incast.agent.datapath import detach_clsact
 from p4incast.agent.libbpf import BpfError, lib
-from p4incast.agent.metrics import AgentCollector, parse_listen, serve
+from p4incast.agent.metrics import AgentCollector, check_tls, parse_listen, serve
 from p4incast.agent.runner import run, status
+from p4incast.model.tls import METRICS_TLS_FLAGS, MetricsTls
 from p4incast.policies.config import POLICY_NAMES, AgentConfig, ConfigError, tunables
 
 
@@ -58,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
         help="serve the aggregate totals as Prometheus metrics on ADDR:PORT (e.g. "
         "127.0.0.1:9465); bound before anything is attached",
     )
+    for f in METRICS_TLS_FLAGS:
+        r.add_argument(f.flag, dest=f.dest, metavar="FILE", help=f.help)
     for t in tunables():
         r.add_argument(
             f"--{t.name.replace('_', '-')}",
@@ -77,13 +81,19 @@ def _cmd_run(a: argparse.Namespace) -> int:
     cfg = AgentConfig.load(a.config) if a.config else AgentConfig()
     over = {k: getattr(a, k) for k in ("iface", "policy", "attach", *(t.name for t in tunables()))}
     cfg = cfg.override(**over).validated()
+    tls = MetricsTls.from_args(a)
     if a.metrics:
         parse_listen(a.metrics)
+    elif tls != MetricsTls():
+        raise ConfigError(
+            "--metrics-tls-cert, --metrics-tls-key, --metrics-client-ca need --metrics"
+        )
+    check_tls(tls)
     _need_root()
     if not a.metrics:
         return run(cfg, ready=a.ready_file, trace=a.trace)
     collector = AgentCollector(cfg.iface, cfg.policy)
-    server = serve(collector, a.metrics)  # bound (or refused) before anything is attached
+    server = serve(collector, a.metrics, tls)  # bound (or refused) before anything is attached
     try:
         return run(cfg, ready=a.ready_file, trace=a.trace, metrics=collector)
     finally:

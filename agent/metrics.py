@@ -12,13 +12,18 @@ scrape (a flow's CE after its last scrape is lost only if the kernel's LRU
 evicts it before the next; idle flows are swept only after idle_timeout_s).
 
 The listen address is bound before anything is attached (`serve`), so a bad
-or taken address is one error line and nothing to undo.
+or taken address is one error line and nothing to undo. With
+--metrics-tls-cert/--metrics-tls-key it serves HTTPS, and with
+--metrics-client-ca only to clients with a certificate it signed; `check_tls`
+refuses unusable files first.
 """
 
 from __future__ import annotations
 
+import ssl
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, start_http_server
@@ -31,9 +36,11 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from p4incast.agent.datapath import ST_NAMES, Flow, RxWin
+from p4incast.model.errors import ModelError
+from p4incast.model.tls import MetricsTls
 from p4incast.policies.config import ConfigError
 
-__all__ = ["PREFIX", "ST_HELP", "AgentCollector", "parse_listen", "serve"]
+__all__ = ["PREFIX", "ST_HELP", "AgentCollector", "check_tls", "parse_listen", "serve"]
 
 PREFIX = "p4incast_agent"
 
@@ -72,14 +79,52 @@ def parse_listen(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def serve(collector: Collector, listen: str) -> WSGIServer:
+def check_tls(tls: MetricsTls) -> None:
+    """The --metrics-tls-* flags (p4incast.model.tls's rule), the files read here and
+    loaded as the HTTPS server will load them; ConfigError naming the first problem.
+    The controller's exporter has its twin (controller/tls.py `check_metrics`): the
+    model, which both share, does no I/O."""
+
+    def read(flag: str, path: str) -> str:
+        try:
+            return Path(path).read_text()
+        except (OSError, UnicodeDecodeError) as err:
+            reason = err.strerror if isinstance(err, OSError) else "not text"
+            raise ConfigError(f"{flag} {path}: cannot read it: {reason}") from None
+
+    try:
+        tls.check(read)
+    except ModelError as err:
+        raise ConfigError(str(err)) from None
+    if tls.cert is not None and tls.key is not None:
+        try:
+            ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(tls.cert, tls.key)
+        except ssl.SSLError as err:
+            raise ConfigError(
+                f"--metrics-tls-cert {tls.cert} and --metrics-tls-key {tls.key}: not a "
+                f"certificate and its key ({err.reason})"
+            ) from None
+
+
+def serve(collector: Collector, listen: str, tls: MetricsTls | None = None) -> WSGIServer:
     """Bind ADDR:PORT and serve `collector` alone (text format and OpenMetrics) in a
-    daemon thread; ConfigError when malformed or not bindable. `.shutdown()` stops it."""
+    daemon thread, over HTTPS when `tls` has a certificate (requiring a client
+    certificate signed by its client CA, if given); ConfigError when malformed or
+    not bindable. Check `tls` first (`check_tls`). `.shutdown()` stops it."""
     addr, port = parse_listen(listen)
+    tls = tls or MetricsTls()
     reg = CollectorRegistry(auto_describe=True)
     reg.register(collector)
     try:
-        server, _thread = start_http_server(port, addr=addr, registry=reg)
+        server, _thread = start_http_server(
+            port,
+            addr=addr,
+            registry=reg,
+            certfile=tls.cert,
+            keyfile=tls.key,
+            client_cafile=tls.client_ca,
+            client_auth_required=tls.client_ca is not None,
+        )
     except OSError as err:
         raise ConfigError(f"--metrics {listen}: cannot listen: {err.strerror or err}") from None
     return server

@@ -9,9 +9,10 @@
     p4incast-ctl pack-tna [BUILD_DIR]    (no switch: write the packed Tofino configs)
 
 Switch flags (--address, --device-id, --election-id, --thrift-port, --target,
---tofino-runtime, --bf-switchd-parts, --p4info, --p4-config, --tna-build) override
-the config's `switch:`/`pipeline:` sections. On --target tna the device config is
-packed from the bf-p4c build directory (--tna-build) for --tofino-runtime.
+--tofino-runtime, --bf-switchd-parts, --tls-*, --p4info, --p4-config, --tna-build)
+override the config's `switch:`/`pipeline:` sections. On --target tna the device
+config is packed from the bf-p4c build directory (--tna-build) for --tofino-runtime.
+export serves HTTPS with --metrics-tls-cert/--metrics-tls-key [--metrics-client-ca].
 
 This is the only module of the controller that parses arguments, prints,
 configures logging or exits: every other one returns results and raises
@@ -32,8 +33,9 @@ from pathlib import Path
 
 from p4incast.model.ecn import EcnMode
 from p4incast.model.errors import ModelError
+from p4incast.model.tls import METRICS_TLS_FLAGS, MetricsTls
 
-from . import app, config, export, stats, tofino_config
+from . import app, config, export, stats, tls, tofino_config
 from .config import Config, EcnPolicy, Pipeline, SwitchSettings
 from .connection import connect, quiet_finsy
 from .errors import ControllerError
@@ -76,6 +78,24 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         choices=tofino_config.BF_SWITCHD_PARTS,
         help="bf-switchd: 5 parts (with pipe name and bf-rt.json; default) or PI's 3",
+    )
+    p.add_argument(
+        "--tls-ca",
+        type=Path,
+        metavar="FILE",
+        help="P4Runtime over TLS: the PEM CA that signed the switch's certificate",
+    )
+    p.add_argument(
+        "--tls-cert",
+        type=Path,
+        metavar="FILE",
+        help="mutual TLS: this client's PEM certificate (with --tls-key, --tls-ca)",
+    )
+    p.add_argument("--tls-key", type=Path, metavar="FILE", help="the PEM key of --tls-cert")
+    p.add_argument(
+        "--tls-server-name",
+        metavar="NAME",
+        help="the name to check in the switch's certificate (default: --address's host)",
     )
     p.add_argument("--config", type=Path, help="YAML config for ports/defaults")
     p.add_argument("-v", "--verbose", action="store_true", help="log P4Runtime activity")
@@ -137,6 +157,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--name", help="the metrics' switch label (default: the switch address)")
     s.add_argument("--ports", help="comma-separated ports to export (default: ports with traffic)")
+    for f in METRICS_TLS_FLAGS:
+        s.add_argument(f.flag, dest=f.dest, metavar="FILE", help=f.help)
     return p
 
 
@@ -157,6 +179,18 @@ def _settings(args: argparse.Namespace, base: Config | None) -> tuple[SwitchSett
         )
         if v is not None
     }
+    given_tls = {
+        k: v
+        for k, v in (
+            ("ca", args.tls_ca),
+            ("cert", args.tls_cert),
+            ("key", args.tls_key),
+            ("server_name", args.tls_server_name),
+        )
+        if v is not None
+    }
+    if given_tls:
+        over["tls"] = {**(dataclasses.asdict(sw.tls) if sw.tls else {}), **given_tls}
     if over:
         sw = config.parse({"switch": {**dataclasses.asdict(sw), **over}}, "command line").switch
     same = base is not None and base.switch.target == sw.target
@@ -275,10 +309,12 @@ def run(argv: list[str] | None = None) -> int:
     elif args.cmd == "export":
         ports = _ports(args.ports)
         export.parse_listen(args.listen)  # malformed: refused before anything starts
+        metrics_tls = MetricsTls.from_args(args)
+        tls.check_metrics(metrics_tls)
         logging.getLogger(export.LOG.name).setLevel(logging.INFO)  # up/down changes
 
         def listening(where: str) -> None:
-            _say(f"serving {sw.address}'s counters on http://{where}/metrics")
+            _say(f"serving {sw.address}'s counters on {metrics_tls.scheme}://{where}/metrics")
 
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(
@@ -288,6 +324,7 @@ def run(argv: list[str] | None = None) -> int:
                     interval=args.interval,
                     name=args.name,
                     ports=ports,
+                    metrics_tls=metrics_tls,
                     on_listen=listening,
                 )
             )

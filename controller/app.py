@@ -20,7 +20,7 @@ from p4incast.model.ecn import EcnMode
 
 from . import config, entries, p4names, reconcile
 from .config import Config, EcnPolicy, Pipeline, SwitchSettings
-from .connection import connect, options, read_entities
+from .connection import check_handshake, connect, options, read_entities
 from .errors import ControllerError
 from .targets import QueueSetting
 
@@ -174,6 +174,7 @@ async def keep(cfg: Config, on_event: Callable[[str], None] = LOG.info) -> None:
     def down(sw: fy.Switch) -> None:
         on_event(f"switch {cfg.switch.address} connection lost; reconnecting")
 
+    await check_handshake(cfg.switch)
     opts = options(cfg.switch, cfg.pipeline, push=True, ready_handler=ready)
     sw = fy.Switch("p4incast", cfg.switch.address, opts)
     sw.ee.add_listener(fy.SwitchEvent.CHANNEL_DOWN, down)

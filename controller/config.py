@@ -16,6 +16,12 @@ the target (`targets`), K's range from its depth unit (`units`).
       target: v1model            # v1model (K in packets) | tna (K in bytes, no queue_*)
       runtime: stratum           # tna only: stratum | bf-switchd, the P4Runtime server
       bf_switchd_parts: 5        # bf-switchd: 5 (with pipe name, bf-rt.json) | 3 (PI's)
+      tls:                       # optional; without it P4Runtime is plaintext
+        ca: certs/ca.pem         # TLS: the CA that signed the switch's certificate
+        cert: certs/ctl.pem      # mutual TLS: our certificate and its key (both or neither)
+        key: certs/ctl.key
+        server_name: switch1     # the name to check in the switch's certificate
+                                 # (default: the host of `address`)
     pipeline:                    # optional: defaults to build/<target>/p4incast.*
       p4info: build/v1model/p4incast.p4info.txtpb
       config: build/v1model/p4incast.json   # v1model: BMv2 JSON, sent as is
@@ -44,10 +50,11 @@ import yaml
 
 from p4incast.model.ecn import EcnMode
 
-from . import targets, tofino_config
+from . import targets, tls, tofino_config
 from .errors import ControllerError, model_errors
 from .p4names import PORT_MAX
 from .targets import QueueSetting, Target
+from .tls import TlsSettings
 
 REPO = Path(__file__).resolve().parent.parent
 _MAC = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
@@ -64,6 +71,7 @@ class SwitchSettings:
     target: str = "v1model"  # v1model | tna
     runtime: str | None = None  # tna: stratum | bf-switchd (None: stratum)
     bf_switchd_parts: int = tofino_config.BF_SWITCHD_PARTS[0]  # bf-switchd: 5 | 3
+    tls: TlsSettings | None = None  # None: plaintext P4Runtime (controller/tls.py)
 
     @property
     def target_profile(self) -> Target:
@@ -248,6 +256,8 @@ def check(cfg: Config) -> None:
     port numbers, queue settings, ECN policies, routes to declared ports."""
     target = cfg.switch.target_profile
     check_runtime(cfg.switch, "switch")
+    if cfg.switch.tls is not None:
+        tls.check(cfg.switch.tls, "switch")
     for number, pc in sorted(cfg.ports.items()):
         where = f"port {number}"
         check_port_number(number, where)
@@ -308,14 +318,46 @@ def _pipeline(pl_data: dict[str, Any], target: Target, name: str, source: str) -
     )
 
 
-def parse(data: Any, source: str = "config") -> Config:
-    """Validate a parsed YAML document and build a Config (ControllerError on any problem)."""
+def _tls(value: Any, source: str, base: Path | None) -> TlsSettings | None:
+    """switch.tls: its keys, their types, and the files (relative to `base`) as
+    controller/tls.py accepts them; None when absent or empty."""
+    where = f"{source}: switch.tls"
+    data = _mapping(value, where)
+    _known_keys(data, _dataclass_keys(TlsSettings), where)
+    if not any(v is not None for v in data.values()):
+        return None
+    for key, v in data.items():
+        if v is not None and not isinstance(v, str | Path):
+            raise ControllerError(f"{source}: {tls.name(key)}: expected text, got {v!r}")
+
+    def path(key: str) -> Path | None:
+        v = data.get(key)
+        if v is None:
+            return None
+        p = Path(v)
+        return base / p if base is not None and not p.is_absolute() else p
+
+    name = data.get("server_name")
+    settings = TlsSettings(
+        ca=path("ca"),
+        cert=path("cert"),
+        key=path("key"),
+        server_name=None if name is None else str(name),
+    )
+    tls.check(settings, source)
+    return settings
+
+
+def parse(data: Any, source: str = "config", base: Path | None = None) -> Config:
+    """Validate a parsed YAML document and build a Config (ControllerError on any
+    problem). Relative TLS file names are relative to `base` (the config's folder)."""
     top = _mapping(data, source)
     _known_keys(top, {"switch", "pipeline", "ports", "routes"}, source)
 
     sw_data = _mapping(top.get("switch"), f"{source}: switch")
     _known_keys(sw_data, _dataclass_keys(SwitchSettings), f"{source}: switch")
-    sw = SwitchSettings(**sw_data)
+    sw_args: dict[str, Any] = {**sw_data, "tls": _tls(sw_data.get("tls"), source, base)}
+    sw = SwitchSettings(**sw_args)
     target = targets.get(sw.target, f"{source}: switch.target")
     if not isinstance(cast(object, sw.address), str) or ":" not in sw.address:  # from YAML
         raise ControllerError(f"{source}: switch.address {sw.address!r} is not HOST:PORT")
@@ -394,7 +436,7 @@ def load(path: Path) -> Config:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise ControllerError(f"{path}: not valid YAML: {err}") from None
-    cfg = parse(data, str(path))
+    cfg = parse(data, str(path), base=path.parent)
 
     # Relative pipeline paths are relative to the config file.
     def fix(p: Path | None) -> Path | None:

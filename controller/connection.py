@@ -13,7 +13,7 @@ from typing import Any, Protocol, TypeVar, cast
 import finsy as fy
 from finsy import p4entity
 
-from . import tofino_config
+from . import tls, tofino_config
 from .config import Pipeline, SwitchSettings
 from .errors import ControllerError
 
@@ -69,6 +69,7 @@ def options(
     kwargs: dict[str, Any] = {
         "device_id": settings.device_id,
         "initial_election_id": settings.election_id,
+        "channel_credentials": tls.credentials(settings.tls),
         **extra,
     }
     if push:
@@ -77,6 +78,15 @@ def options(
         blob = device_config(settings, pipeline)
         kwargs.update(p4info=pipeline.p4info, p4blob=blob, p4force=force)
     return fy.SwitchOptions(**kwargs)
+
+
+async def check_handshake(settings: SwitchSettings) -> None:
+    """Refuse, with its cause, a switch that gRPC would fail to shake hands with
+    (`tls.probe`: TLS against plaintext or the reverse, an unknown CA, a name
+    mismatch, a client certificate missing or refused). Nothing is written."""
+    problem = await asyncio.to_thread(tls.probe, settings.address, settings.tls)
+    if problem is not None:
+        raise ControllerError(problem)
 
 
 def _explain(err: BaseException, address: str, device_id: int) -> str:
@@ -104,6 +114,7 @@ async def connect(
     """Connect as primary. With `push`, install the pipeline (unless the same one
     runs already, or `force`); without, require that the switch runs exactly the
     pipeline whose p4info is given (when given)."""
+    await check_handshake(settings)
     sw = fy.Switch(
         "p4incast", settings.address, options(settings, pipeline, push=push, force=force)
     )

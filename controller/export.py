@@ -13,6 +13,9 @@ never sends a MasterArbitrationUpdate: it is neither primary nor backup, and
 cannot take (or be handed) mastership from the controller that owns the
 pipeline. It has no write or pipeline-push method at all.
 
+It reaches the switch with the controller's TLS settings (`switch.tls`), and
+serves HTTPS itself when given --metrics-tls-* files (`serve`).
+
 A switch that is down, restarting or runs no pipeline is not an error: the
 exporter serves `p4incast_switch_up 0` (and no per-port series), logs the
 change once, and keeps polling; the gRPC channel reconnects by itself.
@@ -23,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -43,8 +47,11 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from . import stats
+from p4incast.model.tls import MetricsTls
+
+from . import stats, tls
 from .config import SwitchSettings
+from .connection import check_handshake
 from .errors import ControllerError
 from .p4names import DROP_REASONS, HIST_BUCKETS
 from .units import DepthUnit
@@ -88,15 +95,36 @@ def parse_listen(value: str, what: str = "--listen") -> tuple[str, int]:
     return host, int(port)
 
 
-def serve(registry: Collector, listen: str, what: str = "--listen") -> WSGIServer:
+def serve(
+    registry: Collector,
+    listen: str,
+    what: str = "--listen",
+    metrics_tls: MetricsTls | None = None,
+) -> WSGIServer:
     """Bind and serve `registry` on ADDR:PORT in a daemon thread (text format and
-    OpenMetrics, negotiated by prometheus_client); ControllerError when the address
-    is malformed or cannot be bound. Returns the server (`.shutdown()` stops it)."""
+    OpenMetrics, negotiated by prometheus_client), over HTTPS when `metrics_tls` has a
+    certificate (and requiring a client certificate with its client CA);
+    ControllerError when the address is malformed or cannot be bound, or the TLS
+    files are unusable. Returns the server (`.shutdown()` stops it)."""
     from prometheus_client import start_http_server
 
     addr, port = parse_listen(listen, what)
+    tls_files = metrics_tls or MetricsTls()
     try:
-        server, _thread = start_http_server(port, addr=addr, registry=registry)
+        server, _thread = start_http_server(
+            port,
+            addr=addr,
+            registry=registry,
+            certfile=tls_files.cert,
+            keyfile=tls_files.key,
+            client_cafile=tls_files.client_ca,
+            client_auth_required=tls_files.client_ca is not None,
+        )
+    except ssl.SSLError as err:
+        raise ControllerError(
+            f"--metrics-tls-cert {tls_files.cert} / --metrics-tls-key {tls_files.key}: "
+            f"cannot serve HTTPS with them ({err.reason or err})"
+        ) from None
     except OSError as err:
         raise ControllerError(f"{what} {listen}: cannot listen: {err.strerror or err}") from None
     return server
@@ -119,7 +147,9 @@ class ReadOnlySwitch:
     async def open(self) -> None:
         if self._client is None:
             # wait_for_ready=False: an RPC to a switch that is down fails at once.
-            self._client = P4Client(self.address, wait_for_ready=False)
+            self._client = P4Client(
+                self.address, tls.credentials(self.settings.tls), wait_for_ready=False
+            )
             await self._client.open()
 
     async def close(self) -> None:
@@ -345,15 +375,19 @@ async def export(
     interval: float = DEFAULT_INTERVAL_S,
     name: str | None = None,
     ports: list[int] | None = None,
+    metrics_tls: MetricsTls | None = None,
     on_listen: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve the switch's counters on `listen` until cancelled. The listen address is
-    bound first (ControllerError if malformed or taken); the switch may be down."""
+    """Serve the switch's counters on `listen` (HTTPS with `metrics_tls`) until cancelled.
+    A switch that refuses our TLS settings is an error (`check_handshake`); the
+    listen address is bound next (ControllerError if malformed or taken); the
+    switch may be down."""
     if not interval > 0:
         raise ControllerError(f"--interval {interval}: expected seconds > 0")
+    await check_handshake(settings)
     unit = settings.target_profile.unit
     collector = SwitchCollector(name or settings.address, unit, settings.target)
-    server = serve(registry_for(collector), listen)
+    server = serve(registry_for(collector), listen, metrics_tls=metrics_tls)
     if on_listen is not None:
         on_listen(listen)
     try:

@@ -39,6 +39,7 @@ from p4incast.controller.config import (
     SwitchSettings,
 )
 from p4incast.controller.connection import connect, quiet_finsy
+from p4incast.controller.tls import TlsSettings
 from p4incast.model import batching
 from p4incast.model.dilation import Dilation
 from p4incast.model.scheme import (
@@ -269,13 +270,16 @@ def network(
         net.stop()
 
 
-def switch_configs(net: Any, ecn: EcnPolicy, shape: LinkShape) -> dict[str, Config]:
+def switch_configs(
+    net: Any, ecn: EcnPolicy, shape: LinkShape, tls: TlsSettings | None = None
+) -> dict[str, Config]:
     """Controller config per switch of `net`: the topology's ports and routes
-    (`switch_plans`), with `ecn` on every port toward the receiver."""
+    (`switch_plans`), with `ecn` on every port toward the receiver. P4Runtime is
+    plaintext (the testbed's switches listen on loopback) unless `tls` is given."""
     return {
         name: Config(
             switch=SwitchSettings(
-                address=p.address, device_id=p.device_id, thrift_port=p.thrift_port
+                address=p.address, device_id=p.device_id, thrift_port=p.thrift_port, tls=tls
             ),
             pipeline=Pipeline.default(),
             ports={
@@ -294,9 +298,11 @@ def switch_configs(net: Any, ecn: EcnPolicy, shape: LinkShape) -> dict[str, Conf
     }
 
 
-def program(net: Any, ecn: EcnPolicy, shape: LinkShape) -> dict[str, Any]:
+def program(
+    net: Any, ecn: EcnPolicy, shape: LinkShape, tls: TlsSettings | None = None
+) -> dict[str, Any]:
     """Every switch programmed through app.apply (the path `p4incast-ctl apply` takes)."""
-    configs = switch_configs(net, ecn=ecn, shape=shape)
+    configs = switch_configs(net, ecn=ecn, shape=shape, tls=tls)
     for cfg in configs.values():
         asyncio.run(app.apply(cfg))
     return configs

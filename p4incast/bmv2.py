@@ -52,6 +52,7 @@ class Bmv2Switch:
     log_file: Path | None = None
     netns: str | None = None  # run inside this network namespace (ip netns)
     extra_args: list[str] = field(default_factory=list)
+    grpc_args: list[str] = field(default_factory=list)  # P4Runtime server's, e.g. --grpc-server-ssl
     wrapper: list[str] = field(default_factory=list)  # run under this, e.g. ["valgrind", ...]
     exe: Path | None = None  # this simple_switch_grpc build; None: the one tools.require finds
     proc: subprocess.Popen[bytes] | None = None
@@ -75,7 +76,7 @@ class Bmv2Switch:
         if self.log_file:
             cmd += ["--log-file", str(self.log_file.with_suffix("")), "--log-flush"]
         cmd += self.extra_args
-        cmd += ["--", "--grpc-server-addr", self.grpc_addr]
+        cmd += ["--", "--grpc-server-addr", self.grpc_addr, *self.grpc_args]
         cmd = [*self.wrapper, *cmd]
         if self.netns:
             cmd = ["ip", "netns", "exec", self.netns, *cmd]
