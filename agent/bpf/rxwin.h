@@ -144,6 +144,7 @@ struct rot_flow {
 	__u32 tsecr;
 	__u32 has_hdr;  /* hdr holds the Ethernet + IPv4 header of one of our pure ACKs */
 	__u8 hdr[36];   /* ROT_HDR_LEN used */
+	__u32 advanced; /* our last packet acknowledged more than the one before it */
 	__u64 since;    /* when it took its slot (bpf_ktime; userspace's stale check) */
 };
 

@@ -68,6 +68,7 @@ static __always_inline struct rot_flow *rot_note(struct __sk_buff *skb, struct f
 			return 0;
 	}
 	r->seq_next = p->seq + p->payload;
+	r->advanced = p->ack != r->ack;
 	r->ack = p->ack;
 	if (p->o.has_ts) {
 		r->tsval = p->o.tsval;

@@ -169,6 +169,10 @@ static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config 
 					struct pkt *p, __u32 w, int *zero)
 {
 	struct rot_global *g = rot_global();
+	/* this ACK newly acknowledges a short segment, the flow's latest: what it
+	 * had to send has ended (a later ACK at the same ack, or our next
+	 * request, is not this) */
+	int runt = f->last_len && f->last_len < f->mss && p->ack == f->hi_seq && r->advanced;
 	int to_wait = 0;
 	__s64 h;
 
@@ -176,7 +180,14 @@ static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config 
 		return w;
 	g->mss = f->mss;
 	h = rot_slots(g, cfg, f->mss);
-	if (r->state == ROT_IDLE) {
+	if (runt && r->state != ROT_HOLD) {
+		/* its data ended while it held no slot: it stays out of the queue
+		 * (a waiting flow leaves it; its entry there is skipped) */
+		if (__sync_val_compare_and_swap(&r->state, ROT_WAIT, ROT_IDLE) == ROT_WAIT)
+			__sync_fetch_and_add(&g->waiting, -1);
+		stat_inc(ST_ROT_IDLE);
+		*zero = 1;
+	} else if (r->state == ROT_IDLE) {
 		if (g->open < h && g->waiting <= 0) {
 			r->state = ROT_HOLD;
 			r->since = bpf_ktime_get_ns();
@@ -187,10 +198,13 @@ static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config 
 			*zero = 1;
 		}
 	} else if (r->state == ROT_HOLD) {
-		int runt = f->last_len && f->last_len < f->mss && p->ack == f->hi_seq;
-		/* less than a segment left to send: at window scale s the window
-		 * is a multiple of 2^s, so one segment is offered as a bit more */
-		int end = runt || (f->re_valid && (__s32)(f->last_re - p->ack) < (__s32)f->mss);
+		/* less than a segment left to send (at window scale s the window
+		 * is a multiple of 2^s, so one segment is offered as a bit more),
+		 * told by an ACK of new data: an ACK at the same ack (the kernel's
+		 * window update, our request) leaves the window a grant offered,
+		 * which the edge of our last ACK does not count */
+		int end = runt || (r->advanced && f->re_valid &&
+				   (__s32)(f->last_re - p->ack) < (__s32)f->mss);
 
 		int release = 0;
 

@@ -128,6 +128,7 @@ class RotEntry:
     tsval: int = 0
     tsecr: int = 0
     hdr: bytes | None = None  # Ethernet + IPv4 header of our last pure ACK
+    advanced: bool = False  # our last packet acknowledged more than the one before it
 
 
 def forged_update(r: RotEntry, key: Key, field: int) -> bytes:
@@ -244,6 +245,7 @@ class Rotation:
         ACKs (the handshake's included)."""
         r = self.entries.setdefault(key, RotEntry())
         r.seq_next = u32(p.seq + p.payload)
+        r.advanced = p.ack != r.ack
         r.ack = p.ack
         if p.opts.ts is not None:
             r.tsval, r.tsecr = p.opts.ts
@@ -264,15 +266,23 @@ class Rotation:
         self.mss = f.mss
         h = self.slots(f.mss)
         zero = to_wait = False
-        if r.state == ROT_IDLE:
+        # this ACK newly acknowledges a short segment, the flow's latest
+        runt = 0 < f.last_len < f.mss and p.ack == f.hi_seq and r.advanced
+        if runt and r.state != ROT_HOLD:
+            # its data ended while it held no slot: it stays out of the queue
+            if r.state == ROT_WAIT:
+                r.state = ROT_IDLE
+                self.waiting -= 1
+            zero = True
+        elif r.state == ROT_IDLE:
             if self.open < h and self.waiting <= 0:
                 r.state = ROT_HOLD
                 self.open += 1
             else:
                 r.state, to_wait, zero = ROT_WAIT, True, True
         elif r.state == ROT_HOLD:
-            runt = 0 < f.last_len < f.mss and p.ack == f.hi_seq
-            end = runt or (f.last_re is not None and s32(f.last_re - p.ack) < f.mss)
+            # an ACK of new data: one at the same ack leaves a grant's window
+            end = runt or (r.advanced and f.last_re is not None and s32(f.last_re - p.ack) < f.mss)
             release = False
             if end:
                 if self.open > h or runt:

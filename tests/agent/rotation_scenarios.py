@@ -1,0 +1,254 @@
+"""Rotation conformance scenarios: scripted requests, data, ACKs and agent
+ticks, and what the receiver does with each.
+
+One table, replayed on the host agent's BPF data path under BPF_PROG_TEST_RUN
+(with agent/rotation.py's rescue for the ticks; tests/agent/
+test_rotation_conformance.py) and on the simulator's receiver (sim/cpp/
+rx_rotation.h through RxRotationProbe; tests/sim/test_sim_rotation.py).
+Every expectation is worked by hand from the rule as docs/algorithms.md §3.6
+("newdctcp-budget" and "Rotation") states it, never read back from either
+engine. The rule's parts, as cited beside each expectation:
+
+- B1 share = max(B / F, 1 MSS) (min_segs 1); W starts at 2 MSS (init_segs
+  2), follows §3.2 at the end of each of its windows of data (W new bytes),
+  and is capped at the share, in whole segments, at every window end and on
+  every ACK;
+- B2 the handshake's ACK of a flow we opened leaves with a zero window; our
+  request opens the window;
+- E  the field never moves the right edge left (§3.3): it is at least the
+  edge the flow was last offered by an ACK, less the ack, rounded up to
+  whole segments;
+- R1 H starts at its ceiling min(F, B / MSS); the receiver's window of data
+  is H segments of new bytes from all flows; at its end H <- max(H/2, n - m)
+  if a flow whose W was already one segment saw CE in it, else H + 1; within
+  [1, ceiling];
+- R2 an IDLE flow takes a slot on our next packet to it if one is free and
+  no flow waits, else it waits at the queue's tail with a zero window;
+- R3 a holder's turn ends with the ACK of new data that leaves less than a
+  segment of the window it was last offered by an ACK (an ACK at the same
+  ack, the kernel's window update or our request, leaves the window a grant
+  offered); then the slot goes back if there
+  are more holders than H, else passes to the queue's head if flows wait and
+  none is free (the holder waits at the tail; the grant goes first); while
+  flows wait a holder is offered one segment;
+- R4 the ACK that newly acknowledges a short segment (shorter than the MSS,
+  the flow's latest) ends what the flow had to send: it becomes IDLE with a
+  zero window, a holder giving its slot back, a waiting flow leaving the
+  queue; a later packet at the same ack (our next request) is no such ACK;
+- R5 a free slot goes to the queue's head with the next packet we send: a
+  window update offering one segment;
+- R6 an agent tick while flows wait takes back the slot of a holder idle for
+  more than 4 smoothed RTTs and 2 ticks, then grants the free slots.
+
+Conventions: MSS 1448 bytes, our window scale 3, so one segment is 181 in
+the window field and two are 362. States: 0 idle, 1 holds a slot, 2 waits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field as _field
+
+MSS = 1448
+WS = 3
+SEG = MSS >> WS  # 181: one segment in the window field
+
+
+@dataclass(frozen=True)
+class Step:
+    op: str  # open | req | data | ack | tick
+    flow: int = 0
+    size: int = MSS  # req / data: bytes
+    ce: bool = False
+    field: int | None = None  # open / req / ack: the window field it leaves with
+    grants: tuple[int, ...] = ()  # flows sent a window update of one segment, in order
+    states: dict[int, int] = _field(default_factory=dict)  # afterwards, by flow
+    h: int | None = None  # H afterwards
+    queue: tuple[int, ...] | None = None  # waiting flows afterwards, head first
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    doc: str
+    flows: int
+    budget_segs: int
+    steps: tuple[Step, ...]
+
+
+def _round(flows: range, ce: bool, fields: list[int]) -> tuple[Step, ...]:
+    """Each flow sends a segment and we acknowledge it, in flow order."""
+    out: list[Step] = []
+    for i, f in zip(flows, fields, strict=True):
+        out += [Step("data", i, ce=ce), Step("ack", i, field=f)]
+    return tuple(out)
+
+
+TURNS = Scenario(
+    "turns",
+    "four flows share B = 4 MSS; marks on flows at one segment cut H, the "
+    "holders' turns end, the slot passes to the queue's head, then a free slot "
+    "goes to it",
+    flows=4,
+    budget_segs=4,
+    steps=(
+        # B2: the handshakes close the windows
+        *(Step("open", i, field=0) for i in range(4)),
+        # R1: H = min(F 4, B/MSS 4) = 4; R2: each request takes a free slot;
+        # B1: W = 2 MSS capped at the share 4/4 = 1 MSS
+        *(Step("req", i, size=100, field=SEG) for i in range(3)),
+        Step("req", 3, size=100, field=SEG, states={0: 1, 1: 1, 2: 1, 3: 1}, h=4),
+        # Each flow's W (2 MSS) is above one segment: R1's window of data
+        # (4 segments) ends with no mark on a one-segment flow: H + 1, held at
+        # the ceiling 4. R3: every ACK ends a turn (nothing left of the one
+        # segment offered) but no one waits: the slots stay. B1: W 2 MSS,
+        # capped at 1 MSS.
+        *_round(range(4), True, [SEG] * 4),
+        # §3.2: each flow's window of data (2 MSS) ends with 2 of 2 marked:
+        # W = max(W/2, 0, 1 MSS) = 1 MSS. R1 counts W before the end (2 MSS):
+        # no floor mark, H stays 4.
+        *_round(range(4), True, [SEG] * 4),
+        # Now every W is one segment: R1's window ends at flow 3's segment,
+        # all 4 marked on one-segment flows: H = max(4/2, 4 - 4) = 2. Flows
+        # 0-2 were acknowledged while H was 4. R3: flow 3's turn ends with 4
+        # holders > H 2: the slot goes back, it waits (zero; E: nothing left).
+        *_round(range(3), True, [SEG] * 3),
+        Step("data", 3, ce=True),
+        Step("ack", 3, field=0, states={0: 1, 1: 1, 2: 1, 3: 2}, h=2, queue=(3,)),
+        # R3: flow 0's turn ends, 3 holders > H 2: it waits behind 3.
+        Step("data", 0, ce=True),
+        Step("ack", 0, field=0, h=2, queue=(3, 0)),
+        # R1: 2 segments, both marked on one-segment flows: H = max(1, 0) = 1.
+        # R3: 2 holders > 1: flow 1 waits.
+        Step("data", 1, ce=True),
+        Step("ack", 1, field=0, h=1, queue=(3, 0, 1)),
+        # R1: H = max(0, 0) -> 1. R3: flow 2's turn ends, 1 holder = H and
+        # flows wait: the slot passes to the head, flow 3 (its update goes
+        # first), flow 2 waits at the tail.
+        Step("data", 2, ce=True),
+        Step(
+            "ack",
+            2,
+            field=0,
+            grants=(3,),
+            states={0: 2, 1: 2, 2: 2, 3: 1},
+            h=1,
+            queue=(0, 1, 2),
+        ),
+        # Flow 3 sends its segment, unmarked: R1 (1 segment, no mark) H = 2.
+        # R3: its turn ends, 1 holder < H 2: it keeps the slot and, flows
+        # waiting, is offered one segment; R5: the free slot goes to the head,
+        # flow 0.
+        Step("data", 3),
+        Step(
+            "ack",
+            3,
+            field=SEG,
+            grants=(0,),
+            states={0: 1, 1: 2, 2: 2, 3: 1},
+            h=2,
+            queue=(1, 2),
+        ),
+    ),
+)
+
+SHORT = Scenario(
+    "short-segment",
+    "two flows, one slot (B = 1 MSS): a response's short last segment gives "
+    "the slot back, the next waiting flow gets it, and the flow's next "
+    "request waits for a turn",
+    flows=2,
+    budget_segs=1,
+    steps=(
+        Step("open", 0, field=0),
+        Step("open", 1, field=0),
+        # R1: H = min(2, 1) = 1. R2: flow 0 takes it; B1: share max(1/2, 1)
+        # = 1 MSS. Flow 1 finds no free slot: it waits, zero (E: the
+        # handshake left nothing open).
+        Step("req", 0, size=100, field=SEG, states={0: 1}, h=1),
+        Step("req", 1, size=100, field=0, states={0: 1, 1: 2}, queue=(1,)),
+        # R1: 1 segment, no mark: H + 1, held at the ceiling 1. R3: flow 0's
+        # turn ends, a flow waits and no slot is free: the slot passes to
+        # flow 1, flow 0 waits.
+        Step("data", 0),
+        Step("ack", 0, field=0, grants=(1,), states={0: 2, 1: 1}, h=1, queue=(0,)),
+        # R4: flow 1's response ends with 500 bytes: the slot goes back, flow
+        # 1 is idle with a zero window (E: its last ACK offered nothing); R5:
+        # the free slot goes to flow 0.
+        Step("data", 1, size=500),
+        Step("ack", 1, field=0, grants=(0,), states={0: 1, 1: 0}, queue=()),
+        # R2: flow 1's next request finds no free slot: it waits.
+        Step("req", 1, size=100, field=0, states={0: 1, 1: 2}, queue=(1,)),
+    ),
+)
+
+STALE = Scenario(
+    "stale-holder",
+    "two flows, one slot: a holder with nothing to send loses its slot at the "
+    "agent's tick; a waiting flow keeps the window it was already offered",
+    flows=2,
+    budget_segs=1,
+    steps=(
+        Step("open", 0, field=0),
+        Step("open", 1, field=0),
+        Step("req", 0, size=100, field=SEG),
+        Step("req", 1, size=100, field=0, states={0: 1, 1: 2}, queue=(1,)),
+        # R6: flow 0 has sent nothing since it took the slot, far longer than
+        # 4 RTTs and 2 ticks: its slot is taken back, then granted to flow 1.
+        Step("tick", grants=(1,), states={0: 0, 1: 1}, queue=()),
+        # R1: H stays 1 (ceiling). R3: flow 1's turn ends, no one waits: it
+        # keeps the slot; B1: W 2 MSS capped at 1 MSS.
+        Step("data", 1),
+        Step("ack", 1, field=SEG, states={0: 0, 1: 1}, h=1),
+        # R2: flow 0's next request finds no free slot: it waits with a zero
+        # window, but E keeps the segment its first request offered (its ack
+        # has not moved): one segment.
+        Step("req", 0, size=100, field=SEG, states={0: 2, 1: 1}, queue=(0,)),
+        # It sends its 500-byte answer through that segment. R4: waiting, it
+        # leaves the queue, idle; zero, but E keeps 1448 - 500 = 948 bytes,
+        # rounded up to one segment. No one waits: no grant.
+        Step("data", 0, size=500),
+        Step("ack", 0, field=SEG, states={0: 0, 1: 1}, queue=()),
+        # R3: flow 1's turn ends and no one waits (flow 0 left): it keeps the
+        # slot.
+        Step("data", 1),
+        Step("ack", 1, field=SEG, states={0: 0, 1: 1}, h=1),
+    ),
+)
+
+AFTER_GRANT = Scenario(
+    "after-a-grant",
+    "two flows, one slot: our ACK at the same ack right after a grant (the "
+    "kernel's window update) keeps the granted turn; a finished flow's next "
+    "request takes a free slot",
+    flows=2,
+    budget_segs=1,
+    steps=(
+        Step("open", 0, field=0),
+        Step("open", 1, field=0),
+        Step("req", 0, size=100, field=SEG),
+        Step("req", 1, size=100, field=0, queue=(1,)),
+        # R3: flow 0's turn ends, the slot passes to flow 1.
+        Step("data", 0),
+        Step("ack", 0, field=0, grants=(1,), states={0: 2, 1: 1}, queue=(0,)),
+        # Our ACK to flow 1 with nothing new acknowledged: R3 its turn goes on
+        # (the grant's segment is still to come); it is offered one segment.
+        Step("ack", 1, field=SEG, grants=(), states={0: 2, 1: 1}, queue=(0,)),
+        # R1: H + 1, held at 1. R3: that segment ends the turn (E: nothing
+        # left of the 1448 bytes offered), the slot passes to flow 0.
+        Step("data", 1),
+        Step("ack", 1, field=0, grants=(0,), states={0: 1, 1: 2}, h=1, queue=(1,)),
+        # R4: flow 0's answer ends with 500 bytes: idle, zero (E: its last ACK
+        # offered nothing); R5: the free slot goes to flow 1.
+        Step("data", 0, size=500),
+        Step("ack", 0, field=0, grants=(1,), states={0: 0, 1: 1}, queue=()),
+        # R4: flow 1's ends too (its grant's edge is not our last ACK's: zero).
+        Step("data", 1, size=500),
+        Step("ack", 1, field=0, states={0: 0, 1: 0}, queue=()),
+        # R2: flow 0's next request (at the same ack as its last ACK, not an
+        # ACK of its short segment) takes the free slot: B1 one segment.
+        Step("req", 0, size=100, field=SEG, states={0: 1, 1: 0}, queue=()),
+    ),
+)
+
+SCENARIOS = (TURNS, SHORT, STALE, AFTER_GRANT)
