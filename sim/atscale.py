@@ -37,6 +37,7 @@ from p4incast.sim.engine import (
     PolicyStepper,
     agent_tunables,
     hosts_config,
+    policy_tick_s,
     port_budget_bytes,
 )
 from p4incast.sim.engine import check_point as check_incast_point
@@ -89,7 +90,9 @@ def _config(p: AtScalePoint, fl: Plan) -> Any:
     t.bufferBytes = fab.buffer_bytes
     t.rtoMinMs = float(fab.rto_min_ms)
     # newdctcp-budget: each aggregator's ToR port, its buffer and base BDP
-    hosts_config(t, sch, tr, port_budget_bytes(tr, fab.buffer_bytes, t.linkBps, base_rtt_s(fab)))
+    rtt = base_rtt_s(fab)
+    budget = port_budget_bytes(tr, fab.buffer_bytes, t.linkBps, rtt)
+    hosts_config(t, sch, tr, budget, policy_tick_s(tr, rtt))
     t.seed = p.seed
     t.run = 1
     t.seriesBinUs = 0
@@ -188,7 +191,7 @@ def _run(p: AtScalePoint, fl: Plan, rec: dict[str, Any]) -> None:
         if not steppers:
             sc.Advance(c.tcp.maxSimS)
         else:
-            tick = p.transport.policy_tick_us * 1e-6 or base_rtt_s(p.fabric)
+            tick = c.tcp.agentTickS
             t = 0.0
             while True:
                 t += tick

@@ -94,11 +94,6 @@ def check_point(point: Point) -> list[str]:
             "transport.tail_loss_probe: the model's senders (ns-3) have no tail-loss "
             "probe; it is a testbed (Linux) ablation"
         )
-    if point.scheme.rotate:
-        problems.append(
-            f"scheme {point.scheme.name}: rotate: the model's receiver has no rotation of "
-            "zero windows (it is the host agent's, docs/algorithms.md §3.6)"
-        )
     return problems
 
 
@@ -190,10 +185,18 @@ def run_point(point: Point, *, max_sim_s: float = MAX_SIM_S) -> RunResult:
     return out
 
 
-def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int) -> None:
+def policy_tick_s(t: Transport, rtt_s: float) -> float:
+    """The receiver agent's clock on the model: transport.policy_tick_us, else
+    one base RTT `rtt_s` (ICTCP and RCC are stepped on it, the rotation's
+    rescue ticks on it)."""
+    return t.policy_tick_us * 1e-6 or rtt_s
+
+
+def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int, tick_s: float) -> None:
     """The scheme's switch, sender and receiver-agent settings and the hosts' TCP on a
     RunConfig `c` — one mapping for every scenario (incast here, sim/atscale.py).
-    `budget`: newdctcp-budget's B in bytes (the scenario knows its bottleneck)."""
+    `budget`: newdctcp-budget's B in bytes (the scenario knows its bottleneck);
+    `tick_s`: the agent's clock (policy_tick_s)."""
     tun = agent_tunables()
     c.ecnMode = EcnMode(sch.ecn).code
     c.k = sch.k
@@ -204,6 +207,8 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int) -> None:
     c.agentMinSegs = rx_min_segs(sch, t)
     c.agentMaxW = int(tun["max_w"])
     c.agentBudgetBytes = budget if sch.agent == BUDGET_AGENT else 0
+    c.agentRotate = sch.rotate
+    c.agentTickS = tick_s
     c.agentClearEce = receiver_clears_ece(sch.agent, sch.sender_ecn)
     c.agentSharePkts = int(tun["queue_maxsize"]) if sch.agent == "rcc" else 0
     ackq = sch.agent == "rcc" and t.ack_queue
@@ -236,7 +241,8 @@ def run_config(point: Point, max_sim_s: float = MAX_SIM_S) -> Any:
     c.sharedBufferBytes = topo.shared_buffer_bytes
     c.dtAlpha = topo.dt_alpha
     c.rtoMinMs = float(topo.rto_min_ms)
-    hosts_config(c, sch, point.transport, budget_bytes(point))
+    tick = policy_tick_s(point.transport, base_rtt_s(topo))
+    hosts_config(c, sch, point.transport, budget_bytes(point), tick)
     c.sizeBytes = size
     c.rounds = app.rounds
     c.jitterUs = app.jitter_us
@@ -255,7 +261,7 @@ def run_config(point: Point, max_sim_s: float = MAX_SIM_S) -> Any:
 
 def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     p4i = native.load()
-    sch, topo = point.scheme, point.topology
+    sch = point.scheme
     tun = agent_tunables()
     c = run_config(point, max_sim_s)
     sc = p4i.Scenario(c)
@@ -267,7 +273,7 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
         if stepper is None:
             sc.Advance(c.maxSimS)
         else:
-            tick = point.transport.policy_tick_us * 1e-6 or base_rtt_s(topo)
+            tick = c.agentTickS
             t = 0.0
             while True:
                 t += tick

@@ -38,6 +38,7 @@ def load() -> Any:
     cppyy.include("scenario.h")
     cppyy.include("conformance.h")
     cppyy.include("atscale.h")
+    cppyy.include("rx_rotation_probe.h")
     return cppyy.gbl.p4i
 
 

@@ -209,6 +209,7 @@ class AtScale
         {
             auto ag = std::make_unique<RxAgent>();
             AttachAgent(*ag, c, nic[a], DynamicCast<EcnQueue>(nic[a]->GetQueue()));
+            ag->srtt = [this](uint64_t key) { return FlowRtt(key); };
             aggDownQ.push_back(DynamicCast<EcnQueue>(
                 DynamicCast<PointToPointNetDevice>(torDown[a / cfg.hostsPerTor][a % cfg.hostsPerTor])
                     ->GetQueue()));

@@ -25,13 +25,19 @@
 //    budget B: share = max(B / F, minSegs·MSS), F = flows whose handshake was
 //    seen; W starts at initSegs·MSS; W <- min(W, share) in whole segments (at
 //    least one) at each window end and on each ACK (reference.RxReference;
-//    agent/policies/budget.py budget_share, budget_window). The BPF data path's
-//    zero-window copy of the handshake's ACK is not modelled: ns-3's sender
+//    agent/policies/budget.py budget_share, budget_window). The handshake's
+//    ACK of a flow we opened goes out with a zero window, so the request
+//    opens the window at the share of that moment; the BPF data path's copy
+//    offering the initial window ahead of it is not modelled: ns-3's sender
 //    does not bound its segments by the largest window offered (Linux's
 //    tcp_bound_to_half_wnd).
 //  - ictcp / rcc: W comes from the shared Python policies
 //    (p4incast/policies/ictcp.py, rcc.py), stepped every agent tick by
 //    p4incast.sim.engine with the counters kept here (SetUserWindow).
+//
+// newdctcp-budget with rotate: windows below one segment taken in turns
+// (sim/cpp/rx_rotation.h; docs/algorithms.md §3.6), driven from Ingress,
+// Egress and a tick the scenario schedules (RotTick).
 //
 // rcc also has the paper's ACK queue (ackQueueCap > 0), RCC Algorithm 1 to the
 // rules of p4incast/policies/rcc.py AckQueue (the reference; conformance:
@@ -41,6 +47,7 @@
 #define P4INCAST_SIM_RX_AGENT_H
 
 #include "ecn_queue.h"
+#include "rx_rotation.h"
 // RX_POLICY_*: the host agent's data-path modes, which this receiver ports
 #include "../../agent/bpf/rx_policy.h"
 // RX_MAX_WSCALE: the data path's TCP limits
@@ -49,6 +56,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <utility>
 #include <vector>
@@ -87,6 +95,10 @@ struct RxFlow
     bool relValid = false;
     uint32_t relRe = 0;
     bool idle = false; // latest data segment shorter than MSS: counts 0 in flight
+    // rotation: what a window update for the flow repeats (its latest ACK's)
+    bool acked = false;
+    uint32_t ackSeq = 0, ackNo = 0; // our next sequence number, its ack
+    uint32_t localAddr = 0;
     // cumulative counters (for ictcp / rcc and the report)
     uint64_t pkts = 0, ce = 0, bytes = 0;
     uint64_t userW = 0; // 0 = no clamp
@@ -143,6 +155,12 @@ class RxAgent : public EgressHook
     uint64_t eceCleared = 0; // ACKs whose ECE was cleared
     uint32_t counted = 0;     // flows sharing it
     uint64_t closedFlows = 0, closedClamped = 0; // flows ended (FIN, RST, a new SYN) and their clamped ACKs
+    // newdctcp-budget's rotation (rotate): its state, the agent's tick (s),
+    // and each flow's smoothed RTT for the stale test (s; the scenario's)
+    bool rotate = false;
+    RxRotation rot;
+    double tickS = 0;
+    std::function<double(uint64_t)> srtt = [](uint64_t) { return 0.0; };
 
     // agent/policies/budget.py budget_share
     uint64_t Share(uint32_t fmss) const
@@ -167,6 +185,7 @@ class RxAgent : public EgressHook
         auto it = flows.find(key);
         if (it != flows.end())
         {
+            rot.End(key);
             counted -= it->second.counted;
             closedFlows++;
             closedClamped += it->second.clamped;
@@ -284,15 +303,17 @@ class RxAgent : public EgressHook
     }
 
     // newdctcp_rx.RxFlow.ack_field; seg: 0, or the segment size the kept
-    // right edge is rounded up to beyond the ack (newdctcp-budget)
+    // right edge is rounded up to beyond the ack (newdctcp-budget); zero:
+    // close the window (rotation)
     static uint32_t AckField(RxFlow& f, uint32_t ack, uint32_t kernelField, uint64_t w,
-                             uint32_t seg = 0)
+                             uint32_t seg = 0, bool zero = false)
     {
         uint32_t ws = f.wscale;
         uint32_t out = kernelField;
-        if (w)
+        if (w || zero)
         {
-            uint64_t want = (w + (1u << ws) - 1) >> ws; // W / 2^ws rounded up
+            // zero: close the window, as far as the right edge lets it
+            uint64_t want = zero ? 0 : (w + (1u << ws) - 1) >> ws; // W / 2^ws rounded up
             if (f.reValid)
             {
                 uint32_t d = f.lastRe - ack;
@@ -373,12 +394,18 @@ class RxAgent : public EgressHook
         }
         if (payload)
         {
-            OnData(it->second,
-                   tcp.GetSequenceNumber().GetValue(),
-                   payload,
-                   ip.GetEcn() == Ipv4Header::ECN_CE);
-            // a segment shorter than MSS: the sender's buffer is empty (ACK queue)
-            it->second.idle = payload < it->second.mss;
+            RxFlow& f = it->second;
+            uint64_t wBefore = f.w, bytesBefore = f.bytes;
+            bool ce = ip.GetEcn() == Ipv4Header::ECN_CE;
+            OnData(f, tcp.GetSequenceNumber().GetValue(), payload, ce);
+            if (Rotating() && f.counted)
+            {
+                rot.OnData(key, counted, f.mss, f.bytes - bytesBefore, ce, wBefore,
+                           Simulator::Now().GetSeconds());
+            }
+            // a segment shorter than MSS: the sender's buffer is empty (ACK
+            // queue); its ACK ends the flow's turn (rotation)
+            f.idle = payload < f.mss;
             if (!m_queue.empty())
             {
                 Release(); // data arrived: in flight went down
@@ -537,6 +564,7 @@ class RxAgent : public EgressHook
             TRAIL    // behind the entry, in order
         } act = PASS;
         bool fin = false;
+        bool passing = it == flows.end(); // no ACK of a known flow: may carry a grant
         uint32_t re = 0;
         int64_t split = -1; // >= 0: p leaves now with this window field, a copy waits
         if (flags & (TcpHeader::RST | TcpHeader::FIN))
@@ -553,6 +581,7 @@ class RxAgent : public EgressHook
                 Erase(key);
                 Kick(); // in flight went down
             }
+            passing = true;
         }
         else if (flags & TcpHeader::SYN)
         {
@@ -561,6 +590,7 @@ class RxAgent : public EgressHook
             f->localWs = WsOption(tcp);
             FinishHandshake(*f);
             Kick();
+            passing = true;
         }
         else if (it != flows.end() && (flags & TcpHeader::ACK) && policy != RX_OBSERVE)
         {
@@ -581,14 +611,37 @@ class RxAgent : public EgressHook
                          : policy == RX_BUDGET ? Cap(f.w, f.mss)
                                                : (f.userW ? f.userW : unset);
             uint32_t kernel = tcp.GetWindowSize();
-            uint32_t field = AckField(f, tcp.GetAckNumber().GetValue(), kernel, shook ? w : 0,
-                                      policy == RX_BUDGET ? f.mss : 0);
+            uint32_t ackNo = tcp.GetAckNumber().GetValue();
+            // the handshake's ACK of a flow we opened (no data either way yet)
+            bool handshake = !f.reValid && !f.pkts && !data;
+            // newdctcp-budget closes it: our first segment, the request, opens
+            // the window at the share of that moment (agent/bpf/rxwin_hooks.h
+            // handshake_reopen)
+            bool zero = policy == RX_BUDGET && shook && handshake;
+            if (Rotating() && shook)
+            {
+                bool advanced = ackNo != f.ackNo; // more acknowledged than our last packet
+                f.acked = true;
+                f.ackSeq = tcp.GetSequenceNumber().GetValue() + p->GetSize();
+                f.ackNo = ackNo;
+                f.localAddr = ip.GetSource().Get();
+                if (!handshake)
+                {
+                    bool runt = f.idle && ackNo == f.hiSeq && advanced;
+                    int64_t left = f.reValid ? S32(f.lastRe - ackNo) : 0;
+                    auto wz = rot.OnAck(key, counted, f.mss, runt, advanced && f.reValid, left,
+                                        w, Simulator::Now().GetSeconds());
+                    w = wz.first;
+                    zero = wz.second;
+                }
+            }
+            uint32_t field = AckField(f, ackNo, kernel, shook ? w : 0,
+                                      policy == RX_BUDGET ? f.mss : 0, zero);
             if (field != kernel)
             {
                 tcp.SetWindowSize(static_cast<uint16_t>(field));
                 f.clamped++;
             }
-            uint32_t ackNo = tcp.GetAckNumber().GetValue();
             re = ackNo + (field << f.wscale);
             if (h && h->closed)
             {
@@ -644,6 +697,14 @@ class RxAgent : public EgressHook
             p->AddHeader(ppp);
             splitAcks++;
         }
+        if (Rotating())
+        {
+            if (passing)
+            {
+                rot.Fill(counted, mss, Simulator::Now().GetSeconds());
+            }
+            SendGrants();
+        }
         switch (act)
         {
         case PASS:
@@ -692,6 +753,89 @@ class RxAgent : public EgressHook
         {
             it->second.userW = w;
         }
+    }
+
+    // -- rotation (rx_rotation.h)
+    bool Rotating() const
+    {
+        return rotate && policy == RX_BUDGET;
+    }
+
+    // The window update a grant sends to flow `key`: a pure ACK as its latest
+    // one (our next sequence number, its ack) offering one segment.
+    Ptr<Packet> GrantPacket(uint64_t key) const
+    {
+        auto it = flows.find(key);
+        if (it == flows.end() || !it->second.acked)
+        {
+            return nullptr;
+        }
+        const RxFlow& f = it->second;
+        TcpHeader t;
+        t.SetSourcePort(static_cast<uint16_t>(key & 0xffff));
+        t.SetDestinationPort(static_cast<uint16_t>((key >> 16) & 0xffff));
+        t.SetSequenceNumber(SequenceNumber32(f.ackSeq));
+        t.SetAckNumber(SequenceNumber32(f.ackNo));
+        t.SetFlags(TcpHeader::ACK);
+        t.SetWindowSize(static_cast<uint16_t>((f.mss + (1u << f.wscale) - 1) >> f.wscale));
+        Ptr<Packet> p = Create<Packet>();
+        p->AddHeader(t);
+        Ipv4Header ip;
+        ip.SetSource(Ipv4Address(f.localAddr));
+        ip.SetDestination(Ipv4Address(KeyPeer(key)));
+        ip.SetProtocol(6);
+        ip.SetTtl(64);
+        ip.SetPayloadSize(t.GetSerializedSize());
+        p->AddHeader(ip);
+        PppHeader ppp;
+        ppp.SetProtocol(PPP_IPV4);
+        p->AddHeader(ppp);
+        return p;
+    }
+
+    // Send the window updates of the grants made: after the packet being
+    // handled, as the host's copy goes out beside the ACK that carries it
+    // (Egress cannot send from inside the NIC queue's Enqueue).
+    void SendGrants()
+    {
+        if (rot.granted.empty() || m_grantsPending || !nic)
+        {
+            return; // without a NIC (RxRotationProbe) the caller reads rot.granted
+        }
+        m_grantsPending = true;
+        Simulator::ScheduleNow(&RxAgent::GrantsDue, this);
+    }
+
+    void GrantsDue()
+    {
+        m_grantsPending = false;
+        std::vector<uint64_t> due;
+        due.swap(rot.granted);
+        for (uint64_t k : due)
+        {
+            Ptr<Packet> p = GrantPacket(k);
+            if (p)
+            {
+                Emit(p);
+            }
+        }
+    }
+
+    bool GrantsPending() const
+    {
+        return m_grantsPending;
+    }
+
+    // One agent tick (agent/rotation.py Rescuer.step), every tickS.
+    void RotTick()
+    {
+        if (!Rotating())
+        {
+            return;
+        }
+        rot.Tick(Simulator::Now().GetSeconds(), tickS, counted, mss, srtt);
+        SendGrants();
+        Simulator::Schedule(Seconds(tickS), &RxAgent::RotTick, this);
     }
 
   private:
@@ -752,6 +896,7 @@ class RxAgent : public EgressHook
     }
 
     std::deque<Held> m_queue;
+    bool m_grantsPending = false;
     bool m_resending = false;
     bool m_kick = false;
 };

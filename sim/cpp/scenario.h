@@ -82,6 +82,8 @@ struct RunConfig
     uint32_t agentMinSegs = 0;
     uint64_t agentMaxW = 0;
     uint64_t agentBudgetBytes = 0; // newdctcp-budget: B
+    bool agentRotate = false;      // newdctcp-budget: windows below one segment in turns
+    double agentTickS = 0;         // the agent's tick (rotation's stale holders, free slots)
     bool agentClearEce = false;    // clear ECE on the ACKs of controlled flows (§3.7)
     uint32_t agentSharePkts = 0;   // rcc: a new flow's window = its share of this Q
     uint64_t ackQueueBytes = 0;    // > 0: RCC's ACK queue, in-flight cap in bytes
@@ -233,11 +235,18 @@ AttachAgent(RxAgent& a, const RunConfig& c, Ptr<PointToPointNetDevice> nic, Ptr<
     a.clearEce = c.agentClearEce;
     a.sharePkts = c.agentSharePkts;
     a.ackQueueCap = c.ackQueueBytes;
+    a.rotate = c.agentRotate;
+    a.rot.budget = c.agentBudgetBytes;
+    a.tickS = c.agentTickS;
     a.nic = nic;
     if (c.agent != RX_OFF)
     {
         q->hook = &a;
         nic->TraceConnectWithoutContext("MacRx", MakeCallback(&RxAgent::Ingress, &a));
+    }
+    if (a.Rotating() && a.tickS > 0)
+    {
+        Simulator::Schedule(Seconds(a.tickS), &RxAgent::RotTick, &a);
     }
 }
 
@@ -440,6 +449,7 @@ class Scenario
         bottleneck->seriesBinS = cfg.seriesBinUs * 1e-6;
         // receiver agent on the receiver's NIC
         AttachAgent(agent, cfg, hostDev[0], hostQ[0]);
+        agent.srtt = [this](uint64_t key) { return FlowRtt(key); };
         // congestion control: servers and background host use cc; the receiver
         // echoes CE as the senders' scheme needs (ReceiverCc)
         for (int h = 1; h < nHosts; h++)
