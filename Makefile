@@ -22,8 +22,8 @@ ptf: build        ## only the PTF suite on simple_switch_grpc over veth pairs (r
 bench: build      ## benchmarks; each prints its figures and ratios
 	scripts/bench.sh
 
-run: build       ## the default comparison (experiments/default.yaml): BMv2 testbed, or the simulator without BMv2/root
-	$(PY) -m p4incast.experiments experiments/default.yaml
+run: build       ## the default comparison (experiments/default.yaml): BMv2 testbed, or the simulator without BMv2/root; RUN_ARGS: p4incast-run flags
+	$(PY) -m p4incast.experiments experiments/default.yaml $(RUN_ARGS)
 
 sweep: build     ## the larger sweep (experiments/sweep.yaml): leaf-spine, background flow, every receiver policy
 	$(PY) -m p4incast.experiments experiments/sweep.yaml

@@ -36,7 +36,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,11 @@ def _parser() -> argparse.ArgumentParser:
         help="sim: parallel runs (default: one per CPU here; on a cluster, at most this many)",
     )
     ap.add_argument("--check", action="store_true", help="validate and show the plan, run nothing")
+    ap.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when any run failed (default: only when every run failed)",
+    )
     return ap
 
 
@@ -163,6 +169,32 @@ def _report_only(sc: scenario.Scenario, exps: Sequence[Any], root: Path) -> int:
     return 0
 
 
+def _runnable(
+    exps: Sequence[Any], check: Callable[[Any], list[str]]
+) -> tuple[list[Any], dict[str, str], list[str]]:
+    """The experiments with only the schemes the engine runs: (experiments,
+    {scheme left out: why}, problems that stop the whole sweep). A scheme
+    every point of which has a problem is left out, and the sweep goes on
+    with the others; a problem of a point whose scheme runs elsewhere in the
+    sweep, or a sweep with no scheme left, stops it."""
+    why: dict[str, list[str]] = {}
+    ok: set[str] = set()
+    for e in exps:
+        for p in e.points():
+            found = check(p)
+            if found:
+                why.setdefault(p.scheme.name, []).extend(found)
+            else:
+                ok.add(p.scheme.name)
+    partial = [m for name in why if name in ok for m in why[name]]
+    left = {n: "; ".join(dict.fromkeys(ms)) for n, ms in why.items() if n not in ok}
+    if partial or not ok:
+        stop = partial or [m for ms in why.values() for m in ms]
+        return list(exps), {}, list(dict.fromkeys(stop))
+    kept = [replace(e, schemes=tuple(s for s in e.schemes if s.name not in left)) for e in exps]
+    return kept, left, []
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == [SUBCOMMAND]:
@@ -196,25 +228,20 @@ def main(argv: list[str] | None = None) -> int:
     print(note, flush=True)
     # On a cluster, checks that need the engine installed run on the node that runs the point.
     local = engine.unavailable() is None
-    problems = [
-        m for e in exps for p in e.points() for m in (engine.check(p) if local else sc.problems(p))
-    ]
+    check = engine.check if local else sc.problems
+    exps, left_out, problems = _runnable(exps, check)
     if problems:
-        for p in dict.fromkeys(problems):
+        for p in problems:
             print(f"p4incast-run: {p}", file=sys.stderr)
         if getattr(exps[0], "engine", None) == "auto":
-            runnable = [
-                s.name
-                for s in exps[0].schemes
-                if not any(engine.check(p) for p in exps[0].points() if p.scheme == s)
-            ]
             print(
                 f"p4incast-run: `engine: auto` chose {engine.name} (why: the first line); "
-                "install the engine those runs need, or run only "
-                f"--schemes {','.join(runnable) or '(none runs here)'}",
+                "install the engine those runs need",
                 file=sys.stderr,
             )
         return 2
+    for name, why in left_out.items():
+        print(f"left out: {name} ({engine.name} cannot run it: {why})", flush=True)
     for e in exps:
         print(sc.plan(e), flush=True)
     for s in exps[0].schemes:
@@ -265,12 +292,14 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(sc.report(e, rs))
         failed += rs.failed()
+    for name, why in left_out.items():
+        print(f"left out: {name} ({engine.name} cannot run it: {why})")
     print(f"\n{total} runs in {(time.monotonic() - t0) / 60:.1f} min ({failed} failed)")
     for rs in sets:
         print(f"results: {rs.out_dir}")
         for p in sc.plots(rs):
             print(f"plot:    {p}")
-    return 1 if failed == total else 0
+    return 1 if failed == total or (failed and args.strict) else 0
 
 
 if __name__ == "__main__":

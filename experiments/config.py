@@ -47,7 +47,7 @@ each engine reads the topology keys that apply to it.
       - {name: mark-tail, ecn: tail, k: 20, cc: dctcp}
       - {name: front+rx, ecn: front, k: 20, cc: reno, agent: newdctcp-rx}
       - {name: front+rotate, ecn: front, k: 20, cc: reno, agent: newdctcp-budget,
-         rotate: true}            # windows below one segment (testbed only)
+         rotate: true}            # windows below one segment, taken in turns
       - {name: batched, ecn: off, cc: reno, batching: true}
 
 A scheme is everything that differs between the things compared: the switch's

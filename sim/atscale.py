@@ -57,7 +57,7 @@ def check_point(p: AtScalePoint) -> None:
     """ModelError naming the first problem with a point. The scheme and transport
     go through the incast simulator's rules on the fabric's switch port
     (`port_topology`): `check_scheme` (vocabularies, K below the port's buffer in
-    full frames) and what the model cannot run (rotation, a tail-loss probe)."""
+    full frames) and what the model cannot run (a tail-loss probe)."""
     check_fabric(p.fabric)
     check_traffic(p.traffic, p.fabric)
     check_load(p.load)
