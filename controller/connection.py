@@ -13,8 +13,6 @@ from typing import Any, Protocol, TypeVar, cast
 import finsy as fy
 from finsy import p4entity
 
-from p4incast import tools
-
 from . import tls, tofino_config
 from .config import Pipeline, SwitchSettings
 from .errors import ControllerError
@@ -91,34 +89,15 @@ async def check_handshake(settings: SwitchSettings) -> None:
         raise ControllerError(problem)
 
 
-def _thrift_clash(settings: SwitchSettings) -> str | None:
-    """Why a local simple_switch_grpc may serve no gRPC: its thrift port (BMv2's
-    default 9090 is also Prometheus's) held by a process that is not a BMv2
-    switch. simple_switch_grpc then keeps running without a gRPC server."""
-    host = settings.address.rpartition(":")[0].strip("[]")
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        return None  # /proc shows this host's ports only
-    others = [
-        (pid, name)
-        for pid, name in tools.port_listeners(settings.thrift_port)
-        if not name.startswith("simple_switch")
-    ]
-    if not others:
-        return None
-    return (
-        f"its thrift port {settings.thrift_port} is taken by {tools.describe_listeners(others)}, "
-        "and simple_switch_grpc started on a taken thrift port serves no gRPC: start it "
-        "with another --thrift-port and give p4incast-ctl the same (--thrift-port)"
-    )
-
-
 def _explain(err: BaseException, settings: SwitchSettings) -> str:
     text = str(err)
     address, device_id = settings.address, settings.device_id
     if isinstance(err, TimeoutError):
         return f"switch at {address} did not answer within {CONNECT_TIMEOUT_S:.0f} s"
     if "UNAVAILABLE" in text or "failed to connect" in text.lower():
-        clash = _thrift_clash(settings)
+        host = address.rpartition(":")[0].strip("[]")
+        local = host in ("127.0.0.1", "localhost", "::1")  # /proc shows this host's ports
+        clash = settings.target_profile.local_port_clash(settings.thrift_port) if local else None
         if clash:
             return f"cannot reach the switch's P4Runtime server at {address}: {clash}"
         return (

@@ -1,7 +1,7 @@
 """A BMv2 port another process holds. The launcher (p4incast/bmv2.py): one line
 naming the port and the process holding it, at once, and no switch left running.
 p4incast-ctl, facing a hand-started switch that serves no gRPC because its thrift
-port was taken: the same, instead of only "cannot reach"."""
+port was taken: the same, at once, instead of a 30 s wait and "cannot reach"."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from p4incast import bmv2, tools
+from p4incast.controller.config import Pipeline
 
 GRPC, THRIFT = 50291, 9691  # this file's own: no other test or testbed uses them
 
@@ -122,35 +124,59 @@ def test_a_free_switch_starts_and_holds_both_ports(tmp_path: Path) -> None:
     assert tools.port_listeners(GRPC) == [] and tools.port_listeners(THRIFT) == []
 
 
-@pytest.mark.parametrize("holder", [(THRIFT, "listen")], indirect=True)
-def test_ctl_names_the_thrift_port_clash_when_no_grpc_answers(
-    holder: tuple[int, subprocess.Popen[str]],
-) -> None:
-    """Nothing serves gRPC on GRPC (as when simple_switch_grpc lost its thrift port)
-    and THRIFT is held by a process that is not a switch: the error says so."""
-    port, proc = holder
+CLASH = (
+    "BMv2's thrift port {port} is taken by pid {pid} ({comm}), not a switch; a "
+    "simple_switch_grpc started on it serves no gRPC: start the switch with another "
+    "--thrift-port and give p4incast-ctl the same (--thrift-port)"
+)
+
+
+def ctl(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
     t0 = time.monotonic()
     out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "p4incast.controller",
-            "--address",
-            f"127.0.0.1:{GRPC}",
-            "--thrift-port",
-            str(port),
-            "stats",
-        ],
+        [sys.executable, "-m", "p4incast.controller", *args],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=90,
     )
+    return out, time.monotonic() - t0
+
+
+@pytest.mark.parametrize("holder", [(THRIFT, "listen")], indirect=True)
+@pytest.mark.parametrize("cmd", ["stats", "apply", "set-queue"])
+def test_ctl_names_the_thrift_port_clash_at_once(
+    holder: tuple[int, subprocess.Popen[str]], cmd: str, tmp_path: Path
+) -> None:
+    """Nothing serves gRPC on GRPC (as when simple_switch_grpc lost its thrift port)
+    and THRIFT is held by a process that is not a switch, as Prometheus holds 9090:
+    every command says so in one line, within seconds. `apply` with queue settings
+    and `set-queue` used to wait 30 s for simple_switch_CLI talking to that process."""
+    port, proc = holder
+    clash = CLASH.format(port=port, pid=proc.pid, comm=comm(proc.pid))
+    unreachable = f"cannot reach the switch's P4Runtime server at 127.0.0.1:{GRPC}: {clash}"
+    where = ["--address", f"127.0.0.1:{GRPC}", "--thrift-port", str(port)]
+    if cmd == "stats":
+        out, took = ctl(*where, "stats")
+        expected = unreachable
+    elif cmd == "set-queue":
+        out, took = ctl(*where, "set-queue", "--port", "1", "--rate", "100")
+        expected = clash
+    else:
+        pipeline = Pipeline.default()
+        if pipeline.config is None or not pipeline.config.is_file():
+            pytest.skip(f"{pipeline.config} not built (make build needs p4c-bm2-ss)")
+        cfg = tmp_path / "switch.yaml"
+        cfg.write_text(
+            yaml.safe_dump(
+                {
+                    "switch": {"address": f"127.0.0.1:{GRPC}", "thrift_port": port},
+                    "ports": {1: {"mac": "00:aa:00:00:00:01", "queue_rate": 100}},
+                    "routes": [],
+                }
+            )
+        )
+        out, took = ctl("apply", str(cfg))
+        expected = unreachable
     assert out.returncode == 2 and not out.stdout, out
-    assert out.stderr.strip() == (
-        f"p4incast-ctl: error: cannot reach the switch's P4Runtime server at "
-        f"127.0.0.1:{GRPC}: its thrift port {port} is taken by pid {proc.pid} "
-        f"({comm(proc.pid)}), and simple_switch_grpc started on a taken thrift port "
-        "serves no gRPC: start it with another --thrift-port and give p4incast-ctl the "
-        "same (--thrift-port)"
-    ), out.stderr
-    assert time.monotonic() - t0 < 20
+    assert out.stderr.strip() == f"p4incast-ctl: error: {expected}", out.stderr
+    assert took < 10, took
