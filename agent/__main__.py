@@ -114,7 +114,8 @@ def _fmt_status(agents: list[dict]) -> str:
         lines.append(
             f"{ag['iface']} policy={ag['policy']} attach={ag['attach']} pid={ag['pid']}  "
             f"flows={t['flows']} pkts={t['pkts']} bytes={t['bytes']} ce={t['ce']} "
-            f"rewrites={t['rewrites']} acks={t['tx_acks']} bad_opts={t['bad_opts']}"
+            f"rewrites={t['rewrites']} rtt_excluded={t['rtt_excluded_flows']} "
+            f"acks={t['tx_acks']} bad_opts={t['bad_opts']}"
         )
         lines.append(
             f"  {'flow':<44} {'W':>9} {'ws':>2} {'mss':>5} {'pkts':>9} {'CE':>7} "

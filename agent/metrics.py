@@ -35,7 +35,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from p4incast.agent.datapath import ST_NAMES, Flow, RxWin
+from p4incast.agent.datapath import FL_SLOW, ST_NAMES, Flow, RxWin
 from p4incast.model.errors import ModelError
 from p4incast.model.tls import MetricsTls
 from p4incast.policies.config import ConfigError
@@ -66,6 +66,7 @@ ST_HELP: dict[str, str] = {  # agent/bpf/rxwin.h ST_*
     "ackq_released": "rcc ACK queue: held ACKs released by a window update from rx_egress",
     "ackq_rescued": "rcc ACK queue: held ACKs released by userspace's rescue",
     "ackq_zero": "rcc ACK queue: split ACKs that went out with a zero window",
+    "rtt_excluded": "flows found with a smallest RTT above rtt_limit_us: never rewritten",
 }
 assert set(ST_HELP) == set(ST_NAMES), "every data-path stat needs its help line"
 
@@ -132,12 +133,14 @@ def serve(collector: Collector, listen: str, tls: MetricsTls | None = None) -> W
 
 def totals(flows: dict[str, Flow], stats: dict[str, int]) -> dict[str, int]:
     """What `status` reports as an agent's totals: resident flows, their summed packets,
-    bytes and CE, and every global stat."""
+    bytes and CE, how many of them the RTT limit excludes (FL_SLOW), and every global
+    stat."""
     return {
         "flows": len(flows),
         "pkts": sum(f.pkts for f in flows.values()),
         "bytes": sum(f.bytes for f in flows.values()),
         "ce": sum(f.ce for f in flows.values()),
+        "rtt_excluded_flows": sum(1 for f in flows.values() if f.flags & FL_SLOW),
         **stats,
     }
 
@@ -193,6 +196,11 @@ class AgentCollector(Collector):
             ("pkts", "flow_packets", "packets of the resident flows (falls when flows go)"),
             ("bytes", "flow_bytes", "bytes of the resident flows (falls when flows go)"),
             ("ce", "flow_ce_packets", "CE packets of the resident flows (falls when flows go)"),
+            (
+                "rtt_excluded_flows",
+                "rtt_excluded_flows",
+                "resident flows whose smallest RTT is above rtt_limit_us (never rewritten)",
+            ),
         ):
             g = GaugeMetricFamily(f"{PREFIX}_{metric}", help_, labels=["iface"])
             g.add_metric(iface, tot[key])

@@ -30,7 +30,6 @@ from typing import cast
 
 from p4incast.agent.datapath import (
     FL_HS,
-    FL_SLOW,
     Flow,
     FlowKey,
     RxWin,
@@ -322,15 +321,15 @@ def process_cpu_s(pid: int) -> float:
 
 
 def _summary(rx: RxWin) -> str:
-    """One line for the log: what the data path saw and did (flows still in the table)."""
+    """One line for the log: what the data path saw and did since it attached;
+    `resident` and `no_handshake` are the flows still in the table."""
     st = rx.stats()
     flows = [f for _, f in rx.dump()]
-    slow = sum(1 for f in flows if f.flags & FL_SLOW)
     nohs = sum(1 for f in flows if (f.flags & FL_HS) != FL_HS)
     return (
         f"rx_pkts={st['rx_pkts']} acks={st['tx_acks']} rewrites={st['rewrites']} "
         f"flows_new={st['flows_new']} flows_end={st['flows_end']} bad_opts={st['bad_opts']} "
-        f"resident={len(flows)} rtt_excluded={slow} no_handshake={nohs}"
+        f"rtt_excluded={st['rtt_excluded']} resident={len(flows)} no_handshake={nohs}"
     )
 
 

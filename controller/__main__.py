@@ -230,8 +230,10 @@ async def _stats(
 ) -> None:
     """Print the counters once, or every --watch seconds until interrupted."""
     async with connect(sw_settings, pl) as sw:
+        known: list[int] = []
         while True:
-            snap = await stats.read(sw, ports)
+            snap = await stats.read(sw, ports, known)
+            known = list(snap.ports)
             if args.json:
                 print(json.dumps({"time": time.time(), **snap.as_dict()}), flush=True)
             else:

@@ -89,11 +89,17 @@ async def check_handshake(settings: SwitchSettings) -> None:
         raise ControllerError(problem)
 
 
-def _explain(err: BaseException, address: str, device_id: int) -> str:
+def _explain(err: BaseException, settings: SwitchSettings) -> str:
     text = str(err)
+    address, device_id = settings.address, settings.device_id
     if isinstance(err, TimeoutError):
         return f"switch at {address} did not answer within {CONNECT_TIMEOUT_S:.0f} s"
     if "UNAVAILABLE" in text or "failed to connect" in text.lower():
+        host = address.rpartition(":")[0].strip("[]")
+        local = host in ("127.0.0.1", "localhost", "::1")  # /proc shows this host's ports
+        clash = settings.target_profile.local_port_clash(settings.thrift_port) if local else None
+        if clash:
+            return f"cannot reach the switch's P4Runtime server at {address}: {clash}"
         return (
             f"cannot reach the switch's P4Runtime server at {address} "
             "(is simple_switch_grpc running, with --grpc-server-addr on that address?)"
@@ -122,7 +128,7 @@ async def connect(
         async with asyncio.timeout(CONNECT_TIMEOUT_S):
             await sw.__aenter__()
     except (fy.P4ClientError, TimeoutError, OSError) as err:
-        raise ControllerError(_explain(err, settings.address, settings.device_id)) from None
+        raise ControllerError(_explain(err, settings)) from None
     try:
         if not sw.is_primary:
             raise ControllerError(

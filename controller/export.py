@@ -336,7 +336,9 @@ class Poller:
             await self.reader.open()
             async with asyncio.timeout(max(self.interval, 5.0)):
                 await self.reader.refresh_pipeline()
-                snap = await stats.read(self.reader, self.ports)
+                last = self.collector.state.snapshot
+                known = list(last.ports) if last is not None else []
+                snap = await stats.read(self.reader, self.ports, known)
         except (Exception, TimeoutError) as err:  # any failure is "down"
             text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             st = self.collector.state
@@ -346,7 +348,7 @@ class Poller:
             self.collector.update(up=False, failures=st.failures + 1, last_error=text)
             return False
         if not self.collector.state.up:
-            LOG.warning("switch %s: reading counters", self.settings.address)
+            LOG.info("switch %s: reading counters", self.settings.address)
         self.collector.update(snapshot=snap, up=True, last_success=time.time(), last_error="")
         return True
 

@@ -1,7 +1,9 @@
 """Run BMv2 `simple_switch_grpc` for tests, benchmarks and the testbed.
 
 One process per switch, started with no pipeline (`--no-p4`; the controller
-pushes it over P4Runtime), its P4Runtime and thrift ports on loopback, and a
+pushes it over P4Runtime), its P4Runtime port on loopback, its thrift port on
+every address (BMv2 has no option for that; its default, 9090, is also
+Prometheus's), and a
 log file. `stop()` ends only the process this object started, by pid.
 Also: veth pairs for data-plane tests, with IPv6 autoconfiguration and checksum
 offloads off so that nothing but the test's own packets crosses them and
@@ -11,31 +13,22 @@ checksums on the wire are the ones the switch wrote.
 from __future__ import annotations
 
 import os
+import re
 import signal
-import socket
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import tools
 
-
-def wait_port(port: int, timeout: float, host: str = "127.0.0.1") -> bool:
-    """True once something accepts TCP connections on host:port."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            s.settimeout(0.2)
-            if s.connect_ex((host, port)) == 0:
-                return True
-        time.sleep(0.05)
-    return False
-
-
-def port_free(port: int, host: str = "127.0.0.1") -> bool:
-    with socket.socket() as s:
-        return s.connect_ex((host, port)) != 0
+# What simple_switch_grpc prints when it cannot bind a port (thrift's TServerSocket;
+# gRPC's chttp2 server, which names the address it was given).
+_BIND_FAILED = (
+    re.compile(r"Could not bind to port (\d+)"),
+    re.compile(r"No address added out of total \d+ resolved for '[^']*:(\d+)'"),
+)
 
 
 @dataclass
@@ -56,6 +49,7 @@ class Bmv2Switch:
     wrapper: list[str] = field(default_factory=list)  # run under this, e.g. ["valgrind", ...]
     exe: Path | None = None  # this simple_switch_grpc build; None: the one tools.require finds
     proc: subprocess.Popen[bytes] | None = None
+    _scratch: Path | None = None  # its output, without a log_file (deleted by stop)
 
     @property
     def grpc_addr(self) -> str:
@@ -82,27 +76,84 @@ class Bmv2Switch:
             cmd = ["ip", "netns", "exec", self.netns, *cmd]
         return cmd
 
-    def start(self, timeout: float = 15.0) -> Bmv2Switch:
-        for port in (self.grpc_port, self.thrift_port):
-            if self.netns is None and not port_free(port):
-                raise RuntimeError(f"port {port} on 127.0.0.1 is in use (another switch running?)")
-        if self.log_file:
-            with open(self.log_file.with_suffix(".out"), "wb") as out:
-                self.proc = subprocess.Popen(
-                    self.command(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+    def _ports(self) -> dict[int, str]:
+        """The TCP ports this switch binds on the host, and what each is."""
+        return {self.grpc_port: "P4Runtime (gRPC)", self.thrift_port: "thrift"}
+
+    def _clash(self, port: int) -> str | None:
+        """One line if `port` is held by a process other than this switch, else None."""
+        mine = self.proc.pid if self.proc is not None else None
+        others = [(pid, name) for pid, name in tools.port_listeners(port) if pid != mine]
+        if not others:
+            return None
+        what = self._ports()[port]
+        return (
+            f"simple_switch_grpc: its {what} port {port} is taken by "
+            f"{tools.describe_listeners(others)}; stop that or give the switch another "
+            f"{what} port"
+        )
+
+    def _unbound(self, output: Path) -> str | None:
+        """One line if the switch's output says it could not bind one of its ports."""
+        try:
+            text = output.read_text(errors="replace")
+        except OSError:
+            return None
+        for pattern in _BIND_FAILED:
+            m = pattern.search(text)
+            if m and int(m.group(1)) in self._ports():
+                port = int(m.group(1))
+                return self._clash(port) or (
+                    f"simple_switch_grpc could not bind its {self._ports()[port]} port {port} "
+                    f"(see {output})"
                 )
+        return None
+
+    def start(self, timeout: float = 15.0) -> Bmv2Switch:
+        """Start the switch and return once it serves P4Runtime. A port it cannot bind
+        (held by another process: found in /proc before it starts, or in its output
+        after) is one RuntimeError naming the port and the process holding it, at
+        once: simple_switch_grpc itself keeps running without gRPC when its thrift
+        port is taken, and binds nothing when its gRPC port is."""
+        if self.netns is None:  # another namespace's ports are not in our /proc/net
+            for port in self._ports():
+                clash = self._clash(port)
+                if clash:
+                    raise RuntimeError(clash)
+        if self.log_file:
+            output = self.log_file.with_suffix(".out")
         else:
+            fd, name = tempfile.mkstemp(prefix="p4incast-bmv2-", suffix=".out")
+            os.close(fd)
+            output = self._scratch = Path(name)
+        with open(output, "wb") as out:
             self.proc = subprocess.Popen(
-                self.command(),
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
+                self.command(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
             )
-        if self.netns is None and not wait_port(self.grpc_port, timeout):
-            self.stop()
-            raise RuntimeError(f"simple_switch_grpc did not open {self.grpc_addr} in {timeout} s")
-        if self.netns is None:
-            wait_port(self.thrift_port, timeout)
+        if self.netns is not None:
+            return self
+        deadline = time.monotonic() + timeout
+        waiting = dict(self._ports())
+        while waiting:
+            exited = self.proc.poll() is not None  # first: then its output is complete
+            problem = self._unbound(output)
+            for port in list(waiting):
+                problem = problem or self._clash(port)
+                if self.proc.pid in {pid for pid, _ in tools.port_listeners(port)}:
+                    del waiting[port]
+            if problem is None and exited:
+                code = self.proc.returncode
+                problem = f"simple_switch_grpc exited with code {code} (see {output})"
+            if problem is None and time.monotonic() > deadline:
+                problem = (
+                    f"simple_switch_grpc did not open {', '.join(map(str, waiting))} "
+                    f"in {timeout} s (see {output})"
+                )
+            if problem is not None:
+                self.stop()
+                raise RuntimeError(problem)
+            if waiting:
+                time.sleep(0.05)
         return self
 
     def alive(self) -> bool:
@@ -116,6 +167,9 @@ class Bmv2Switch:
             self.proc.wait(timeout=10)
 
     def stop(self) -> None:
+        if self._scratch is not None:
+            self._scratch.unlink(missing_ok=True)
+            self._scratch = None
         if self.proc is None:
             return
         if self.proc.poll() is None:

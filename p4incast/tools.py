@@ -169,6 +169,42 @@ def bmv2_python_dir() -> Path | None:
     return None
 
 
+def port_listeners(port: int) -> list[tuple[int, str]]:
+    """Who listens on TCP `port` (any address, IPv4 or IPv6) in this network
+    namespace: (pid, command name) each, from /proc/net/tcp{,6} (the listening
+    socket's inode) and /proc/<pid>/fd (which process has that socket open). A
+    listener /proc shows no process for (another user's, without root) is
+    (0, "?"). Empty: nothing listens there."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()  # sl local_address rem_address st ... uid timeout inode
+            if len(f) > 9 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(f"socket:[{f[9]}]")
+    found: dict[int, str] = {}
+    if inodes:
+        for fd_dir in glob.glob("/proc/[0-9]*/fd"):
+            pid = int(fd_dir.split("/")[2])
+            try:
+                if any(os.readlink(f"{fd_dir}/{fd}") in inodes for fd in os.listdir(fd_dir)):
+                    found[pid] = Path(f"/proc/{pid}/comm").read_text().strip()
+            except OSError:
+                continue  # gone, or not ours to read
+    return sorted(found.items()) if found or not inodes else [(0, "?")]
+
+
+def describe_listeners(listeners: list[tuple[int, str]]) -> str:
+    """[(812, "prometheus")] -> "pid 812 (prometheus)"; (0, "?") is a process /proc
+    does not show."""
+    return ", ".join(
+        f"pid {pid} ({name})" if pid else "a process /proc does not show" for pid, name in listeners
+    )
+
+
 def missing_reason(*names: str) -> str | None:
     """None when every named tool is present, else the message for the first missing one."""
     for name in names:

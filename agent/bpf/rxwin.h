@@ -48,7 +48,8 @@
 #define ST_ACKQ_RELEASED 18 /* rcc ACK queue: a held ACK released by a window update from rx_egress */
 #define ST_ACKQ_RESCUED 19  /* rcc ACK queue: a held ACK released by userspace's rescue */
 #define ST_ACKQ_ZERO 20     /* rcc ACK queue: split ACKs that went out with a zero window */
-#define ST_MAX 21
+#define ST_RTT_EXCLUDED 21  /* flows whose min RTT was found above rtt_limit_us (FL_SLOW set) */
+#define ST_MAX 22
 
 /* Rotation states (rot_flow.state). */
 #define ROT_IDLE 0 /* holds no slot, waits for none; takes one at its next ACK */

@@ -162,10 +162,15 @@ static __always_inline void rtt_sample(struct flow *f, struct pkt *p, struct rx_
 		f->srtt_us = f->srtt_us ? (7 * (__u64)f->srtt_us + s) / 8 : s;
 		if (!f->rtt_min_us || s < f->rtt_min_us)
 			f->rtt_min_us = s;
-		if (f->rtt_min_us > cfg->rtt_limit_us)
+		if (f->rtt_min_us > cfg->rtt_limit_us) {
+			/* The minimum only falls, so a flow is excluded at most once
+			 * (its first sample), unless a new SYN replaced it. */
+			if (!(f->flags & FL_SLOW))
+				stat_inc(ST_RTT_EXCLUDED);
 			f->flags |= FL_SLOW;
-		else
+		} else {
 			f->flags &= ~FL_SLOW;
+		}
 		f->ts_echoed = f->ts_val;
 	}
 }

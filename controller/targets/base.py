@@ -64,3 +64,8 @@ class Target(ABC):
     def existing_ports(self, thrift_port: int) -> set[int] | None:
         """The ports the running switch has, or None when the target cannot tell
         (then the config's ports are trusted and only the port range is checked)."""
+
+    def local_port_clash(self, thrift_port: int) -> str | None:
+        """Why a switch of this target on this host may serve no P4Runtime although
+        it runs: one line, or None (nothing this target knows of)."""
+        return None

@@ -20,6 +20,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from p4incast import tools
 from p4incast.model.scheme import check_k
@@ -33,12 +34,43 @@ QUEUE_DEPTH_MAX = 1 << 16  # packets: far above any incast queue; BMv2 allocates
 QUEUE_RATE_MAX = 10**7  # packets/s: beyond what BMv2 forwards
 
 
+def _switch(pid: int) -> bool:
+    """Whether process `pid` is a BMv2 switch: simple_switch* in its command line
+    (wrapped too, e.g. under valgrind). A process /proc does not show (pid 0) may
+    be one: no clash is claimed for it."""
+    if pid == 0:
+        return True
+    try:
+        return b"simple_switch" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # gone meanwhile
+
+
+def thrift_clash(thrift_port: int) -> str | None:
+    """One line when a process other than a BMv2 switch listens on `thrift_port`
+    (BMv2's default 9090 is also Prometheus's), else None. simple_switch_grpc
+    started on a taken thrift port keeps running and serves no gRPC, and
+    simple_switch_CLI talking to that other process waits for its timeout."""
+    others = [(pid, name) for pid, name in tools.port_listeners(thrift_port) if not _switch(pid)]
+    if not others:
+        return None
+    return (
+        f"BMv2's thrift port {thrift_port} is taken by {tools.describe_listeners(others)}, "
+        "not a switch; a simple_switch_grpc started on it serves no gRPC: start the "
+        "switch with another --thrift-port and give p4incast-ctl the same (--thrift-port)"
+    )
+
+
 def run_cli(commands: list[str], thrift_port: int) -> str:
     """Run simple_switch_CLI commands; ControllerError on connection or command errors.
 
-    The CLI exits 0 even when a command fails, so its output is searched for
-    "Error", "Invalid" and "exception" lines.
+    A thrift port another program holds (thrift_clash) is refused at once. The CLI
+    exits 0 even when a command fails, so its output is searched for "Error",
+    "Invalid" and "exception" lines.
     """
+    clash = thrift_clash(thrift_port)
+    if clash:
+        raise ControllerError(clash)
     try:
         cli = tools.require("simple_switch_CLI")
     except tools.ToolMissing as err:
@@ -140,6 +172,9 @@ class Bmv2Target(Target):
         ]
         if cmds:
             run_cli(cmds, thrift_port)
+
+    def local_port_clash(self, thrift_port: int) -> str | None:
+        return thrift_clash(thrift_port)
 
     def existing_ports(self, thrift_port: int) -> set[int] | None:
         """BMv2's ports from `show_ports`; None when its thrift runtime does not answer

@@ -198,14 +198,21 @@ def test_flows_slower_than_the_rtt_limit_are_left_alone(rxwin: RxWin) -> None:
     key = FlowKey.make(R, 5001, L, 40000)
     before = rxwin.flow(key)
     assert before is not None and before.rewrites > 0
-    ft.ts_now += 50  # a new TSval on the next ACK
-    tsval = ft.ts_now
-    rxwin.run(*ft.ack())
-    time.sleep(0.003)
-    e, fr = ft.data()
-    p = Ether(fr)
-    p[TCP].options = [("NOP", None), ("NOP", None), ("Timestamp", (999, tsval))]
-    rxwin.run(e, bytes(p))
+    assert rxwin.stats()["rtt_excluded"] == 0
+
+    def slow_sample() -> int:
+        """An RTT sample of 3 ms; returns the TSval it echoed."""
+        ft.ts_now += 50  # a new TSval on the next ACK
+        tsval = ft.ts_now
+        rxwin.run(*ft.ack())
+        time.sleep(0.003)
+        e, fr = ft.data()
+        p = Ether(fr)
+        p[TCP].options = [("NOP", None), ("NOP", None), ("Timestamp", (999, tsval))]
+        rxwin.run(e, bytes(p))
+        return tsval
+
+    slow_sample()
     f = rxwin.flow(key)
     assert f is not None and f.rtt_min_us >= 3000 and f.flags & (1 << 10)
     n = f.rewrites
@@ -213,6 +220,12 @@ def test_flows_slower_than_the_rtt_limit_are_left_alone(rxwin: RxWin) -> None:
         rxwin.run(e, fr)
     after = rxwin.flow(key)
     assert after is not None and after.rewrites == n  # untouched from now on
+    # counted once when it was excluded, not again at its next slow sample
+    assert rxwin.stats()["rtt_excluded"] == 1
+    tsval = slow_sample()
+    again = rxwin.flow(key)
+    assert again is not None and again.ts_echoed == tsval  # a second RTT sample
+    assert rxwin.stats()["rtt_excluded"] == 1
 
 
 def test_idle_flow_restarts_its_window(rxwin: RxWin) -> None:

@@ -1,6 +1,7 @@
 """p4incast-agent run --metrics on the veth lab with real flows: the scraped totals
-are status()'s totals, the policy is an info label, and a taken or malformed
-address is one line and exit 2 with nothing attached."""
+are status()'s totals, the policy is an info label, flows the RTT limit excludes
+are served and counted (also in the exit line), and a taken or malformed address
+is one line and exit 2 with nothing attached."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ SERVED = {
     "pkts": "p4incast_agent_flow_packets",
     "bytes": "p4incast_agent_flow_bytes",
     "ce": "p4incast_agent_flow_ce_packets",
+    "rtt_excluded_flows": "p4incast_agent_rtt_excluded_flows",
     **{n: f"p4incast_agent_{n}_total" for n in ST_NAMES},
 }
 
@@ -65,6 +67,38 @@ def test_scraped_totals_equal_status(lab: VethLab) -> None:
     ce = first["p4incast_agent_ce_packets_total"][0]
     assert ce >= during["p4incast_agent_ce_packets_total"][0] > 0
     assert ce >= during["p4incast_agent_flow_ce_packets"][0]
+
+
+def test_flows_above_the_rtt_limit_are_served_and_counted(lab: VethLab) -> None:
+    """With the limit below the lab's RTT (this kernel has no netem to delay the
+    lab past the default 2 ms), every flow's smallest RTT is above it: the agent
+    leaves them alone and says so, in the gauge of resident excluded flows
+    (status' rtt>limit flows), in the counter (which keeps them after their FIN
+    deleted the entries), and in its exit line."""
+    limit = 1  # us; a veth RTT through two namespaces is tens of us
+    agent = lab.start_agent(
+        "newdctcp-rx", "--rtt-limit-us", str(limit), "--metrics", f"{lab.ip_r}:{PORT}"
+    )
+    client = lab.start_client(3, parallel=3)
+    time.sleep(2.0)
+    (mine,) = [a for a in status() if a["pid"] == agent.pid]
+    during = scrape(lab)
+    excluded = [f for f in mine["flows"] if f["rtt_excluded"]]
+    # iperf3's 3 data connections and its control connection, all above the limit
+    assert len(excluded) >= 4 and all(f["rtt_min_us"] > limit for f in excluded), mine
+    assert mine["totals"]["rtt_excluded_flows"] == len(excluded)
+    assert during["p4incast_agent_rtt_excluded_flows"][0] == len(excluded)
+    assert during["p4incast_agent_rtt_excluded_total"][0] >= len(excluded)
+    lab.goodput_bps(client)  # the flows are over; FIN deleted their entries
+    time.sleep(0.5)
+    after = scrape(lab)
+    total = after["p4incast_agent_rtt_excluded_total"][0]
+    assert after["p4incast_agent_rtt_excluded_flows"][0] == 0
+    assert total >= len(excluded), after
+    assert lab.stop(agent) == 0
+    out = agent.stdout.read() if agent.stdout else ""
+    (summary,) = [line for line in out.splitlines() if "rx_pkts=" in line]
+    assert f" rtt_excluded={int(total)} " in summary, summary
 
 
 @pytest.mark.parametrize("listen", ["taken", "9465", "nohost:port"])

@@ -68,3 +68,14 @@ def test_operations_md_documents_exactly_the_served_metrics() -> None:
         assert f"`{family}`" in text, f"{family} is not documented in docs/operations.md"
     for name in set(NAME.findall(text)):
         assert name in names | families, f"docs/operations.md names {name}, which is not served"
+
+
+def test_flows_the_rtt_limit_excludes_are_beside_rewrites_and_flows() -> None:
+    """An agent that rewrites nothing because every flow is above its RTT limit
+    shows why where rewrites and flows are read."""
+    dash = json.loads(DASHBOARD.read_text())
+    exprs = {p["title"]: " ".join(t["expr"] for t in p.get("targets", [])) for p in dash["panels"]}
+    (rewrites,) = [e for e in exprs.values() if "p4incast_agent_rewrites_total" in e]
+    (flows,) = [e for e in exprs.values() if "p4incast_agent_flows{" in e]
+    assert "p4incast_agent_rtt_excluded_total" in rewrites
+    assert "p4incast_agent_rtt_excluded_flows" in flows
