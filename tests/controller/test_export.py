@@ -112,7 +112,13 @@ def test_scrape_equals_the_switchs_counters(switch, cfg_file: Path, exporter) ->
     assert value(m, "p4incast_switch_up", switch="tor1") == 1, m
     got = burst_marks(4) + burst_marks(6)
     assert len(got) == 10
-    time.sleep(1.0)  # the queue (50 pkt/s) drained, the exporter read again
+    # Every packet has left the queue (50 pkt/s) and the exporter has read the
+    # counters since: from then on they hold still, and both reads agree.
+    drained = lambda m: (  # noqa: E731
+        value(m, "p4incast_switch_egress_packets_total", switch="tor1", port="2") == 10
+    )
+    m = wait_for(url, drained)
+    assert drained(m), m
     snap = json.loads(ctl("--config", str(cfg_file), "stats", "--json").stdout)
     m = scrape(url)
     for p, st in snap["ports"].items():
