@@ -41,7 +41,12 @@ from p4incast.agent.libbpf import BpfError, MapInfo, lib
 from p4incast.agent.metrics import AgentCollector, totals
 from p4incast.agent.rotation import RX_CLONE_MARK, Rescuer, window_update
 from p4incast.model.scheme import BUDGET_AGENT, receiver_clears_ece
-from p4incast.policies.config import AgentConfig, ConfigError, start_segs
+from p4incast.policies.config import (
+    AgentConfig,
+    ConfigError,
+    data_path_rtt_limit_us,
+    start_segs,
+)
 from p4incast.policies.ictcp import FlowSample, Ictcp, IctcpParams
 from p4incast.policies.rcc import Rcc, RccParams
 
@@ -172,7 +177,7 @@ def run(
                 init_segs=start_segs(cfg.policy, cfg.init_segs),
                 max_w=cfg.max_w,
                 min_segs=cfg.min_segs,
-                rtt_limit_us=cfg.rtt_limit_us,
+                rtt_limit_us=data_path_rtt_limit_us(cfg.policy, cfg.rtt_limit_us),
                 idle_s=cfg.idle_reset_s,
                 ifindex=ifindex,
                 budget_bytes=cfg.budget_bytes,
@@ -230,11 +235,7 @@ def _loop(
         if cfg.policy == "ictcp"
         else None
     )
-    rcc = (
-        Rcc(RccParams(queue_maxsize=cfg.queue_maxsize, rtt_limit_s=limit_s))
-        if cfg.policy == "rcc"
-        else None
-    )
+    rcc = Rcc(RccParams(queue_maxsize=cfg.queue_maxsize)) if cfg.policy == "rcc" else None
     next_sweep = time.monotonic() + 1.0
     next_scan = 0.0
     trace_f = trace.open("w", buffering=1 << 16) if trace is not None else None

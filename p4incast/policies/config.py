@@ -22,7 +22,15 @@ from p4incast.model.scheme import (
 from p4incast.policies.ictcp import IctcpParams
 from p4incast.policies.rxwin_h import RXWIN
 
-__all__ = ["POLICY_MODES", "AgentConfig", "ConfigError", "Tunable", "start_segs", "tunables"]
+__all__ = [
+    "POLICY_MODES",
+    "AgentConfig",
+    "ConfigError",
+    "Tunable",
+    "data_path_rtt_limit_us",
+    "start_segs",
+    "tunables",
+]
 
 POLICY_NAMES = AGENT_POLICIES
 
@@ -54,6 +62,16 @@ def start_segs(policy: str, init_segs: int) -> int:
     return BUDGET_INIT_SEGS if policy in (BUDGET_AGENT, "rcc") else init_segs
 
 
+# rx_config.rtt_limit_us (a __u32) that no minimum RTT exceeds
+NO_RTT_LIMIT_US = 0xFFFFFFFF
+
+
+def data_path_rtt_limit_us(policy: str, rtt_limit_us: int) -> int:
+    """rx_config.rtt_limit_us for `policy`: flows whose minimum RTT is above it
+    are left alone. rcc: none (seed 002 controls every flow of the NIC, §4.1)."""
+    return NO_RTT_LIMIT_US if policy == "rcc" else rtt_limit_us
+
+
 def _tunable(default: float, lo: float, hi: float, desc: str) -> Any:
     """A tunable field: its default, its bounds [lo, hi], one line of description."""
     return field(default=default, metadata={"bounds": (lo, hi), "desc": desc})
@@ -78,7 +96,7 @@ class AgentConfig:
     )
     max_w: int = _tunable(4 << 20, 4096, 1 << 30, "largest W, bytes")
     rtt_limit_us: int = _tunable(
-        2000, 1, 10_000_000, "flows with min RTT above this are left alone, us"
+        2000, 1, 10_000_000, "flows with min RTT above this are left alone (not rcc), us"
     )
     idle_reset_s: float = _tunable(
         1.0, 0.001, 3600, "idle longer than this: W restarts (in BPF), s"
