@@ -88,6 +88,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Generic, TypeVar
 
+from p4incast.model.scheme import RCC_RTO_R_MS
 from p4incast.model.wire import MSS_BYTES
 
 __all__ = [
@@ -104,7 +105,7 @@ __all__ = [
 
 K = TypeVar("K", bound=Hashable)  # a caller's flow key (bytes, a 4-tuple, an int)
 
-RTO_R_S = 10e-3  # the receiver's first RTO^r, s (seed 002 §6: RTO^s = RTO^r = 10 ms)
+RTO_R_S = RCC_RTO_R_MS / 1000  # the receiver's first RTO^r, s
 
 
 def equal_share(queue_maxsize: int, flows: int) -> int:
