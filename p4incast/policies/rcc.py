@@ -86,7 +86,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 from p4incast.model.scheme import RCC_RTO_R_MS
 from p4incast.model.wire import MSS_BYTES
@@ -312,13 +312,13 @@ class _Timer:
 
 
 @dataclass
-class RxTimer(Generic[K]):
+class RxTimer:
     """RTO^r per flow [seed 002 §4.5, Alg. 3]. Runs while the flow waits for data
     (counts something in flight, no ACK of it held); a packet from the flow
     restarts it at its first value; when it fires RTO^r doubles (Alg. 3 l.6)."""
 
     rto_s: float = RTO_R_S
-    timers: dict[K, _Timer] = field(default_factory=dict)
+    timers: dict[Hashable, _Timer] = field(default_factory=dict)
 
     def step(self, now: float, flows: Mapping[K, tuple[int, bool]]) -> list[K]:
         """flows: {flow: (packets received, cumulative; waits for data)}. Returns
@@ -370,7 +370,7 @@ class _State:
 class Rcc:
     p: RccParams = field(default_factory=RccParams)
     state: dict[Hashable, _State] = field(default_factory=dict)
-    timer: RxTimer[Hashable] = field(default_factory=RxTimer)
+    timer: RxTimer = field(default_factory=RxTimer)
     fired: list[Hashable] = field(default_factory=list)  # timed out at the last step
 
     def __post_init__(self) -> None:
@@ -404,7 +404,7 @@ class Rcc:
         self.fired = []
         if waits is not None and p.rto_r_s > 0:
             timed = {k: (c[0], waits.get(k, False)) for k, c in counters.items()}
-            self.fired = list(self.timer.step(now, timed))
+            self.fired = list[Hashable](self.timer.step(now, timed))
         out: dict[K, int] = {}
         for k, (pkts, ce, rtt) in counters.items():
             st = self.state.get(k)
