@@ -44,6 +44,10 @@ Ours (docs/algorithms.md, "Where our RCC bends the paper"):
   beyond RE_rel), it leaves whole and nothing of it stays held. Scenarios
   with split=False run the paper's rule without it.
 
+Beside each expectation, the place it follows: "Alg. 2 l.N" (seed 002's
+Algorithm 2, line N), "§4.2" and "§4.2 fn. 4" (P4, P5), or the code of a
+choice (C1–C3) or of ours (D1, D2).
+
 Conventions: Q = 4 packets, MSS = 1000 bytes, so the cap is 4000 bytes. Flow
 sequence numbers start at 1 (the peer's ISN is 0): the k-th full segment of a
 flow ends at 1 + 1000·k. Windows are in bytes; right edge RE = ack + window.
@@ -101,37 +105,37 @@ def peer_fin(flow: str, end: int, **expect: Any) -> Step:
 # with D2 up to the point where, without it, nothing can move again.
 _STALL = (
     data("a", 1001),
-    # a RE 4001: queue empty, total 0 < 4000: sent (P3); a counts 3000 (P4)
+    # a RE 4001: queue empty, total 0 < 4000: sent (Alg. 2 l.3); a counts 3000 (§4.2 fn. 4)
     ack("a", 1001, 3000, out=(("a", 1001, 3000),), total=3000),
     data("b", 1001, total=3000),
-    # b RE 4001: total 3000 < 4000, so it is sent (P3, tested before the send):
+    # b RE 4001: total 3000 < 4000, so it is sent (Alg. 2 l.3, tested before the send):
     # the total passes the cap, 6000
     ack("b", 1001, 3000, out=(("b", 1001, 3000),), total=6000),
     # each sender's cwnd lets it send one more segment, no more
-    data("a", 2001, total=5000, flight={"a": 2000}),  # P5: nothing is sent
+    data("a", 2001, total=5000, flight={"a": 2000}),  # §4.2: nothing is sent
 )
 
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "the_head_goes_while_the_total_is_below_q",
         (
-            data("a", 1001),  # nothing sent to a yet: 0 in flight (P4)
-            # RE 3001; total 0 < 4000: sent (P3); a counts 3001 − 1001 = 2000
+            data("a", 1001),  # nothing sent to a yet: 0 in flight (§4.2 fn. 4)
+            # RE 3001; total 0 < 4000: sent (Alg. 2 l.3); a counts 3001 − 1001 = 2000
             ack("a", 1001, 2000, out=(("a", 1001, 2000),), total=2000),
             data("b", 1001, total=2000),
             # total 2000 < 4000: sent; b 2000, total 4000
             ack("b", 1001, 2000, out=(("b", 1001, 2000),), total=4000),
             data("c", 1001, total=4000),
-            # c at the tail (P2); total 4000 is not below 4000: held (P3); nothing
+            # c at the tail (Alg. 2 l.2); total 4000 is not below 4000: held (Alg. 2 l.3); nothing
             # was sent to c, so no copy (D2)
             ack("c", 1001, 2000, held=("c",), total=4000),
             data("d", 1001, held=("c",), total=4000),
-            ack("d", 1001, 1000, held=("c", "d"), total=4000),  # behind c (P2)
+            ack("d", 1001, 1000, held=("c", "d"), total=4000),  # behind c (Alg. 2 l.2)
             # a's 2nd segment: a counts 3001 − 2001 = 1000, total 3000; a data
-            # arrival sends nothing (P5)
+            # arrival sends nothing (§4.2)
             data("a", 2001, held=("c", "d"), total=3000, flight={"a": 1000}),
-            # a's ACK (RE 4001) goes to the tail (P2): c, d, a. 3000 < 4000: head
-            # c is sent, its 2000 counted: 5000 (P3, past the cap); the loop
+            # a's ACK (RE 4001) goes to the tail (Alg. 2 l.2): c, d, a. 3000 < 4000: head
+            # c is sent, its 2000 counted: 5000 (Alg. 2 l.3: past the cap); the loop
             # stops. a is held; its part up to its RE 3001 leaves: (2001, 1000) (D2)
             ack(
                 "a",
@@ -164,15 +168,15 @@ SCENARIOS: tuple[Scenario, ...] = (
             # RE 5001: total 0 < 4000, sent; a counts 4000
             ack("a", 1001, 4000, out=(("a", 1001, 4000),), total=4000),
             data("b", 1001, total=4000),
-            ack("b", 1001, 2000, held=("b",), total=4000),  # 4000 not < 4000 (P3)
+            ack("b", 1001, 2000, held=("b",), total=4000),  # 4000 not < 4000 (Alg. 2 l.3)
             data("c", 1001, held=("b",)),
             ack("c", 1001, 1000, held=("b", "c")),
             data("d", 1001, held=("b", "c")),
             ack("d", 1001, 1000, held=("b", "c", "d")),
             # c's 2nd segment (sent in its first window): nothing was sent to c, 0
             data("c", 2001, held=("b", "c", "d"), total=4000, flight={"c": 0}),
-            # c's newer ACK: its held one is taken out (P1) and the new one goes
-            # in at the tail (P2): b, d, c. 4000: nothing leaves
+            # c's newer ACK: its held one is taken out (Alg. 2 l.1) and the new one goes
+            # in at the tail (Alg. 2 l.2): b, d, c. 4000: nothing leaves
             ack("c", 2001, 1000, held=("b", "d", "c"), total=4000),
             data("a", 2001, held=("b", "d", "c"), total=3000),  # a 5001 − 2001
             # a (RE 6001) to the tail; 3000 < 4000: b sent, +2000 = 5000, stop.
@@ -198,8 +202,8 @@ SCENARIOS: tuple[Scenario, ...] = (
                 total=4000,
             ),
             data("a", 4001, held=("c", "a", "b"), total=3000),  # a 1000
-            # a's newer ACK (RE 8001): its held (2001, 4000) out (P1), the new one
-            # at the tail (P2): c, b, a. 3000 < 4000: c sent with its latest ACK
+            # a's newer ACK (RE 8001): its held (2001, 4000) out (Alg. 2 l.1), the new one
+            # at the tail (Alg. 2 l.2): c, b, a. 3000 < 4000: c sent with its latest ACK
             # (2001, 1000), RE 3001, hi 2001: +1000 = 4000, stop. The paper's
             # order b, d, c. a's part up to its RE 5001: (4001, 1000) (D2)
             ack(
@@ -222,8 +226,8 @@ SCENARIOS: tuple[Scenario, ...] = (
             ack("b", 1001, 2000, held=("b",), total=4000),
             data("c", 1001, held=("b",)),
             ack("c", 1001, 1000, held=("b", "c")),
-            # b's window update (same ack, RE 4001): the head is taken out (P1) and
-            # goes in behind c (P2)
+            # b's window update (same ack, RE 4001): the head is taken out (Alg. 2 l.1) and
+            # goes in behind c (Alg. 2 l.2)
             ack("b", 1001, 3000, held=("c", "b"), total=4000),
             data("a", 2001, held=("c", "b"), total=3000),
             # a (RE 6001) to the tail: c, b, a. 3000 < 4000: c sent (+1000) = 4000,
@@ -245,14 +249,14 @@ SCENARIOS: tuple[Scenario, ...] = (
             ack("a", 1001, 4000, out=(("a", 1001, 4000),), total=4000),  # RE 5001
             data("b", 1001),
             ack("b", 1001, 2000, held=("b",), total=4000),
-            # a's window update RE 6001: to the tail (P2), 4000: held; its part up
+            # a's window update RE 6001: to the tail (Alg. 2 l.2), 4000: held; its part up
             # to RE 5001 leaves: (1001, 4000) (D2)
             ack("a", 1001, 5000, out=(("a", 1001, 4000),), held=("b", "a"), total=4000),
-            # a's next ACK, RE 5001: a's held RE 6001 is taken out (P1: the latest
+            # a's next ACK, RE 5001: a's held RE 6001 is taken out (Alg. 2 l.1: the latest
             # ACK is the flow's); the new one opens nothing beyond RE 5001, so it
             # leaves whole and nothing of a is held (D2)
             ack("a", 1001, 4000, out=(("a", 1001, 4000),), held=("b",), total=4000),
-            data("a", 2001, held=("b",), total=3000),  # nothing sent (P5)
+            data("a", 2001, held=("b",), total=3000),  # nothing sent (§4.2)
             # a RE 5001 to the tail: b, a. 3000 < 4000: b sent (+2000) = 5000, stop;
             # a opens nothing new: whole (D2)
             ack(
@@ -289,8 +293,8 @@ SCENARIOS: tuple[Scenario, ...] = (
             ack("b", 2001, 3000, out=(("b", 2001, 2000),), held=("a", "b"), total=4000),
             # each sender got its ACK and sends one more segment
             data("a", 3001, held=("a", "b"), total=3000),  # a 1000
-            # a's newer ACK (RE 6001): its held one out (P1), the new at the tail
-            # (P2): b, a. 3000 < 4000: b sent (2001, 3000), b 5001 − 2001 = 3000:
+            # a's newer ACK (RE 6001): its held one out (Alg. 2 l.1), the new at the tail
+            # (Alg. 2 l.2): b, a. 3000 < 4000: b sent (2001, 3000), b 5001 − 2001 = 3000:
             # a 1000 + b 3000 = 4000, stop. a's part up to RE 4001: (3001, 1000) (D2)
             ack(
                 "a",
@@ -310,7 +314,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             data("b", 1001),
             ack("b", 1001, 2000, held=("b",), total=4000),
             # a sends 500 < MSS: its send buffer is empty, a counts 0 (D1); sends
-            # nothing (P5)
+            # nothing (§4.2)
             data("a", 1501, 500, held=("b",), total=0, flight={"a": 0}),
             # a (RE 5501) to the tail: b, a. 0 < 4000: b sent (2000); 2000 < 4000:
             # a sent, idle, counts 0 (D1)
@@ -344,7 +348,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             # finds 4000: b stays
             ack("c", 1, 5000, out=(("c", 1, 5000),), held=("b",), total=4000),
             data("a", 2001, held=("b",), total=3000),
-            # c's next ACK: sent (C1), then the loop: 3000 < 4000, b sent (P3)
+            # c's next ACK: sent (C1), then the loop: 3000 < 4000, b sent (Alg. 2 l.3)
             ack(
                 "c",
                 1,
@@ -387,7 +391,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             ack("a", 1001, 4000, out=(("a", 1001, 4000),), total=4000),
             data("b", 1001),
             ack("b", 1001, 1000, held=("b",)),
-            # the peer's FIN: a ends, counts 0 (C2); an arrival sends nothing (P5)
+            # the peer's FIN: a ends, counts 0 (C2); an arrival sends nothing (§4.2)
             peer_fin("a", 2001, held=("b",), total=0, flight={"a": 0}),
             # our ACK of it: a has ended, sent (C2); the loop: 0 < 4000, b sent
             ack("a", 2002, 4000, out=(("a", 2002, 4000), ("b", 1001, 1000)), total=1000),
