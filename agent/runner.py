@@ -29,6 +29,7 @@ from types import FrameType
 from typing import cast
 
 from p4incast.agent.datapath import (
+    ACKQ_HELD,
     FL_HS,
     FL_SLOW,
     Flow,
@@ -104,9 +105,29 @@ class AckqRescuer:
             sock.bind((iface, 0))
         self.sock = sock
         self.sent = 0
+        self.timer_acks = 0  # RCC Algorithm 3 l.7
 
     def close(self) -> None:
         self.sock.close()
+
+    def waits(self, key: FlowKey) -> bool:
+        """RCC's receiver timer runs for the flow (Algorithm 3): it counts
+        something in flight and has no ACK held."""
+        a = self.rx.ackq_flow(key)
+        return a is not None and a.counted > 0 and a.state != ACKQ_HELD
+
+    def timer_ack(self, key: FlowKey) -> bool:
+        """The flow's timer fired: its latest ACK again (ack, window field). Its
+        right edge was sent already, so it opens nothing new and the ACK queue
+        would let it pass whole (docs/algorithms.md "RCC"); it goes out here
+        without PSH, which a stock sender ignores. False when the flow has no
+        ACK to repeat."""
+        f, r = self.rx.flow(key), self.rx.rot_flow(key)
+        if f is None or r is None or not r.has_hdr or not f.re_valid:
+            return False
+        self.sock.send(window_update(key, r, f.last_field, f.last_ack))
+        self.timer_acks += 1
+        return True
 
     def step(self) -> int:
         """Release what fits; returns how many updates were sent."""
@@ -235,7 +256,11 @@ def _loop(
         if cfg.policy == "ictcp"
         else None
     )
-    rcc = Rcc(RccParams(queue_maxsize=cfg.queue_maxsize)) if cfg.policy == "rcc" else None
+    rcc = (
+        Rcc(RccParams(queue_maxsize=cfg.queue_maxsize, rto_r_s=cfg.rcc_rto_r_ms / 1000))
+        if cfg.policy == "rcc"
+        else None
+    )
     next_sweep = time.monotonic() + 1.0
     next_scan = 0.0
     trace_f = trace.open("w", buffering=1 << 16) if trace is not None else None
@@ -279,11 +304,15 @@ def _loop(
                 else:
                     assert rcc is not None
                     counters = {b: (f.pkts, f.ce, _rtt_s(f)) for b, f in live.items()}
-                    out = rcc.step(now, counters)
+                    waits = {b: ackq.waits(keys[b]) for b in live} if ackq else None
+                    out = rcc.step(now, counters, waits=waits)
                 for b, w in out.items():
                     if written.get(b) != w:
                         rx.set_w(keys[b], w)
                         written[b] = w
+                if rcc is not None and ackq is not None:
+                    for b in rcc.fired:  # RCC Algorithm 3 l.7, under the window just set
+                        ackq.timer_ack(keys[cast(bytes, b)])
             if now >= next_sweep:
                 if _sweep(rx, cfg) and cfg.policy == BUDGET_AGENT:
                     rx.recount_budget()
@@ -297,7 +326,8 @@ def _loop(
                 f"p4incast-agent: ACK queue: {st['ackq_held']} ACKs held, "
                 f"{st['ackq_replaced']} replaced, {st['ackq_superseded']} superseded, "
                 f"{st['ackq_released']} released by ACKs, {st['ackq_rescued']} by the rescue, "
-                f"{st['ackq_zero']} zero windows; most in flight {g.max_total} bytes"
+                f"{st['ackq_zero']} zero windows; most in flight {g.max_total} bytes; "
+                f"{ackq.timer_acks} receiver-timer ACKs"
             )
         if trace_f is not None:
             trace_f.close()

@@ -20,7 +20,6 @@ from p4incast.controller.config import EcnPolicy, Pipeline
 from p4incast.model.dilation import Dilation
 from p4incast.model.scheme import (
     DCTCP_G,
-    RCC_RTO_R_MS,
     SIM_DELACK_MS,
     SIM_SYN_RTO_MS,
     Point,
@@ -151,11 +150,6 @@ class Bmv2Engine(IncastEngine):
             problems.append(
                 "transport.restart_each_round: the testbed's Linux senders keep their "
                 "windows across rounds; the restart is a simulator ablation"
-            )
-        if point.scheme.agent == "rcc" and point.transport.rcc_rto_r_ms != RCC_RTO_R_MS:
-            problems.append(
-                "transport.rcc_rto_r_ms: the host agent has no receiver timer (RCC's "
-                "Algorithm 3 runs in the simulator only); its ablation is a simulator one"
             )
         if point.topology.shared_buffer_bytes:
             problems.append(

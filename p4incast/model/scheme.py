@@ -174,8 +174,8 @@ class Transport:
     policy_tick_us: float = 0.0  # sim: ICTCP/RCC step period, µs; 0 = one base RTT
     restart_each_round: bool = False  # sim: cwnd back to init_cwnd at each round's start
     ack_queue: bool = True  # rcc: the receiver's ACK queue (both engines; off: an ablation)
-    # sim: rcc's receiver timer RTO^r (seed 002 Alg. 3), first value, ms; 0 = none
-    # (an ablation; the testbed's agent has no receiver timer)
+    # rcc: the receiver timer RTO^r (seed 002 Alg. 3), first value, ms (the testbed
+    # stretches it as it does the min RTO); 0 = none (an ablation)
     rcc_rto_r_ms: float = RCC_RTO_R_MS
     # bmv2: Linux's tail-loss probe (net.ipv4.tcp_early_retrans). Off: the papers'
     # hosts predate it, the simulator has none, and its 2 ms floor cannot be

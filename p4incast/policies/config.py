@@ -16,6 +16,7 @@ from p4incast.model.scheme import (
     AGENT_POLICIES,
     BUDGET_AGENT,
     BUDGET_INIT_SEGS,
+    RCC_RTO_R_MS,
     RX_CUT_AGENTS,
     RX_MIN_SEGS,
 )
@@ -117,6 +118,14 @@ class AgentConfig:
         1,
         "rcc: 1 = RCC's ACK queue in the data path, at most queue_maxsize packets "
         "in flight (0: the window assignment alone, ablation)",
+    )
+    # a float default: file and flag values are read as ms with a fraction
+    rcc_rto_r_ms: float = _tunable(
+        RCC_RTO_R_MS,
+        0,
+        600_000,
+        "rcc: the receiver timer RTO^r (RCC Algorithm 3), first value, ms; runs with "
+        "the ACK queue (0: none, ablation)",
     )
     budget_bytes: int = _tunable(
         0,

@@ -78,7 +78,8 @@ The host agent's data path (agent/bpf/rxwin_ackq.h, config.ackq_pkts) cannot
 hold a packet: every ACK leaves at once, and one that has to wait leaves
 split (window up to the right edge already released, zero if nothing), its
 permission held and released later by a window update forged from an
-outgoing ACK or sent by the agent's tick (tests/agent/test_rcc_ackq_bpf.py).
+outgoing ACK or sent by the agent's tick (tests/agent/test_rcc_ackq_bpf.py);
+the tick also runs the receiver timer (agent/runner.py AckqRescuer).
 """
 
 from __future__ import annotations

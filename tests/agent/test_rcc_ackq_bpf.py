@@ -48,6 +48,7 @@ from p4incast.agent.datapath import ACKQ_HELD, AckqGlobal, FlowKey, RxWin
 from p4incast.agent.rotation import RX_CLONE_MARK
 from p4incast.agent.runner import AckqRescuer
 from p4incast.policies.config import NO_RTT_LIMIT_US
+from p4incast.policies.rcc import Rcc, RccParams
 
 pytestmark = pytest.mark.root
 
@@ -243,6 +244,38 @@ def test_a_busy_lock_holds_the_ack_and_the_rescue_waits(
     assert rp.forged() == [("a", 1001, 2000)]
     assert rxwin.ackq().total == 2000 and rxwin.stats()["ackq_rescued"] == 1
     rp.rescuer.close()
+
+
+def test_receiver_timer_repeats_a_waiting_flows_latest_ack(
+    rxwin: RxWin, lo_capture: socket.socket
+) -> None:
+    """RCC Algorithm 3 on a host. a and b each count 2000 in flight (RE 3001,
+    total 4000); a's window update (RE 4001) finds 4000, not below the cap: held
+    (Alg. 2 l.3). b waits for data (counts something, nothing held); a does not.
+    With RTO^r = 10 ms and no packet for 10 ms, b's timer fires in Rcc (its
+    window one segment, Alg. 3 l.4) and the rescuer repeats b's latest ACK,
+    (1001, 2000): its right edge was sent already, so it opens nothing new."""
+    rp = Replay(rxwin, lo_capture, 0, ["a", "b"], "rescue")
+    rp.data("a", 1001, MSS)
+    assert rp.ack("a", 1001, 2000) == [("a", 1001, 2000)]
+    rp.data("b", 1001, MSS)
+    assert rp.ack("b", 1001, 2000) == [("b", 1001, 2000)]
+    assert rp.ack("a", 1001, 3000) == [("a", 1001, 2000)]  # held; its part to RE 3001
+    resc = rp.rescuer
+    assert resc is not None
+    keys = {n: rp.key(n) for n in ("a", "b")}
+    assert not resc.waits(keys["a"]) and resc.waits(keys["b"])
+    rcc = Rcc(RccParams(mss=MSS, queue_maxsize=Q, rto_r_s=10e-3))
+    for t in (0.0, 10.01e-3):
+        counters = {}
+        for n, k in keys.items():
+            f = rxwin.flow(k)
+            assert f is not None
+            counters[n] = (f.pkts, f.ce, 1e-4)
+        out = rcc.step(t, counters, waits={n: resc.waits(k) for n, k in keys.items()})
+    assert rcc.fired == ["b"] and out["b"] == MSS
+    assert resc.timer_ack(keys["b"]) and rp.forged() == [("b", 1001, 2000)]
+    resc.close()
 
 
 def test_ack_queue_off_for_ictcp_and_when_not_configured(

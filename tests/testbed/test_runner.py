@@ -128,11 +128,6 @@ def test_simulator_only_settings_are_refused_by_name() -> None:
     bad = problems(Transport(syn_rto_ms=10, delack_ms=2))
     assert [p.split(":")[0] for p in bad] == ["transport.delack_ms", "transport.syn_rto_ms"]
     assert problems(Transport()) == []
-    # RCC's receiver timer (Algorithm 3) runs in the simulator only
-    rcc = Scheme("rcc", "tail", 12, "reno", "rcc")
-    bad = ENGINE.check(Point(rcc, 2, transport=Transport(rcc_rto_r_ms=0)))
-    assert [p.split(":")[0] for p in bad] == ["transport.rcc_rto_r_ms"]
-    assert ENGINE.check(Point(rcc, 2)) == []
 
 
 def test_capture_is_refused_where_nothing_can_capture(tmp_path: Path) -> None:
