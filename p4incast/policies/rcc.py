@@ -13,7 +13,7 @@ and priority shares w_i (equal, 1/N, when priorities are not used)
     W_i = max(1, floor(w_i · Q))           capped at the flow's size only
                                            with priorities (Alg. 1 l.5)
     while use_flow_priority and Q − Σ W_i > 0:
-        one more packet to each uncapped flow, largest share first
+        one more packet to each flow not near its size, lowest share first
 
 Without priorities (the agent and the simulator pass none) no spare is handed
 out: W_i = max(1, floor(Q / N)) and Σ W_i = N · W_i (30 packets for N = 30).
@@ -127,10 +127,13 @@ def assign_windows(
 
     priorities: {flow: share} when flow priorities are in use (the paper's
     use_flow_priority): W_i from the shares, capped at the flow's size (l.5–6),
-    then the spare Q − Σ W_i one packet at a time, largest share first (then
-    key order), skipping capped flows (l.11–19). None: equal shares, no cap
-    and no spare (l.5 and l.11 test use_flow_priority). sizes: remaining
-    packets, if known; read only with priorities."""
+    then the spare Q − Σ W_i one packet at a time (l.11–19), walking the flows
+    from the end of their order by priority, highest first (l.1, l.10, l.17):
+    the lowest share first; ties in key order, so walked in reverse. A flow
+    whose W is within one packet of its size takes none (l.12); one whose
+    size is not given always may. None: equal shares, no cap and no spare
+    (l.5 and l.11 test use_flow_priority). sizes: remaining packets, if
+    known; read only with priorities."""
     keys = list(flows)
     if not keys:
         return {}
@@ -145,14 +148,14 @@ def assign_windows(
         if k in sizes:
             out[k] = max(1, min(out[k], sizes[k]))
     spare = queue_maxsize - sum(out.values())
-    order = sorted(keys, key=lambda k: (-shares[k], str(k)))
+    order = sorted(keys, key=lambda k: (-shares[k], str(k)))  # l.1: highest first
     while spare > 0:
         given = False
-        for k in order:
+        for k in reversed(order):  # l.10, l.17: from the end
             if spare <= 0:
                 break
-            if k in sizes and out[k] >= sizes[k]:
-                continue
+            if k in sizes and abs(out[k] - sizes[k]) <= 1:
+                continue  # l.12–13: near its size, no need
             out[k] += 1
             spare -= 1
             given = True

@@ -214,9 +214,10 @@ def test_rcc_assignment_equal_shares_and_spare() -> None:
     # Without priorities no spare is handed out [RCC Algorithm 1]: ⌊40/3⌋ = 13 each.
     w = assign_windows({"a": 1, "b": 1, "c": 1}, queue_maxsize=40)
     assert w == {"a": 13, "b": 13, "c": 13}
-    # With priorities the spare goes one packet at a time: 13, 13, 13 + 1 to "a".
+    # With priorities the spare goes one packet at a time, from the end of the
+    # order by priority (ties in key order): 13, 13, 13 + 1 to "c".
     pr = {"a": 1, "b": 1, "c": 1}
-    assert assign_windows(pr, 40, priorities=pr) == {"a": 14, "b": 13, "c": 13}
+    assert assign_windows(pr, 40, priorities=pr) == {"a": 13, "b": 13, "c": 14}
     # More flows than Q: everyone keeps 1 packet.
     w = assign_windows({i: 1 for i in range(50)}, queue_maxsize=40)
     assert set(w.values()) == {1}

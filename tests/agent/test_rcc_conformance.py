@@ -44,19 +44,33 @@ def test_equal_shares_hand_out_no_spare(n: int, each: int) -> None:
     assert sum(w.values()) == n * each
 
 
-def test_spare_goes_one_packet_at_a_time_largest_share_first() -> None:
-    # shares 1, 4, 2, 3 (Σ 10) of Q = 13: ⌊1.3⌋ = 1, ⌊5.2⌋ = 5, ⌊2.6⌋ = 2, ⌊3.9⌋ = 3,
-    # Σ 11; spare 2: one to b (share 4), one to d (share 3)
+def test_spare_goes_one_packet_at_a_time_from_the_lowest_priority() -> None:
+    # shares 1, 4, 2, 3 (Σ 10) of Q = 13: ⌊1.3⌋ = 1, ⌊5.2⌋ = 5, ⌊2.6⌋ = 2, ⌊3.9⌋ = 3
+    # (Alg. 1 l.3), Σ 11; sorted highest first b, d, c, a (l.1), the spare 2 goes
+    # from the end (l.10, l.15, l.17): a, then c
     pr = {"a": 1, "b": 4, "c": 2, "d": 3}
-    assert assign_windows(pr, 13, priorities=pr) == {"a": 1, "b": 6, "c": 2, "d": 4}
+    assert assign_windows(pr, 13, priorities=pr) == {"a": 2, "b": 5, "c": 3, "d": 3}
     # the same flows without priorities: ⌊13/4⌋ = 3 each, Σ 12, no spare
     assert assign_windows(pr, 13) == {"a": 3, "b": 3, "c": 3, "d": 3}
 
 
-def test_spare_ties_go_in_key_order() -> None:
-    # equal priorities, Q = 12, N = 5: 2 each, spare 2 → a, b
+def test_spare_ties_are_walked_in_reverse_key_order() -> None:
+    # equal priorities, Q = 12, N = 5: 2 each, spare 2; ties sorted in key order
+    # (our choice), walked from the end (Alg. 1 l.10, l.17) → e, d
     pr = dict.fromkeys("abcde", 1)
-    assert assign_windows(pr, 12, priorities=pr) == {"a": 3, "b": 3, "c": 2, "d": 2, "e": 2}
+    assert assign_windows(pr, 12, priorities=pr) == {"a": 2, "b": 2, "c": 2, "d": 3, "e": 3}
+
+
+def test_a_flow_within_one_packet_of_its_size_takes_no_spare() -> None:
+    pr = {"a": 1, "b": 1}
+    # Q = 11: ⌊5.5⌋ = 5 each (Alg. 1 l.3), under both sizes (l.5); spare 1, from
+    # the end (l.10): b, 5 far from 20 (l.12), takes it
+    assert assign_windows(pr, 11, sizes={"a": 6, "b": 20}, priorities=pr) == {"a": 5, "b": 6}
+    # Q = 17: 8 each, a capped at its 8; spare 1: b, whose size is not given, takes it
+    assert assign_windows(pr, 17, sizes={"a": 8}, priorities=pr) == {"a": 8, "b": 9}
+    # Q = 25: 12 each (a's size 12, b's 13); spare 1: b is within one packet of
+    # its size, a at it (l.12): no flow takes it (l.13) and it stays unused
+    assert assign_windows(pr, 25, sizes={"a": 12, "b": 13}, priorities=pr) == {"a": 12, "b": 12}
 
 
 def test_the_size_cap_needs_priorities() -> None:
