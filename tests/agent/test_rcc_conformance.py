@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rcc_scenarios import CAP, FIN, MSS, SCENARIOS, Q, Scenario
 
 from p4incast.policies import rcc
+from p4incast.policies.config import NO_RTT_LIMIT_US, data_path_rtt_limit_us
 from p4incast.policies.rcc import AckQueue, Rcc, RccParams, RxTimer, assign_windows
 
 # -- window assignment ---------------------------------------------------------------------
@@ -97,6 +98,9 @@ def test_rcc_has_no_rtt_limit() -> None:
         0.0, {"near": (1, 0, 1e-4), "far": (1, 0, 50e-3)}
     )
     assert out == {"near": 20 * MSS, "far": 20 * MSS}
+    # and the data path leaves no rcc flow alone for its RTT (FL_SLOW never set)
+    assert data_path_rtt_limit_us("rcc", 2000) == NO_RTT_LIMIT_US == (1 << 32) - 1
+    assert data_path_rtt_limit_us("ictcp", 2000) == 2000
 
 
 # -- the receiver's retransmission timer ----------------------------------------------------
