@@ -89,11 +89,13 @@ def ackq_pkts(cfg: AgentConfig) -> int:
 
 
 class AckqRescuer:
-    """rcc's ACK queue, userspace's side: every tick, release the heads that
-    fit (in BPF, rx_rescue ACKQ_OP_RELEASE, under the data path's lock) and
-    send their window updates through a packet socket whose mark the data
-    path lets pass. The data path releases from the ACKs it sends; this
-    covers the moments no ACK flows (every flow waiting, data drained)."""
+    """rcc's ACK queue, userspace's side: every tick, release heads while the
+    total in flight is below the cap (RCC Algorithm 2 l.3; in BPF, rx_rescue
+    ACKQ_OP_RELEASE, under the data path's lock) and send their window
+    updates through a packet socket whose mark the data path lets pass. The
+    data path releases from the ACKs it sends; this covers the moments no ACK
+    flows (every flow waiting, data drained). Also the receiver timer's ACKs
+    (Algorithm 3, `timer_ack`)."""
 
     BURST = 64  # heads a tick at most
 
@@ -130,7 +132,8 @@ class AckqRescuer:
         return True
 
     def step(self) -> int:
-        """Release what fits; returns how many updates were sent."""
+        """Release heads while the total is below the cap; returns how many
+        updates were sent."""
         n = 0
         if self.rx.ackq().held <= 0:
             return 0
