@@ -219,9 +219,11 @@ class RxWin:
             "p4i_rot_flows",
             "p4i_rotq",
             "p4i_ackq_flows",
-            "p4i_ackq",
         ):
             c.bpf_map__set_max_entries(self.lib.map(self.obj, name), max_flows)
+        c.bpf_map__set_max_entries(
+            self.lib.map(self.obj, "p4i_ackq"), max_flows * RXWIN.ACKQ_ENTRIES_PER_FLOW
+        )
         self.lib.load_object(self.obj, str(path))
         self.max_flows = max_flows
         m = {n: self.lib.map(self.obj, n) for n in ("p4i_config", "p4i_flows", "p4i_wset")}

@@ -29,6 +29,7 @@ from types import FrameType
 from typing import cast
 
 from p4incast.agent.datapath import (
+    ACKQ_HELD,
     FL_HS,
     Flow,
     FlowKey,
@@ -40,7 +41,12 @@ from p4incast.agent.libbpf import BpfError, MapInfo, lib
 from p4incast.agent.metrics import AgentCollector, totals
 from p4incast.agent.rotation import RX_CLONE_MARK, Rescuer, window_update
 from p4incast.model.scheme import BUDGET_AGENT, receiver_clears_ece
-from p4incast.policies.config import AgentConfig, ConfigError, start_segs
+from p4incast.policies.config import (
+    AgentConfig,
+    ConfigError,
+    data_path_rtt_limit_us,
+    start_segs,
+)
 from p4incast.policies.ictcp import FlowSample, Ictcp, IctcpParams
 from p4incast.policies.rcc import Rcc, RccParams
 
@@ -82,11 +88,13 @@ def ackq_pkts(cfg: AgentConfig) -> int:
 
 
 class AckqRescuer:
-    """rcc's ACK queue, userspace's side: every tick, release the heads that
-    fit (in BPF, rx_rescue ACKQ_OP_RELEASE, under the data path's lock) and
-    send their window updates through a packet socket whose mark the data
-    path lets pass. The data path releases from the ACKs it sends; this
-    covers the moments no ACK flows (every flow waiting, data drained)."""
+    """rcc's ACK queue, userspace's side: every tick, release heads while the
+    total in flight is below the cap (RCC Algorithm 2 l.3; in BPF, rx_rescue
+    ACKQ_OP_RELEASE, under the data path's lock) and send their window
+    updates through a packet socket whose mark the data path lets pass. The
+    data path releases from the ACKs it sends; this covers the moments no ACK
+    flows (every flow waiting, data drained). Also the receiver timer's ACKs
+    (Algorithm 3, `timer_ack`)."""
 
     BURST = 64  # heads a tick at most
 
@@ -98,12 +106,33 @@ class AckqRescuer:
             sock.bind((iface, 0))
         self.sock = sock
         self.sent = 0
+        self.timer_acks = 0  # RCC Algorithm 3 l.7
 
     def close(self) -> None:
         self.sock.close()
 
+    def waits(self, key: FlowKey) -> bool:
+        """RCC's receiver timer runs for the flow (Algorithm 3): it counts
+        something in flight and has no ACK held."""
+        a = self.rx.ackq_flow(key)
+        return a is not None and a.counted > 0 and a.state != ACKQ_HELD
+
+    def timer_ack(self, key: FlowKey) -> bool:
+        """The flow's timer fired: its latest ACK again (ack, window field). Its
+        right edge was sent already, so it opens nothing new and the ACK queue
+        would let it pass whole (docs/algorithms.md "RCC"); it goes out here
+        without PSH, which a stock sender ignores. False when the flow has no
+        ACK to repeat."""
+        f, r = self.rx.flow(key), self.rx.rot_flow(key)
+        if f is None or r is None or not r.has_hdr or not f.re_valid:
+            return False
+        self.sock.send(window_update(key, r, f.last_field, f.last_ack))
+        self.timer_acks += 1
+        return True
+
     def step(self) -> int:
-        """Release what fits; returns how many updates were sent."""
+        """Release heads while the total is below the cap; returns how many
+        updates were sent."""
         n = 0
         if self.rx.ackq().held <= 0:
             return 0
@@ -171,7 +200,7 @@ def run(
                 init_segs=start_segs(cfg.policy, cfg.init_segs),
                 max_w=cfg.max_w,
                 min_segs=cfg.min_segs,
-                rtt_limit_us=cfg.rtt_limit_us,
+                rtt_limit_us=data_path_rtt_limit_us(cfg.policy, cfg.rtt_limit_us),
                 idle_s=cfg.idle_reset_s,
                 ifindex=ifindex,
                 budget_bytes=cfg.budget_bytes,
@@ -230,7 +259,7 @@ def _loop(
         else None
     )
     rcc = (
-        Rcc(RccParams(queue_maxsize=cfg.queue_maxsize, rtt_limit_s=limit_s))
+        Rcc(RccParams(queue_maxsize=cfg.queue_maxsize, rto_r_s=cfg.rcc_rto_r_ms / 1000))
         if cfg.policy == "rcc"
         else None
     )
@@ -277,11 +306,15 @@ def _loop(
                 else:
                     assert rcc is not None
                     counters = {b: (f.pkts, f.ce, _rtt_s(f)) for b, f in live.items()}
-                    out = rcc.step(now, counters)
+                    waits = {b: ackq.waits(keys[b]) for b in live} if ackq else None
+                    out = rcc.step(now, counters, waits=waits)
                 for b, w in out.items():
                     if written.get(b) != w:
                         rx.set_w(keys[b], w)
                         written[b] = w
+                if rcc is not None and ackq is not None:
+                    for b in rcc.fired:  # RCC Algorithm 3 l.7, under the window just set
+                        ackq.timer_ack(keys[cast(bytes, b)])
             if now >= next_sweep:
                 if _sweep(rx, cfg) and cfg.policy == BUDGET_AGENT:
                     rx.recount_budget()
@@ -295,7 +328,8 @@ def _loop(
                 f"p4incast-agent: ACK queue: {st['ackq_held']} ACKs held, "
                 f"{st['ackq_replaced']} replaced, {st['ackq_superseded']} superseded, "
                 f"{st['ackq_released']} released by ACKs, {st['ackq_rescued']} by the rescue, "
-                f"{st['ackq_zero']} zero windows; most in flight {g.max_total} bytes"
+                f"{st['ackq_zero']} zero windows; most in flight {g.max_total} bytes; "
+                f"{ackq.timer_acks} receiver-timer ACKs"
             )
         if trace_f is not None:
             trace_f.close()

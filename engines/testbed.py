@@ -143,13 +143,19 @@ def plan_batches(point: Point, shape: LinkShape, rtt_s: float) -> tuple[int, flo
 
 
 def _agent_cmd(
-    intf: str, point: Point, shape: LinkShape, ready: Path, rtt_ms: float | None
+    intf: str,
+    point: Point,
+    shape: LinkShape,
+    ready: Path,
+    rtt_ms: float | None,
+    dilation: Dilation | None = None,
 ) -> list[str]:
     """The host agent on the receiver. BMv2 RTTs are ~1 ms idle and tens of ms
     queued, above the agent's 2 ms datacenter limit, so the limit is lifted;
     ICTCP's capacity C is what the receiver can get: the bottleneck rate;
     newdctcp-budget's budget is what the bottleneck holds: its queue plus the
-    bandwidth-delay product at the measured base RTT."""
+    bandwidth-delay product at the measured base RTT; RCC's receiver timer is
+    stretched to the testbed's clock as the min RTO is (`dilation`)."""
     policy, transport = point.scheme.agent, point.transport
     cmd = [sys.executable, "-m", "p4incast.agent", "run", "--iface", intf, "--policy", policy]
     cmd += ["--rtt-limit-us", "1000000", "--ready-file", str(ready)]
@@ -168,6 +174,10 @@ def _agent_cmd(
         cmd += ["--sender-ecn", "1"]
     if policy == "rcc" and not transport.ack_queue:
         cmd += ["--ack-queue", "0"]
+    if policy == "rcc":
+        rto_r = transport.rcc_rto_r_ms
+        rto_r = dilation.testbed_ms(rto_r) if dilation else rto_r
+        cmd += ["--rcc-rto-r-ms", str(rto_r)]
     return cmd
 
 
@@ -438,7 +448,14 @@ class _Run:
         agent_log = (log_dir / "agent.log").open("w")
         ready = log_dir / "agent.ready"
         self.agent = agent = receiver.popen(
-            _agent_cmd(receiver.defaultIntf().name, self.point, self.shape, ready, self.rtt_ms)
+            _agent_cmd(
+                receiver.defaultIntf().name,
+                self.point,
+                self.shape,
+                ready,
+                self.rtt_ms,
+                self.dilation,
+            )
             + (["--trace", str(log_dir / "rotation.jsonl")] if self.capture and sch.rotate else []),
             stdout=agent_log,
             stderr=agent_log,

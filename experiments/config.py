@@ -37,6 +37,7 @@ each engine reads the topology keys that apply to it.
       delack_ms: 1                # sim: delayed-ACK timeout (the testbed: Linux's own)
       syn_rto_ms: 200             # sim: SYN retransmission timeout (the testbed: Linux's 1 s)
       tail_loss_probe: false      # testbed: Linux's tail-loss probe (the model has none)
+      rcc_rto_r_ms: 10            # rcc's receiver timer RTO^r (seed 002 Alg. 3); 0 = none
     senders: [1, 2, 4, 8, 16, 32, 48, 64]
     repeats: 1
     variants:                     # optional: one sub-experiment per combination

@@ -185,7 +185,13 @@ def _run(p: AtScalePoint, fl: Plan, rec: dict[str, Any]) -> None:
         if c.tcp.agent == AGENT_CODES["ictcp"]:
             tun = agent_tunables()
             steppers = [
-                PolicyStepper(p.scheme.agent, c.tcp.linkBps, tun, int(c.tcp.agentMinSegs))
+                PolicyStepper(
+                    p.scheme.agent,
+                    c.tcp.linkBps,
+                    tun,
+                    int(c.tcp.agentMinSegs),
+                    p.transport.rcc_rto_r_ms,
+                )
                 for _ in range(sc.Aggregators())
             ]
         if not steppers:

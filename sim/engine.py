@@ -39,6 +39,7 @@ from p4incast.model import batching
 from p4incast.model.ecn import EcnMode
 from p4incast.model.scheme import (
     BUDGET_AGENT,
+    RCC_RTO_R_MS,
     App,
     Point,
     RunResult,
@@ -140,14 +141,23 @@ class PolicyStepper:
     that clock to bite: every `transport.policy_tick_us`, by default one base
     RTT of the model (the agent on a real host ticks every interval_ms)."""
 
-    def __init__(self, name: str, link_bps: float, tun: Mapping[str, float], min_segs: int) -> None:
+    def __init__(
+        self,
+        name: str,
+        link_bps: float,
+        tun: Mapping[str, float],
+        min_segs: int,
+        rto_r_ms: float = RCC_RTO_R_MS,
+    ) -> None:
         self.name = name
         if name == "ictcp":
             cap = float(tun.get("capacity_mbps") or 0) * 1e6 / 8 or link_bps / 8
             self.policy: Any = Ictcp(IctcpParams(capacity_Bps=cap, min_segs=min_segs))
         else:
-            self.policy = Rcc(RccParams(queue_maxsize=int(tun.get("queue_maxsize", 40))))
+            q = int(tun.get("queue_maxsize", 40))
+            self.policy = Rcc(RccParams(queue_maxsize=q, rto_r_s=rto_r_ms / 1000))
         self.steps = 0
+        self.timer_acks = 0
 
     def step(self, agent: Any, now: float, flow_rtt: Callable[[int], float]) -> None:
         """One step of the policy on `agent` (a C++ RxAgent) at `now`; flow_rtt(key)
@@ -160,9 +170,14 @@ class PolicyStepper:
             out = self.policy.step(now, int(agent.ifaceBytes), samples)
         else:
             counters = {k: (int(f.pkts), int(f.ce), float(flow_rtt(k))) for k, f in live.items()}
-            out = self.policy.step(now, counters)
+            waits = {k: bool(agent.Waits(k)) for k in live} if agent.ackQueueCap else None
+            out = self.policy.step(now, counters, waits=waits)
         for k, w in out.items():
             agent.SetUserWindow(k, int(w))
+        if self.name == "rcc":
+            for k in self.policy.fired:  # Alg. 3 l.7: the flow's ACK, under its new window
+                agent.TimerAck(k)
+                self.timer_acks += 1
         self.steps += 1
 
 
@@ -269,7 +284,8 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
         sc.Setup()
         floor = point.rx_min_segs
         user = c.agent == RXWIN.RX_POLICY_USER  # ictcp, rcc: W written from Python
-        stepper = PolicyStepper(sch.agent, c.linkBps, tun, floor) if user else None
+        rto_r = point.transport.rcc_rto_r_ms
+        stepper = PolicyStepper(sch.agent, c.linkBps, tun, floor, rto_r) if user else None
         if stepper is None:
             sc.Advance(c.maxSimS)
         else:
@@ -339,6 +355,7 @@ def _fill(sc: Any, out: RunResult) -> None:
             "replaced": int(a.replaced),
             "superseded": int(a.superseded),
             "split_acks": int(a.splitAcks),
+            "timer_acks": int(a.timerAcks),
             "still_held": int(a.QueueLength()),
             "max_held": int(a.maxHeld),
             "max_in_flight_bytes": int(a.maxInFlight),

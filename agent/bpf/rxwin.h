@@ -42,9 +42,9 @@
 #define ST_ROT_IDLE 12   /* rotation: a flow gave its slot back after a short segment */
 #define ST_ROT_DEFER 13  /* rotation: a grant waited for a pure ACK to carry it */
 #define ST_ECE_CLEARED 14 /* ACKs whose ECE we cleared (config.clear_ece) */
-#define ST_ACKQ_HELD 15     /* rcc ACK queue: a flow's ACK held (appended to p4i_ackq) */
-#define ST_ACKQ_REPLACED 16 /* rcc ACK queue: a held ACK replaced by its flow's latest */
-#define ST_ACKQ_SUPERSEDED 17 /* rcc ACK queue: a held ACK dropped, an ACK opening nothing new passed */
+#define ST_ACKQ_HELD 15     /* rcc ACK queue: an ACK still held after the queue's loop */
+#define ST_ACKQ_REPLACED 16 /* rcc ACK queue: a held ACK taken out by its flow's newer one, which waits */
+#define ST_ACKQ_SUPERSEDED 17 /* rcc ACK queue: a held ACK taken out by its flow's newer one, which left */
 #define ST_ACKQ_RELEASED 18 /* rcc ACK queue: a held ACK released by a window update from rx_egress */
 #define ST_ACKQ_RESCUED 19  /* rcc ACK queue: a held ACK released by userspace's rescue */
 #define ST_ACKQ_ZERO 20     /* rcc ACK queue: split ACKs that went out with a zero window */
@@ -179,6 +179,9 @@ struct rot_global {
 /* RCC's ACK queue (config.ackq_pkts), per flow (p4i_ackq_flows). */
 #define ACKQ_NONE 0 /* nothing held */
 #define ACKQ_HELD 1 /* in p4i_ackq with its latest (ack, right edge) in `held` */
+/* p4i_ackq's entries per flow of the table: an ACK that takes its flow's held
+ * one out leaves that entry behind (skipped when it reaches the head). */
+#define ACKQ_ENTRIES_PER_FLOW 4
 
 struct ackq_flow {
 	__u64 held;    /* ack << 32 | right edge of its latest held ACK (one 64-bit store) */
@@ -186,8 +189,9 @@ struct ackq_flow {
 	__u32 rel;     /* right edge last released to it */
 	__u32 rel_valid;
 	__u32 state;   /* ACKQ_NONE / ACKQ_HELD */
-	__u32 pad;
+	__u32 ticket;  /* of its entry in p4i_ackq; an entry with another is stale */
 };
+
 
 /* p4i_ackq_g[0]. total = the sum of the flows' `counted` (changed by atomic
  * adds only); lock: 1 while one program decides what passes and what is
@@ -203,7 +207,7 @@ struct ackq_global {
 
 /* The rescue's ACK-queue ops through rx_rescue (struct ackq_op after
  * ROT_OP_OFF zero bytes). */
-#define ACKQ_OP_RELEASE 10 /* release the head if it fits: key, ack, field written back */
+#define ACKQ_OP_RELEASE 10 /* release the head if the total is below the cap: key, ack, field written back */
 #define ACKQ_OP_END 11     /* the flow is gone (userspace's idle sweep): count it out */
 
 struct ackq_op {

@@ -239,6 +239,10 @@ static __always_inline void policy_on_pass(struct __sk_buff *skb, struct rx_conf
 	case RX_POLICY_BUDGET:
 		budget_on_pass(skb, cfg);
 		break;
+	case RX_POLICY_USER:
+		if (cfg->ackq_pkts)
+			ackq_pass(skb); /* rcc: every ACK runs the queue's loop */
+		break;
 	default:
 		break;
 	}

@@ -79,7 +79,12 @@ struct {
 } p4i_rotq SEC(".maps");
 
 /* RCC's ACK queue (config.ackq_pkts; rxwin_ackq.h): each flow's state, the
- * FIFO of flows with an ACK held, the total in flight. */
+ * FIFO of held ACKs (flow and ticket), the total in flight. */
+struct ackq_entry {
+	struct flow_key key;
+	__u32 ticket; /* its flow's ticket when queued: stale once that moved on */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, P4I_MAX_FLOWS);
@@ -89,8 +94,8 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_QUEUE);
-	__uint(max_entries, P4I_MAX_FLOWS);
-	__type(value, struct flow_key);
+	__uint(max_entries, P4I_MAX_FLOWS * ACKQ_ENTRIES_PER_FLOW);
+	__type(value, struct ackq_entry);
 } p4i_ackq SEC(".maps");
 
 struct {

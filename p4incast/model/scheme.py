@@ -90,6 +90,9 @@ SIM_DELACK_MS = 1.0
 # a datacenter host's usual floor. A lost SYN or SYN-ACK costs a flow this much,
 # which decides drop-tail's FCT tail at scale (ablations/rcc-at-scale-syn-rto.yaml).
 SIM_SYN_RTO_MS = 200.0
+# RCC's receiver retransmission timeout RTO^r, its first value (seed 002 §6 sets
+# RTO^s and RTO^r to 10 ms; Alg. 3 doubles it at each firing).
+RCC_RTO_R_MS = 10.0
 DCTCP_G = 1 / 16  # DCTCP's EWMA gain (Alizadeh et al. 2010; Linux dctcp_shift_g = 4)
 
 
@@ -171,6 +174,9 @@ class Transport:
     policy_tick_us: float = 0.0  # sim: ICTCP/RCC step period, µs; 0 = one base RTT
     restart_each_round: bool = False  # sim: cwnd back to init_cwnd at each round's start
     ack_queue: bool = True  # rcc: the receiver's ACK queue (both engines; off: an ablation)
+    # rcc: the receiver timer RTO^r (seed 002 Alg. 3), first value, ms (the testbed
+    # stretches it as it does the min RTO); 0 = none (an ablation)
+    rcc_rto_r_ms: float = RCC_RTO_R_MS
     # bmv2: Linux's tail-loss probe (net.ipv4.tcp_early_retrans). Off: the papers'
     # hosts predate it, the simulator has none, and its 2 ms floor cannot be
     # dilated (docs/testbed.md, "Time dilation").

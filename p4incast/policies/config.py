@@ -16,13 +16,22 @@ from p4incast.model.scheme import (
     AGENT_POLICIES,
     BUDGET_AGENT,
     BUDGET_INIT_SEGS,
+    RCC_RTO_R_MS,
     RX_CUT_AGENTS,
     RX_MIN_SEGS,
 )
 from p4incast.policies.ictcp import IctcpParams
 from p4incast.policies.rxwin_h import RXWIN
 
-__all__ = ["POLICY_MODES", "AgentConfig", "ConfigError", "Tunable", "start_segs", "tunables"]
+__all__ = [
+    "POLICY_MODES",
+    "AgentConfig",
+    "ConfigError",
+    "Tunable",
+    "data_path_rtt_limit_us",
+    "start_segs",
+    "tunables",
+]
 
 POLICY_NAMES = AGENT_POLICIES
 
@@ -54,6 +63,16 @@ def start_segs(policy: str, init_segs: int) -> int:
     return BUDGET_INIT_SEGS if policy in (BUDGET_AGENT, "rcc") else init_segs
 
 
+# rx_config.rtt_limit_us (a __u32) that no minimum RTT exceeds
+NO_RTT_LIMIT_US = 0xFFFFFFFF
+
+
+def data_path_rtt_limit_us(policy: str, rtt_limit_us: int) -> int:
+    """rx_config.rtt_limit_us for `policy`: flows whose minimum RTT is above it
+    are left alone. rcc: none (seed 002 controls every flow of the NIC, §4.1)."""
+    return NO_RTT_LIMIT_US if policy == "rcc" else rtt_limit_us
+
+
 def _tunable(default: float, lo: float, hi: float, desc: str) -> Any:
     """A tunable field: its default, its bounds [lo, hi], one line of description."""
     return field(default=default, metadata={"bounds": (lo, hi), "desc": desc})
@@ -78,7 +97,7 @@ class AgentConfig:
     )
     max_w: int = _tunable(4 << 20, 4096, 1 << 30, "largest W, bytes")
     rtt_limit_us: int = _tunable(
-        2000, 1, 10_000_000, "flows with min RTT above this are left alone, us"
+        2000, 1, 10_000_000, "flows with min RTT above this are left alone (not rcc), us"
     )
     idle_reset_s: float = _tunable(
         1.0, 0.001, 3600, "idle longer than this: W restarts (in BPF), s"
@@ -99,6 +118,14 @@ class AgentConfig:
         1,
         "rcc: 1 = RCC's ACK queue in the data path, at most queue_maxsize packets "
         "in flight (0: the window assignment alone, ablation)",
+    )
+    # a float default: file and flag values are read as ms with a fraction
+    rcc_rto_r_ms: float = _tunable(
+        RCC_RTO_R_MS,
+        0,
+        600_000,
+        "rcc: the receiver timer RTO^r (RCC Algorithm 3), first value, ms; runs with "
+        "the ACK queue (0: none, ablation)",
     )
     budget_bytes: int = _tunable(
         0,

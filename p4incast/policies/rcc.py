@@ -1,44 +1,51 @@
-"""RCC: receiver-side window assignment, the receiver α, and the ACK queue.
+"""RCC: receiver-side window assignment, the receiver α, the ACK queue and the
+receiver's retransmission timer.
 
 Xu, Xu, Jiang, Ren, Wang, "Throughput optimization of TCP incast congestion
 control in large-scale datacenter networks" (RCC: receiver cooperative
-congestion control), Computer Networks, 2017. docs/algorithms.md §3 ("RCC").
+congestion control), Computer Networks, 2017 (seed 002). docs/algorithms.md
+§3 ("RCC") has the rules and the table of where ours bends the paper.
 
 Window assignment per NIC, in packets, with queue_maxsize Q (40 in the paper)
 and priority shares w_i (equal, 1/N, when priorities are not used)
-[RCC Algorithm 1]:
+[seed 002 Alg. 1]:
 
-    W_i = max(1, floor(w_i · Q))           capped at the flow's size if known
+    W_i = max(1, floor(w_i · Q))           capped at the flow's size only
+                                           with priorities (Alg. 1 l.5)
     while use_flow_priority and Q − Σ W_i > 0:
-        one more packet to each uncapped flow, largest share first
+        one more packet to each flow not near its size, lowest share first
 
 Without priorities (the agent and the simulator pass none) no spare is handed
 out: W_i = max(1, floor(Q / N)) and Σ W_i = N · W_i (30 packets for N = 30).
 
 Remote congestion, once per RTT per flow, α_r = CE packets / packets
-[RCC §4]:
+[seed 002 §4.6, Eq. 3]:
 
     rwnd <- rwnd · (1 − α_r / 2)          (at least 1 packet)
 
-The ACK queue [RCC Algorithm 1], `AckQueue` here (the reference the
-simulator's sim/cpp/rx_agent.h follows; tests/agent/rcc_scenarios.py checks
-both): the receiver holds ACKs while the windows in flight would exceed Q,
-keeps one ACK per flow, the flow's latest (a newer cumulative ACK replaces
-the held one, which keeps its place), and pops them first in, first out:
+The ACK queue [seed 002 Alg. 2], `AckQueue` (the reference the simulator's
+sim/cpp/rx_agent.h and the data path's agent/bpf/rxwin_ackq.h follow;
+tests/agent/rcc_scenarios.py checks all three). Every ACK the receiver
+sends goes through it:
 
-- in flight of a flow = the right edge last released to it (ack + window)
-  − the highest byte received from it (0 before any release);
-- the head leaves only if the total in flight after it is <= Q·MSS; a head
-  that does not fit blocks everything behind it; the queue is tried whenever
-  data arrives (in flight went down) and whenever an ACK is queued; no timer;
-- an ACK passes at once if the queue is empty and it fits, or if it opens
-  nothing new (right edge not beyond the flow's last released one; the
-  flow's held ACK, if any, is then superseded and leaves the queue);
-- our FIN waits behind its flow's held ACK (and anything we send on that flow
-  after the FIN waits behind the FIN); the flow ends when the FIN leaves, or
-  when the peer's FIN arrives, and then counts nothing.
+- l.1–2: the flow's held ACK, if any, is taken out, and the new ACK goes in
+  at the tail (no priorities: first in, first out);
+- l.3–6: while the windows in flight add up to less than Q·MSS, the head is
+  sent and its window counted; the test comes before each send, so the last
+  ACK sent may take the total past Q·MSS;
+- in flight of a flow [§4.2, footnote 4, our reading] = the right edge last
+  sent to it (ack + window) − the highest byte received from it, 0 before
+  any ACK of it was counted. Data arriving lowers it and sends nothing:
+  the ACK that data makes the receiver send runs the loop.
 
-Deviations, ours:
+Choices where the paper leaves one: an ACK of a flow no data has arrived
+from (the handshake) is sent at once, counts nothing and is not queued; it
+still runs the loop, like every ACK. Our FIN waits behind its flow's held
+ACK (what we send after it waits behind the FIN); the flow ends, and counts
+nothing, when the FIN leaves or the peer's FIN arrives. The cap is Q times
+one MSS.
+
+Deviations, ours (each with its ablation in docs/algorithms.md):
 
 - Idle flows: a flow whose latest data segment is shorter than its MSS has
   emptied its send buffer and counts 0 in flight until its next data
@@ -48,19 +55,31 @@ Deviations, ours:
   their data).
 - Split ACKs: RCC's sender runs on rwnd alone, ours keep a congestion window
   (docs/algorithms.md §3.7). A sender held by its cwnd below its window has
-  nothing in the network yet counts its whole window, while its own ACK waits
-  behind a head that cannot fit: a deadlock. So an ACK that has to wait also
-  leaves at once as (ack, released right edge − ack), which opens nothing
-  new, when that window is more than 0; the full ACK waits.
-- Handshake: an ACK of a flow no data has arrived from passes, counting
-  nothing (as the SYN-ACK that opens the paper's flows).
+  nothing in the network yet is counted for its whole window, while its
+  ACK waits behind others: with every sender so stalled no data arrives,
+  no ACK is made, and the queue never moves (the scenario
+  cwnd_limited_senders_deadlock_without_the_split). So an ACK still held
+  after the loop also leaves at once as (ack, released right edge − ack),
+  when that is more than 0: it opens nothing new, so the count in flight
+  is unchanged, and for an rwnd-only sender it changes nothing. An ACK
+  that opens nothing new thus leaves whole, and nothing of it is held.
 
-The host agent's data path (agent/bpf/rxwin_ackq.h, config.ackq_pkts) builds
-the queue from `AckQueue`; a tc program cannot hold a packet, so every ACK
-leaves at once and one that has to wait goes out split (window up to the
-right edge already released, zero if nothing), its permission held and
-released later by a window update forged from an outgoing ACK or sent by
-the agent's tick (tests/agent/test_rcc_ackq_bpf.py replays the scenarios).
+The receiver's retransmission timer [seed 002 §4.5, Alg. 3], `RxTimer` and
+`Rcc.timeout`: a flow that counts something in flight and has no ACK held
+times out after RTO^r (10 ms in §6) without a packet from it: ssthresh =
+max(2, rwnd/2) packets (l.3), rwnd = 1 packet (l.4), RTO^r doubles (l.6)
+and the caller sends the flow an ACK through the queue (l.7; PSH and the
+skiptime bonus change nothing to a FIFO queue or a stock sender). RTO^r
+returns to its first value when a packet of the flow arrives. After a
+timeout the window regrows per RTT without CE: doubling below ssthresh,
+one packet above (the receiver's NewReno of §4.3, as far as a window goes).
+
+The host agent's data path (agent/bpf/rxwin_ackq.h, config.ackq_pkts) cannot
+hold a packet: every ACK leaves at once, and one that has to wait leaves
+split (window up to the right edge already released, zero if nothing), its
+permission held and released later by a window update forged from an
+outgoing ACK or sent by the agent's tick (tests/agent/test_rcc_ackq_bpf.py);
+the tick also runs the receiver timer (agent/runner.py AckqRescuer).
 """
 
 from __future__ import annotations
@@ -70,11 +89,24 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TypeVar
 
+from p4incast.model.scheme import RCC_RTO_R_MS
 from p4incast.model.wire import MSS_BYTES
 
-__all__ = ["FIN", "AckQueue", "Rcc", "RccParams", "assign_windows", "equal_share", "remote_cut"]
+__all__ = [
+    "FIN",
+    "RTO_R_S",
+    "AckQueue",
+    "Rcc",
+    "RccParams",
+    "RxTimer",
+    "assign_windows",
+    "equal_share",
+    "remote_cut",
+]
 
 K = TypeVar("K", bound=Hashable)  # a caller's flow key (bytes, a 4-tuple, an int)
+
+RTO_R_S = RCC_RTO_R_MS / 1000  # the receiver's first RTO^r, s
 
 
 def equal_share(queue_maxsize: int, flows: int) -> int:
@@ -91,39 +123,39 @@ def assign_windows(
     sizes: Mapping[K, int] | None = None,
     priorities: Mapping[K, float] | None = None,
 ) -> dict[K, int]:
-    """flows -> {flow: W in packets} [RCC Algorithm 1].
+    """flows -> {flow: W in packets} [seed 002 Alg. 1].
 
     priorities: {flow: share} when flow priorities are in use (the paper's
-    use_flow_priority): W_i from the shares, then the spare Q − Σ W_i one packet
-    at a time, largest share first (then key order), skipping capped flows.
-    None: equal shares and no spare. sizes: remaining packets, if known (cap)."""
+    use_flow_priority): W_i from the shares, capped at the flow's size (l.5–6),
+    then the spare Q − Σ W_i one packet at a time (l.11–19), walking the flows
+    from the end of their order by priority, highest first (l.1, l.10, l.17):
+    the lowest share first; ties in key order, so walked in reverse. A flow
+    whose W is within one packet of its size takes none (l.12); one whose
+    size is not given always may. None: equal shares, no cap and no spare
+    (l.5 and l.11 test use_flow_priority). sizes: remaining packets, if
+    known; read only with priorities."""
     keys = list(flows)
     if not keys:
         return {}
-    sizes = sizes or {}
-    out: dict[K, int] = {}
     if priorities is None:
-        for k in keys:
-            out[k] = equal_share(queue_maxsize, len(keys))
-    else:
-        shares = {k: Fraction(priorities.get(k, 1.0) or 1.0) for k in keys}
-        total = sum(shares.values())
-        for k in keys:
-            out[k] = max(1, int(shares[k] * queue_maxsize / total))
+        return {k: equal_share(queue_maxsize, len(keys)) for k in keys}
+    sizes = sizes or {}
+    shares = {k: Fraction(priorities.get(k, 1.0) or 1.0) for k in keys}
+    total = sum(shares.values())
+    out: dict[K, int] = {}
     for k in keys:
+        out[k] = max(1, int(shares[k] * queue_maxsize / total))
         if k in sizes:
             out[k] = max(1, min(out[k], sizes[k]))
-    if priorities is None:
-        return out
     spare = queue_maxsize - sum(out.values())
-    order = sorted(keys, key=lambda k: (-shares[k], str(k)))
+    order = sorted(keys, key=lambda k: (-shares[k], str(k)))  # l.1: highest first
     while spare > 0:
         given = False
-        for k in order:
+        for k in reversed(order):  # l.10, l.17: from the end
             if spare <= 0:
                 break
-            if k in sizes and out[k] >= sizes[k]:
-                continue
+            if k in sizes and abs(out[k] - sizes[k]) <= 1:
+                continue  # l.12–13: near its size, no need
             out[k] += 1
             spare -= 1
             given = True
@@ -151,7 +183,7 @@ class _AqFlow:
     idle: bool = False  # latest segment shorter than MSS: counts 0 (our deviation)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Held:
     flow: Hashable
     ack: int
@@ -164,13 +196,15 @@ class _Held:
 
 
 class AckQueue:
-    """RCC's ACK queue [RCC Algorithm 1] with our deviations (module docstring).
+    """RCC's ACK queue [seed 002 Alg. 2] with our deviations (module docstring).
 
-    Every method returns what leaves the receiver now, in order: (flow, ack,
-    window) for an ACK, (flow, FIN) for our FIN."""
+    `ack` and `fin` return what leaves the receiver now, in order: (flow, ack,
+    window) for an ACK, (flow, FIN) for our FIN. split=False drops our split
+    ACKs (the paper's rule alone, for the deadlock scenario)."""
 
-    def __init__(self, queue_maxsize: int = 40, mss: int = MSS_BYTES) -> None:
+    def __init__(self, queue_maxsize: int = 40, mss: int = MSS_BYTES, split: bool = True) -> None:
         self.cap = queue_maxsize * mss  # bytes
+        self.split = split
         self.flows: dict[Hashable, _AqFlow] = {}
         self.queue: list[_Held] = []
 
@@ -190,27 +224,16 @@ class AckQueue:
     def total(self) -> int:
         return sum(self.in_flight(k) for k in self.flows)
 
-    def _total_after(self, flow: Hashable, re: int) -> int:
-        f = self.flows[flow]
-        rel = f.rel
-        if rel is None or _after(re, rel):
-            f.rel = re
-        t = self.total
-        f.rel = rel
-        return t
-
     def _entry(self, flow: Hashable) -> _Held | None:
         return next((h for h in self.queue if h.flow == flow), None)
 
     def _release(self) -> list[tuple]:
-        """Pop from the head while the head fits."""
+        """Alg. 2 l.3–6: while the total is below the cap, send the head and
+        count its window (tested before each send)."""
         out: list[tuple] = []
-        while self.queue:
-            h = self.queue[0]
+        while self.queue and self.total < self.cap:
+            h = self.queue.pop(0)
             f = self.flows.get(h.flow)
-            if f is not None and self._total_after(h.flow, h.re) > self.cap:
-                break
-            self.queue.pop(0)
             if f is not None and (f.rel is None or _after(h.re, f.rel)):
                 f.rel = h.re
             out.append((h.flow, h.ack, h.window))
@@ -228,22 +251,23 @@ class AckQueue:
         payload_len: int,
         mss: int = MSS_BYTES,
         fin: bool = False,
-    ) -> list[tuple]:
-        """A data segment [seq_end − payload_len, seq_end) arrives from flow; fin:
-        it carries the peer's FIN (the flow ends)."""
+    ) -> None:
+        """A data segment [seq_end − payload_len, seq_end) arrives from flow (the
+        flow's count in flight goes down, §4.2; nothing is sent: the ACK it makes
+        the receiver send runs the queue); fin: it carries the peer's FIN (the
+        flow ends)."""
         if fin:
             self.flows.pop(flow, None)
-        elif payload_len > 0:
-            seq_end %= SEQ_MOD
-            f = self.flows.get(flow)
-            if f is None:
-                f = self.flows[flow] = _AqFlow(mss, (seq_end - payload_len) % SEQ_MOD)
-            if _after(seq_end, f.hi):
-                f.hi = seq_end
-            f.idle = payload_len < f.mss
-        else:
-            return []
-        return self._release()
+            return
+        if payload_len <= 0:
+            return
+        seq_end %= SEQ_MOD
+        f = self.flows.get(flow)
+        if f is None:
+            f = self.flows[flow] = _AqFlow(mss, (seq_end - payload_len) % SEQ_MOD)
+        if _after(seq_end, f.hi):
+            f.hi = seq_end
+        f.idle = payload_len < f.mss
 
     def ack(self, flow: Hashable, ack: int, window: int) -> list[tuple]:
         """We send an ACK with this ack number and window (bytes) to flow."""
@@ -253,31 +277,23 @@ class AckQueue:
             h.after.append((flow, ack, window))
             return self._release()
         f = self.flows.get(flow)
-        if f is None:
-            if h is not None:  # the flow has ended: the latest ACK still waits its turn
-                h.ack, h.window = ack, window
-                return self._release()
-            return [(flow, ack, window)]  # no data seen from it: the handshake
-        re = (ack + window) % SEQ_MOD
-        if f.rel is not None and not _after(re, f.rel):
-            # opens nothing new: leaves now, and supersedes the flow's held ACK
-            if h is not None:
-                self.queue.remove(h)
+        if f is None and h is None:
+            # no data seen from it (the handshake), or it has ended: sent, counts
+            # nothing; the loop runs as for every ACK
             return [(flow, ack, window), *self._release()]
-        if h is None and not self.queue and self._total_after(flow, re) <= self.cap:
-            f.rel = re
-            return [(flow, ack, window)]
-        if h is not None:  # the flow's latest cumulative ACK replaces the held one, in place
-            h.ack, h.window = ack, window
-        else:
-            self.queue.append(_Held(flow, ack, window))
-        # it waits; what of it opens nothing new leaves now (our rule: senders
-        # with a congestion window): the ACK with the window up to the
-        # right edge already released, if that is more than nothing
-        now = []
-        if f.rel is not None and _after(f.rel, ack):
-            now = [(flow, ack, (f.rel - ack) % SEQ_MOD)]
-        return now + self._release()
+        if h is not None:
+            self.queue.remove(h)  # Alg. 2 l.1
+        new = _Held(flow, ack, window)
+        self.queue.append(new)  # l.2: no priorities, the tail
+        out = self._release()  # l.3–6
+        if self.split and f is not None and any(e is new for e in self.queue):
+            # ours: what of it opens nothing new leaves now
+            if f.rel is not None and not _after(new.re, f.rel):
+                self.queue.remove(new)  # all of it: nothing is left to hold
+                out.append((flow, ack, window))
+            elif f.rel is not None and _after(f.rel, ack):
+                out.append((flow, ack, (f.rel - ack) % SEQ_MOD))
+        return out
 
     def fin(self, flow: Hashable) -> list[tuple]:
         """We send a FIN to flow: it waits behind the flow's held ACK, if any."""
@@ -287,6 +303,46 @@ class AckQueue:
             return []
         self.flows.pop(flow, None)
         return [(flow, FIN), *self._release()]
+
+
+# -- the receiver's retransmission timer ---------------------------------------------------
+
+
+@dataclass
+class _Timer:
+    pkts: int
+    rto: float
+    deadline: float | None = None  # None: not running (the flow does not wait)
+
+
+@dataclass
+class RxTimer:
+    """RTO^r per flow [seed 002 §4.5, Alg. 3]. Runs while the flow waits for data
+    (counts something in flight, no ACK of it held); a packet from the flow
+    restarts it at its first value; when it fires RTO^r doubles (Alg. 3 l.6)."""
+
+    rto_s: float = RTO_R_S
+    timers: dict[Hashable, _Timer] = field(default_factory=dict)
+
+    def step(self, now: float, flows: Mapping[K, tuple[int, bool]]) -> list[K]:
+        """flows: {flow: (packets received, cumulative; waits for data)}. Returns
+        the flows whose timer fired, in the order given."""
+        fired: list[K] = []
+        for k in [k for k in self.timers if k not in flows]:
+            del self.timers[k]
+        for k, (pkts, waits) in flows.items():
+            t = self.timers.get(k)
+            if t is None or pkts != t.pkts:
+                t = self.timers[k] = _Timer(pkts, self.rto_s)
+            if not waits:
+                t.deadline = None
+            elif t.deadline is None:
+                t.deadline = now + t.rto  # runs from the step the flow starts waiting
+            elif now >= t.deadline:
+                t.rto *= 2
+                t.deadline = now + t.rto
+                fired.append(k)
+        return fired
 
 
 def remote_cut(rwnd: int, ce: int, pkts: int, floor: int = 1) -> int:
@@ -301,13 +357,14 @@ def remote_cut(rwnd: int, ce: int, pkts: int, floor: int = 1) -> int:
 class RccParams:
     mss: int = MSS_BYTES  # bytes
     queue_maxsize: int = 40  # packets
-    rtt_limit_s: float = 2e-3
     default_rtt_s: float = 100e-6
+    rto_r_s: float = RTO_R_S  # the receiver's first RTO^r; 0: no timer (ablation)
 
 
 @dataclass
 class _State:
-    cut: float = 1.0  # product of the remote-congestion cuts, recovers +1 packet/RTT
+    cut: Fraction = Fraction(1)  # window / W_i: the cuts since, and what regrew
+    ssthresh: int = 0  # packets; > 0 after a receiver timeout (slow start below it)
     last_t: float = 0.0
     pkts: int = 0
     ce: int = 0
@@ -317,40 +374,60 @@ class _State:
 class Rcc:
     p: RccParams = field(default_factory=RccParams)
     state: dict[Hashable, _State] = field(default_factory=dict)
-    min_rtt: dict[Hashable, float] = field(default_factory=dict)  # per flow, as ICTCP
+    timer: RxTimer = field(default_factory=RxTimer)
+    fired: list[Hashable] = field(default_factory=list)  # timed out at the last step
+
+    def __post_init__(self) -> None:
+        self.timer.rto_s = self.p.rto_r_s
+
+    def timeout(self, flow: Hashable, w_pk: int) -> None:
+        """The flow's RTO^r fired [Alg. 3 l.3–4]: ssthresh = max(2, rwnd/2) packets,
+        rwnd = 1 packet (its W_i is w_pk)."""
+        st = self.state[flow]
+        cur = max(1, int(w_pk * st.cut))
+        st.ssthresh = max(2, cur // 2)
+        st.cut = Fraction(1, w_pk)
 
     def step(
         self,
         now: float,
         counters: Mapping[K, tuple[int, int, float]],
         shares: Mapping[K, float] | None = None,
+        waits: Mapping[K, bool] | None = None,
     ) -> dict[K, int]:
-        """counters: {flow: (packets, ce, rtt_s)} cumulative; returns {flow: W bytes}."""
+        """counters: {flow: (packets, ce, rtt_s)} cumulative; waits: {flow: it counts
+        something in flight and has no ACK held} for the receiver's timer (None:
+        no timer this step). Returns {flow: W bytes}; `fired` lists the flows
+        whose timer fired, to each of which the caller sends an ACK (Alg. 3 l.7)."""
         p = self.p
-        for k, (_pkts, _ce, rtt) in counters.items():
-            if rtt > 0:
-                self.min_rtt[k] = min(self.min_rtt.get(k, rtt), rtt)
-        self.min_rtt = {k: v for k, v in self.min_rtt.items() if k in counters}
-        # a datacenter flow stays controlled when incast queueing raises its RTT
-        live = {k: v for k, v in counters.items() if self.min_rtt.get(k, 0.0) <= p.rtt_limit_s}
         for k in list(self.state):
-            if k not in live:
+            if k not in counters:
                 del self.state[k]
-        prio = None if shares is None else {k: shares.get(k, 1.0) for k in live}
-        base = assign_windows(live, p.queue_maxsize, priorities=prio)
+        prio = None if shares is None else {k: shares.get(k, 1.0) for k in counters}
+        base = assign_windows(counters, p.queue_maxsize, priorities=prio)
+        self.fired = []
+        if waits is not None and p.rto_r_s > 0:
+            timed = {k: (c[0], waits.get(k, False)) for k, c in counters.items()}
+            self.fired = list[Hashable](self.timer.step(now, timed))
         out: dict[K, int] = {}
-        for k, (pkts, ce, rtt) in live.items():
+        for k, (pkts, ce, rtt) in counters.items():
             st = self.state.get(k)
             if st is None:
                 st = self.state[k] = _State(last_t=now, pkts=pkts, ce=ce)
             w_pk = base[k]
-            if now - st.last_t >= (rtt or p.default_rtt_s):
+            if k in self.fired:
+                self.timeout(k, w_pk)
+                st.last_t, st.pkts, st.ce = now, pkts, ce
+            elif now - st.last_t >= (rtt or p.default_rtt_s):
                 dp, dc = pkts - st.pkts, ce - st.ce
                 cur = max(1, int(w_pk * st.cut))
                 if dc > 0:
-                    st.cut = remote_cut(cur, dc, dp) / w_pk
+                    st.cut = Fraction(remote_cut(cur, dc, dp), w_pk)
+                    st.ssthresh = 0
+                elif cur < st.ssthresh:  # slow start after a timeout
+                    st.cut = min(Fraction(1), Fraction(min(2 * cur, st.ssthresh), w_pk))
                 else:
-                    st.cut = min(1.0, (cur + 1) / w_pk)
+                    st.cut = min(Fraction(1), Fraction(cur + 1, w_pk))
                 st.last_t, st.pkts, st.ce = now, pkts, ce
             out[k] = max(1, int(w_pk * st.cut)) * p.mss
         return out

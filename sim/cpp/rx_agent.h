@@ -39,9 +39,11 @@
 // (sim/cpp/rx_rotation.h; docs/algorithms.md §3.6), driven from Ingress,
 // Egress and a tick the scenario schedules (RotTick).
 //
-// rcc also has the paper's ACK queue (ackQueueCap > 0), RCC Algorithm 1 to the
+// rcc also has the paper's ACK queue (ackQueueCap > 0), seed 002 Alg. 2 to the
 // rules of p4incast/policies/rcc.py AckQueue (the reference; conformance:
-// tests/agent/rcc_scenarios.py through RccAckQueueProbe below).
+// tests/agent/rcc_scenarios.py through RccAckQueueProbe below), and sends
+// the receiver timer's ACK (Alg. 3 l.7, TimerAck) when the Python policy's
+// RxTimer fires.
 // MSS is the model's segment size (1448; ns-3 sends no MSS option).
 #ifndef P4INCAST_SIM_RX_AGENT_H
 #define P4INCAST_SIM_RX_AGENT_H
@@ -187,36 +189,39 @@ class RxAgent : public EgressHook
         {
             rot.End(key);
             counted -= it->second.counted;
+            m_lastAck.erase(key);
             closedFlows++;
             closedClamped += it->second.clamped;
             flows.erase(it);
         }
     }
 
-    // -- RCC's ACK queue [RCC Algorithm 1], the rules of p4incast/policies/rcc.py
-    // AckQueue. At most one entry per flow, holding the flow's latest ACK (a
-    // newer one replaces it in place); entries leave first in, first out, the
-    // head only if the total in flight after it stays <= ackQueueCap bytes
-    // (Q·MSS), so a head that does not fit blocks the rest. Tried whenever data
-    // arrives and whenever an ACK is queued; nothing is released by time. In
-    // flight per flow = the right edge last released to it − the highest byte
-    // received; 0 while the flow's latest segment is shorter than its MSS (it
-    // has emptied its send buffer: ours, for rounds over persistent
-    // connections). An ACK passes at once when the queue is empty and it fits,
-    // or when it opens nothing new (a held ACK of its flow is then superseded).
-    // An ACK that waits sends at once its part that opens nothing new (ours:
+    // -- RCC's ACK queue [seed 002 Alg. 2], the rules of p4incast/policies/rcc.py
+    // AckQueue. Every ACK we send of a flow data has arrived from: the flow's
+    // held entry is taken out (l.1), the ACK goes in at the tail (l.2: no
+    // priorities, FIFO), and while the total in flight is below ackQueueCap
+    // bytes (Q·MSS) the head is sent and counted (l.3–5: tested before each
+    // send). Data arriving only lowers the count; the ACK it makes us send
+    // runs the loop. In flight per flow = the right edge last released to it −
+    // the highest byte received; 0 while the flow's latest segment is shorter
+    // than its MSS (it has emptied its send buffer: ours, for rounds over
+    // persistent connections). An ACK still held after the loop sends at once
+    // its part that opens nothing new, all of it if it opens nothing new (ours:
     // senders with a cwnd below their window must get their ACKs). A pure ACK
-    // before the flow's first data (the handshake) passes uncounted. Our FIN,
-    // and anything sent on the flow after it, trails the flow's held entry; so
-    // does what follows a held packet carrying data (a request, never
-    // replaced). 0 = off.
+    // before the flow's first data (the handshake) passes uncounted and runs
+    // the loop. Our FIN, and anything sent on the flow after it, trails the
+    // flow's held entry; so does what follows a held packet carrying data (a
+    // request, never taken out). Whatever leaves the queue goes out after the
+    // packet being handled, in order (Flush). 0 = off.
     uint64_t ackQueueCap = 0;
+    bool split = true; // the split ACKs above (false: the paper's rule alone, a test's)
     Ptr<NetDevice> nic; // the receiver's NIC: held ACKs are sent through it
     std::vector<Ptr<Packet>>* sink = nullptr; // RccAckQueueProbe: released packets
-    uint64_t held = 0, released = 0; // entries queued, entries sent
-    uint64_t replaced = 0;   // held ACKs replaced in place by their flow's newer one
-    uint64_t superseded = 0; // entries dropped: a newer ACK that opened nothing new left
-    uint64_t splitAcks = 0;  // ACKs that waited while their no-new-window part left
+    uint64_t held = 0, released = 0; // ACKs that waited after their loop; of those, sent
+    uint64_t replaced = 0;   // waiting ACKs taken out by their flow's newer one, which waits
+    uint64_t superseded = 0; // waiting ACKs taken out by their flow's newer one, which left
+    uint64_t splitAcks = 0;  // waiting ACKs whose no-new-window part left at once
+    uint64_t timerAcks = 0;  // ACKs sent by the receiver's timer (Alg. 3 l.7)
     uint64_t maxInFlight = 0; // largest total in flight after an ACK that opened window, bytes
     uint32_t maxHeld = 0;     // most entries in the queue at once
 
@@ -362,10 +367,6 @@ class RxAgent : public EgressHook
         if (flags & (TcpHeader::RST | TcpHeader::FIN))
         {
             Erase(key); // the flow ends: it counts nothing in flight
-            if (!m_queue.empty())
-            {
-                Release();
-            }
             return;
         }
         auto it = flows.find(key);
@@ -377,10 +378,6 @@ class RxAgent : public EgressHook
             f->hiSeq = tcp.GetSequenceNumber().GetValue() + 1;
             f->hiValid = true;
             FinishHandshake(*f);
-            if (!m_queue.empty())
-            {
-                Release();
-            }
             return;
         }
         if (it == flows.end())
@@ -404,12 +401,9 @@ class RxAgent : public EgressHook
                            Simulator::Now().GetSeconds());
             }
             // a segment shorter than MSS: the sender's buffer is empty (ACK
-            // queue); its ACK ends the flow's turn (rotation)
+            // queue: the ACK this data makes us send runs the queue, Egress);
+            // its ACK ends the flow's turn (rotation)
             f.idle = payload < f.mss;
-            if (!m_queue.empty())
-            {
-                Release(); // data arrived: in flight went down
-            }
         }
     }
 
@@ -438,18 +432,6 @@ class RxAgent : public EgressHook
         return !f.relValid || S32(re - f.relRe) > 0;
     }
 
-    // Total in flight if an ACK with right edge re went out to f.
-    uint64_t TotalAfter(const RxFlow& f, uint32_t re) const
-    {
-        RxFlow g = f;
-        if (Opens(g, re))
-        {
-            g.relRe = re;
-            g.relValid = true;
-        }
-        return TotalInFlight() - InFlight(f) + InFlight(g);
-    }
-
     void Sent(RxFlow& f, uint32_t re)
     {
         if (Opens(f, re))
@@ -460,27 +442,27 @@ class RxAgent : public EgressHook
         }
     }
 
-    // Send the held entries from the head while the head fits.
+    // Alg. 2 l.3–6: while the total in flight is below the cap, the head is
+    // sent (queued for Flush) and its right edge counted.
     void Release()
     {
-        while (!m_queue.empty())
+        while (!m_queue.empty() && TotalInFlight() < ackQueueCap)
         {
-            auto fl = flows.find(m_queue.front().key);
-            if (fl != flows.end() && TotalAfter(fl->second, m_queue.front().re) > ackQueueCap)
-            {
-                break;
-            }
             Held h = m_queue.front();
             m_queue.pop_front();
+            auto fl = flows.find(h.key);
             if (fl != flows.end())
             {
                 Sent(fl->second, h.re);
             }
-            released++;
-            Emit(h.packet);
+            if (h.waited)
+            {
+                released++;
+            }
+            m_pending.push_back(h.packet);
             for (const auto& t : h.after)
             {
-                Emit(t.first);
+                m_pending.push_back(t.first);
                 if (t.second)
                 {
                     Erase(h.key); // the flow ends when its FIN leaves
@@ -489,12 +471,12 @@ class RxAgent : public EgressHook
         }
     }
 
-    // Try the queue once the packet being handled has gone (Egress cannot send
-    // from inside the NIC queue's Enqueue). Without a NIC (the probe) the
-    // caller runs Kicked() itself.
+    // Send what left the queue once the packet being handled has gone (Egress
+    // cannot send from inside the NIC queue's Enqueue). Without a NIC (the
+    // probe) the caller runs Kicked() itself.
     void Kick()
     {
-        if (m_kick || m_queue.empty())
+        if (m_kick || m_pending.empty())
         {
             return;
         }
@@ -508,7 +490,52 @@ class RxAgent : public EgressHook
     void Kicked()
     {
         m_kick = false;
-        Release();
+        std::vector<Ptr<Packet>> out;
+        out.swap(m_pending);
+        for (const auto& p : out)
+        {
+            Emit(p);
+        }
+    }
+
+    // For the receiver's timer (Alg. 3): the flow expects data (counts something
+    // in flight) and has no ACK held.
+    bool Waits(uint64_t key)
+    {
+        auto it = flows.find(key);
+        return it != flows.end() && InFlight(it->second) > 0 && !FindHeld(key);
+    }
+
+    // Alg. 3 l.7: the receiver's timer fired for the flow; its latest ACK goes
+    // out again with PSH, through the clamp (the policy's new window) and the
+    // queue like any ACK. PSH means nothing to a stock sender.
+    void TimerAck(uint64_t key)
+    {
+        auto it = m_lastAck.find(key);
+        if (it == m_lastAck.end() || flows.find(key) == flows.end())
+        {
+            return;
+        }
+        Ptr<Packet> p = it->second->Copy();
+        PppHeader ppp;
+        Ipv4Header ip;
+        TcpHeader tcp;
+        p->RemoveHeader(ppp);
+        p->RemoveHeader(ip);
+        p->RemoveHeader(tcp);
+        tcp.SetFlags(tcp.GetFlags() | TcpHeader::PSH);
+        p->AddHeader(tcp);
+        p->AddHeader(ip);
+        p->AddHeader(ppp);
+        timerAcks++;
+        if (Egress(p))
+        {
+            Emit(p);
+        }
+        if (!nic && m_kick)
+        {
+            Kicked(); // the probe: no simulator to run it
+        }
     }
 
     bool KickPending() const
@@ -533,7 +560,8 @@ class RxAgent : public EgressHook
     }
 
     // Receiver NIC queue, before enqueue: clamp the window field of our ACKs;
-    // with the ACK queue on, keep an ACK that would overfill the path (false).
+    // with the ACK queue on, an ACK goes through it (false: it left the NIC
+    // queue's hands; it is sent, now or later, by Flush).
     bool Egress(Ptr<Packet> p) override
     {
         if (policy == RX_OFF || m_resending)
@@ -545,6 +573,7 @@ class RxAgent : public EgressHook
         {
             return true;
         }
+        Ptr<Packet> orig = ackQueueCap ? p->Copy() : nullptr; // the timer's ACK, as sent
         PppHeader ppp;
         Ipv4Header ip;
         TcpHeader tcp;
@@ -558,15 +587,13 @@ class RxAgent : public EgressHook
         Held* h = ackQueueCap ? FindHeld(key) : nullptr;
         enum
         {
-            PASS,
-            QUEUE,   // a new entry at the tail
-            REPLACE, // the flow's latest ACK, in its entry's place
-            TRAIL    // behind the entry, in order
+            PASS,  // leaves now; the loop runs
+            QUEUE, // Alg. 2: its flow's entry taken out, it goes in at the tail
+            TRAIL  // behind the flow's entry, in order
         } act = PASS;
         bool fin = false;
         bool passing = it == flows.end(); // no ACK of a known flow: may carry a grant
-        uint32_t re = 0;
-        int64_t split = -1; // >= 0: p leaves now with this window field, a copy waits
+        uint32_t re = 0, ackNo = 0;
         if (flags & (TcpHeader::RST | TcpHeader::FIN))
         {
             if (!(flags & TcpHeader::RST) && h)
@@ -578,8 +605,7 @@ class RxAgent : public EgressHook
             }
             else
             {
-                Erase(key);
-                Kick(); // in flight went down
+                Erase(key); // the flow ends: in flight went down
             }
             passing = true;
         }
@@ -589,7 +615,6 @@ class RxAgent : public EgressHook
             f->localSyn = true;
             f->localWs = WsOption(tcp);
             FinishHandshake(*f);
-            Kick();
             passing = true;
         }
         else if (it != flows.end() && (flags & TcpHeader::ACK) && policy != RX_OBSERVE)
@@ -611,7 +636,7 @@ class RxAgent : public EgressHook
                          : policy == RX_BUDGET ? Cap(f.w, f.mss)
                                                : (f.userW ? f.userW : unset);
             uint32_t kernel = tcp.GetWindowSize();
-            uint32_t ackNo = tcp.GetAckNumber().GetValue();
+            ackNo = tcp.GetAckNumber().GetValue();
             // the handshake's ACK of a flow we opened (no data either way yet)
             bool handshake = !f.reValid && !f.pkts && !data;
             // newdctcp-budget closes it: our first segment, the request, opens
@@ -651,52 +676,20 @@ class RxAgent : public EgressHook
             {
                 // (a pure ACK before the flow's first data completes the
                 // handshake: it passes and counts nothing, as a SYN-ACK)
-                if (!Opens(f, re))
+                act = QUEUE;
+                if (!data)
                 {
-                    Sent(f, re); // opens nothing new: leaves now, and supersedes a held ACK
-                    if (h)
-                    {
-                        Drop(h);
-                        h = nullptr;
-                    }
-                }
-                else if (h || !m_queue.empty() || TotalAfter(f, re) > ackQueueCap)
-                {
-                    act = h ? REPLACE : QUEUE;
-                    // what of it opens nothing new leaves now: the ACK with the
-                    // window up to the right edge already released, if any
-                    if (!data && f.relValid && S32(f.relRe - ackNo) > 0 &&
-                        ((f.relRe - ackNo) >> f.wscale) > 0)
-                    {
-                        split = (f.relRe - ackNo) >> f.wscale;
-                    }
-                }
-                else
-                {
-                    Sent(f, re);
+                    m_lastAck[key] = orig;
                 }
             }
         }
         else if (h && (flags & TcpHeader::ACK))
         {
-            act = h->closed ? TRAIL : REPLACE; // its flow has ended: keep the order
+            act = h->closed ? TRAIL : QUEUE; // its flow has ended: Alg. 2 all the same
         }
         p->AddHeader(tcp);
         p->AddHeader(ip);
         p->AddHeader(ppp);
-        Ptr<Packet> keep = p;
-        if (split >= 0 && (act == QUEUE || act == REPLACE))
-        {
-            keep = p->Copy(); // the full ACK waits; p leaves with the smaller window
-            p->RemoveHeader(ppp);
-            p->RemoveHeader(ip);
-            p->RemoveHeader(tcp);
-            tcp.SetWindowSize(static_cast<uint16_t>(split));
-            p->AddHeader(tcp);
-            p->AddHeader(ip);
-            p->AddHeader(ppp);
-            splitAcks++;
-        }
         if (Rotating())
         {
             if (passing)
@@ -705,34 +698,75 @@ class RxAgent : public EgressHook
             }
             SendGrants();
         }
-        switch (act)
+        if (act == PASS)
         {
-        case PASS:
-            Kick();
+            if (ackQueueCap)
+            {
+                Release(); // every ACK runs the loop (Alg. 2 l.3)
+                Kick();
+            }
             return true;
-        case QUEUE:
-            m_queue.push_back({key, re, keep, data, {}, false});
-            held++;
-            maxHeld = std::max<uint32_t>(maxHeld, m_queue.size());
-            break;
-        case REPLACE:
-            h->packet = keep;
-            h->re = re;
-            h->closed = data;
-            replaced++;
-            break;
-        case TRAIL:
-            h->after.emplace_back(keep, fin);
+        }
+        if (act == TRAIL)
+        {
+            h->after.emplace_back(p, fin);
             if (!h->fin && !fin && it != flows.end())
             {
                 h->re = std::max(h->re, re, Seq); // a request ahead of it: checked as one
             }
             h->fin = h->fin || fin;
             h->closed = true;
-            break;
+            Release();
+            Kick();
+            return false;
+        }
+        bool erased = h != nullptr;
+        if (h)
+        {
+            Drop(h); // Alg. 2 l.1
+        }
+        m_queue.push_back({key, re, p, data, {}, false, false}); // l.2: the tail
+        Release();                                               // l.3–6
+        // the new entry is the tail: it waits if anything is left
+        bool waits = !m_queue.empty();
+        if (waits && split && it != flows.end())
+        {
+            RxFlow& f = it->second;
+            if (!Opens(f, re))
+            {
+                // opens nothing new: all of it leaves, nothing is held (ours)
+                m_queue.pop_back();
+                m_pending.push_back(p);
+                waits = false;
+            }
+            else if (!data && f.relValid && S32(f.relRe - ackNo) > 0 &&
+                     ((f.relRe - ackNo) >> f.wscale) > 0)
+            {
+                // ours: its part up to the right edge already released leaves now
+                Ptr<Packet> c = p->Copy();
+                c->RemoveHeader(ppp);
+                c->RemoveHeader(ip);
+                c->RemoveHeader(tcp);
+                tcp.SetWindowSize(static_cast<uint16_t>((f.relRe - ackNo) >> f.wscale));
+                c->AddHeader(tcp);
+                c->AddHeader(ip);
+                c->AddHeader(ppp);
+                m_pending.push_back(c);
+                splitAcks++;
+            }
+        }
+        if (erased)
+        {
+            (waits ? replaced : superseded)++;
+        }
+        if (waits)
+        {
+            m_queue.back().waited = true;
+            held++;
+            maxHeld = std::max<uint32_t>(maxHeld, m_queue.size());
         }
         Kick();
-        return keep != p;
+        return false;
     }
 
     // -- for the Python policies (ictcp, rcc)
@@ -844,9 +878,10 @@ class RxAgent : public EgressHook
         uint64_t key;
         uint32_t re;        // right edge the entry opens (its latest ACK's)
         Ptr<Packet> packet; // the flow's latest ACK
-        bool closed;        // carries data or has our FIN behind it: never replaced
+        bool closed;        // carries data or has our FIN behind it: never taken out
         std::vector<std::pair<Ptr<Packet>, bool>> after; // sent right after it; true = our FIN
         bool fin;
+        bool waited; // still queued after its own loop (counted in held)
     };
 
     static bool Seq(uint32_t a, uint32_t b)
@@ -861,7 +896,6 @@ class RxAgent : public EgressHook
             if (&*it == h)
             {
                 m_queue.erase(it);
-                superseded++;
                 return;
             }
         }
@@ -897,6 +931,8 @@ class RxAgent : public EgressHook
 
     std::deque<Held> m_queue;
     bool m_grantsPending = false;
+    std::vector<Ptr<Packet>> m_pending;          // left the queue, not sent yet (Kick)
+    std::map<uint64_t, Ptr<Packet>> m_lastAck;   // each flow's latest pure ACK (TimerAck)
     bool m_resending = false;
     bool m_kick = false;
 };
@@ -994,13 +1030,14 @@ class RccAckQueueProbe
 {
   public:
     RxAgent agent;
-    std::vector<uint32_t> flow, ack, win, fin;
+    std::vector<uint32_t> flow, ack, win, fin, psh;
 
-    RccAckQueueProbe(uint32_t queueMaxsize, uint32_t mss)
+    RccAckQueueProbe(uint32_t queueMaxsize, uint32_t mss, bool split = true)
     {
         agent.policy = RX_USER;
         agent.mss = mss;
         agent.ackQueueCap = static_cast<uint64_t>(queueMaxsize) * mss;
+        agent.split = split;
         agent.sink = &m_out;
     }
 
@@ -1050,6 +1087,20 @@ class RccAckQueueProbe
         Send(Frame(i, false, 0, 0, TcpHeader::FIN | TcpHeader::ACK, 0, 0));
     }
 
+    // The receiver's timer fired for flow i with window w bytes (Alg. 3).
+    void Timer(uint32_t i, uint64_t w)
+    {
+        Begin();
+        agent.SetUserWindow(KeyOf(i), w);
+        agent.TimerAck(KeyOf(i));
+        End();
+    }
+
+    bool Waits(uint32_t i)
+    {
+        return agent.Waits(KeyOf(i));
+    }
+
     std::vector<uint32_t> Held() const
     {
         std::vector<uint32_t> out;
@@ -1074,10 +1125,15 @@ class RccAckQueueProbe
   private:
     std::vector<Ptr<Packet>> m_out;
 
+    // The scenarios' flows are open before their steps: the handshake's SYN-ACK
+    // is not one of the table's ACKs, so it does not run the queue here.
     void Open(uint32_t i, uint32_t isn)
     {
+        uint64_t cap = agent.ackQueueCap;
+        agent.ackQueueCap = 0;
         agent.Ingress(Frame(i, true, isn, 0, TcpHeader::SYN, 0, 0));
         agent.Egress(Frame(i, false, 0, isn + 1, TcpHeader::SYN | TcpHeader::ACK, 65535, 0));
+        agent.ackQueueCap = cap;
         agent.SetUserWindow(KeyOf(i), 1ull << 40); // the ACK's own window stands
     }
 
@@ -1102,6 +1158,7 @@ class RccAckQueueProbe
         ack.clear();
         win.clear();
         fin.clear();
+        psh.clear();
     }
 
     void End()
@@ -1120,6 +1177,7 @@ class RccAckQueueProbe
             ack.push_back(tcp.GetAckNumber().GetValue());
             win.push_back(tcp.GetWindowSize());
             fin.push_back((tcp.GetFlags() & TcpHeader::FIN) ? 1 : 0);
+            psh.push_back((tcp.GetFlags() & TcpHeader::PSH) ? 1 : 0);
         }
     }
 

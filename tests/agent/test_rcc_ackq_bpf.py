@@ -1,30 +1,33 @@
 """RCC's ACK queue in the BPF data path against the reference, packet by packet.
 
-The hand-worked scenarios of tests/agent/rcc_scenarios.py (the table the
-reference AckQueue and the simulator replay) go through rx_ingress /
-rx_egress with BPF_PROG_TEST_RUN, policy rcc with config.ackq_pkts = Q = 4
-and flows whose MSS is the scenarios' 1000 bytes (MSS option 1012 with
-timestamps, no window scale: window fields are bytes). The policy's W is set
-far above every window, so the window an ACK carries into the queue is the
-scenario's. For every step what leaves must be what the reference sends:
+The hand-worked scenarios of tests/agent/rcc_scenarios.py (seed 002 Alg. 2;
+the table the reference AckQueue and the simulator replay) go through
+rx_ingress / rx_egress with BPF_PROG_TEST_RUN, policy rcc with
+config.ackq_pkts = Q = 4 and flows whose MSS is the scenarios' 1000 bytes
+(MSS option 1012 with timestamps, no window scale: window fields are bytes).
+The policy's W is set far above every window, so the window an ACK carries
+into the queue is the scenario's. For every step what leaves must be what
+the reference sends:
 
+- a data step: nothing (the data path only recounts the flow);
 - an ACK step: the ACK's window field as it leaves rx_egress, then the
-  window updates forged after it (bpf_clone_redirect sends them out of the
-  loopback device the test run uses; captured there, as in
-  test_rotation.py). Where the reference holds an ACK and sends nothing of
-  it (nothing released beyond its ack), the BPF ACK leaves with a zero
-  window: a tc program cannot hold a packet;
-- a data step: the reference releases at once; the data path releases from
-  the next ACK it sends, or userspace's rescue at its next tick. Both are
-  replayed: a pure ACK of a carrier flow that never sends data (it passes,
-  counting nothing) right after the data, or the rescue (AckqRescuer) then.
+  window updates forged for the heads the loop released (bpf_clone_redirect
+  sends them out of the loopback device the test run uses; captured there,
+  as in test_rotation.py). The ACK is the reference's entry of its own
+  flow and ack, wherever the reference has it (released by the loop, or its
+  split part); where the reference holds it and sends nothing of it, the
+  BPF ACK leaves with a zero window: a tc program cannot hold a packet;
 
-and after it the flows held, the total in flight (and its maximum, <= Q·MSS)
-and each flow's share must be the reference's.
+and after it the flows held, the total in flight and each flow's share must
+be the reference's. With release="rescue", userspace's tick (AckqRescuer)
+runs after every ACK step too and must send nothing: the loop stops only
+with the queue empty or the total at the cap, which is what the rescue
+tests.
 
-Not replayed: fin_waits_behind_its_flows_held_ack. A tc program cannot hold
-our FIN behind its flow's held ACK (Q7's first half); our FIN passes and ends
-the flow at once, and its held entry is skipped when popped.
+Not replayed (a tc program cannot hold a packet): fin_waits_behind_its_flows
+_held_ack (our FIN passes and ends the flow at once; its held entry is
+skipped when popped), cwnd_limited_senders_deadlock_without_the_split (the
+data path always sends the ACK, split).
 """
 
 from __future__ import annotations
@@ -37,18 +40,23 @@ import pytest
 from agent_labs import drain
 from agent_traces import FlowTrace, L, R
 from rcc_scenarios import CAP, MSS, SCENARIOS, Q, Scenario
-from scapy.layers.inet import TCP
+from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 from test_conformance import tcp_checksum_ok
 
 from p4incast.agent.datapath import ACKQ_HELD, AckqGlobal, FlowKey, RxWin
 from p4incast.agent.rotation import RX_CLONE_MARK
 from p4incast.agent.runner import AckqRescuer
+from p4incast.policies.config import NO_RTT_LIMIT_US
+from p4incast.policies.rcc import Rcc, RccParams
 
 pytestmark = pytest.mark.root
 
 M = 1 << 32
-SKIPPED = {"fin_waits_behind_its_flows_held_ack": "a tc program cannot hold our FIN"}
+SKIPPED = {
+    "fin_waits_behind_its_flows_held_ack": "a tc program cannot hold our FIN",
+    "cwnd_limited_senders_deadlock_without_the_split": "a tc program always sends the ACK",
+}
 REPLAYED = [s for s in SCENARIOS if s.name not in SKIPPED]
 BASES = [0, M - 2500]  # sequence numbers from 1, and wrapping past 2^32
 
@@ -59,10 +67,10 @@ class Replay:
 
     def __init__(self, rx: RxWin, cap: socket.socket, base: int, names, release: str) -> None:
         self.rx, self.cap, self.base, self.release = rx, cap, base, release
-        rx.configure("rcc", init_segs=100_000, rtt_limit_us=10_000_000, ackq_pkts=Q)
+        rx.configure("rcc", init_segs=100_000, rtt_limit_us=NO_RTT_LIMIT_US, ackq_pkts=Q)
         self.flows: dict[str, FlowTrace] = {}
         self.by_port: dict[int, str] = {}
-        names = [*names, "carrier"]
+        names = list(names)
         for i, n in enumerate(names):
             ft = FlowTrace(lport=44000 + i, l_isn=7000 * (i + 1), r_isn=base % M)
             self.flows[n] = ft
@@ -97,8 +105,13 @@ class Replay:
     def forged(self) -> list[tuple]:
         out = []
         for fr in drain(self.cap):
+            e = Ether(fr)
+            if IP not in e or (e[IP].src, e[IP].dst) != (L, R) or TCP not in e:
+                continue  # lo carries other programs' traffic too
+            if e[TCP].sport not in self.by_port:
+                continue  # not this replay's (another test's flows use these addresses)
             assert tcp_checksum_ok(fr)
-            t = Ether(fr)[TCP]
+            t = e[TCP]
             n = self.by_port[t.sport]
             ft = self.flows[n]
             assert t.flags == "A" and t.seq == ft.l_next  # the sender takes it
@@ -112,18 +125,15 @@ class Replay:
             self.ingress(ft._r("FA", seq=end, ack=ft.l_next))
         else:
             self.ingress(ft._r("PA", seq=(end - size) % M, ack=ft.l_next, payload=size))
-        if self.rescuer is not None:
-            self.rescuer.step()
-        else:
-            c = self.flows["carrier"]
-            frame = c._l("A", seq=c.l_next, ack=c.r_next)
-            assert self.egress(frame) == c.window  # the carrier's ACK passes as it is
         return self.forged()
 
     def ack(self, n: str, ack_no: int, window: int) -> list[tuple]:
         ft = self.flows[n]
         w = self.egress(ft._l("A", seq=ft.l_next, ack=(ack_no + self.base) % M, window=window))
-        return [(n, ack_no, w), *self.forged()]
+        got = [(n, ack_no, w), *self.forged()]
+        if self.rescuer is not None:
+            assert self.rescuer.step() == 0  # the loop left nothing the tick may send
+        return got
 
     def held(self) -> set[str]:
         out = set()
@@ -139,16 +149,15 @@ class Replay:
 
 
 def bpf_expected(st, flow: str) -> list[tuple]:
-    """What the data path sends for the reference's output of an ACK step:
-    the ACK always leaves, with a zero window where the reference sends
-    nothing of it; a split immediately followed by the flow's own release
-    is that release alone (the ACK carries it)."""
+    """What the data path sends for the reference's output of an ACK step: the
+    ACK first, as the reference sends its flow's entry of this ack (released
+    by the loop, or its split part), with a zero window where the reference
+    sends nothing of it; then the other heads released, in order."""
     out = list(st.out)
-    if len(out) >= 2 and out[0][0] == out[1][0] == flow and out[0][1] == out[1][1] == st.a:
-        out = out[1:]
-    if out and out[0][0] == flow and out[0][1] == st.a:
-        return out
-    return [(flow, st.a, 0), *out]
+    own = next((i for i, o in enumerate(out) if o[0] == flow and o[1] == st.a), None)
+    if own is None:
+        return [(flow, st.a, 0), *out]
+    return [out.pop(own), *out]
 
 
 def replay(rx: RxWin, cap: socket.socket, sc: Scenario, base: int, release: str) -> None:
@@ -172,14 +181,21 @@ def replay(rx: RxWin, cap: socket.socket, sc: Scenario, base: int, release: str)
         assert rp.held() == set(st.held), where
         g: AckqGlobal = rx.ackq()
         assert g.held == len(st.held), where
-        assert g.total <= CAP and g.max_total <= CAP, where
+        if st.op == "ack":
+            assert not st.held or g.total >= CAP, where  # Alg. 2 l.3
         if st.total is not None:
             assert g.total == st.total, where
         for f, b in st.flight.items():
             assert rp.flight(f) == b, f"{where}: flow {f}"
-    # no permission lost: each flow was offered its latest ACK's right edge
+    # no permission lost: each flow was offered its latest ACK's right edge,
+    # or holds it
+    held = rp.held()
     for n, re in last.items():
-        assert offered[n] >= re, (sc.name, n)
+        if n in held:
+            a = rx.ackq_flow(rp.key(n))
+            assert a is not None and a.held & (M - 1) == (re + base) % M, (sc.name, n)
+        else:
+            assert offered[n] >= re, (sc.name, n)
     assert rx.stats()["forge_fail"] == 0
     if rp.rescuer is not None:
         rp.rescuer.close()
@@ -195,11 +211,15 @@ def test_ack_queue_bpf_matches_reference(
 
 
 def test_counters_of_a_scenario(rxwin: RxWin, lo_capture: socket.socket) -> None:
-    sc = next(s for s in SCENARIOS if s.name == "latest_ack_replaces_the_held_one_in_place")
+    sc = next(s for s in SCENARIOS if s.name == "a_newer_ack_is_erased_and_goes_to_the_tail")
     replay(rxwin, lo_capture, sc, 0, "egress")
     st = rxwin.stats()
-    # b, c, d held once each; c replaced once; three released by ACKs
-    assert (st["ackq_held"], st["ackq_replaced"], st["ackq_released"]) == (3, 1, 3)
+    # b, c, d, c's newer, a, b's newer, a's newer waited (7; c's newer and a's
+    # newer took their flow's held one out: 2 replaced); b, d, c released by
+    # ACKs; b, c, d and c's newer had nothing below a released right edge: 4
+    # left with a zero window
+    got = (st["ackq_held"], st["ackq_replaced"], st["ackq_released"], st["ackq_superseded"])
+    assert got == (7, 2, 3, 0)
     assert st["ackq_rescued"] == 0 and st["ackq_zero"] == 4
 
 
@@ -224,6 +244,38 @@ def test_a_busy_lock_holds_the_ack_and_the_rescue_waits(
     assert rp.forged() == [("a", 1001, 2000)]
     assert rxwin.ackq().total == 2000 and rxwin.stats()["ackq_rescued"] == 1
     rp.rescuer.close()
+
+
+def test_receiver_timer_repeats_a_waiting_flows_latest_ack(
+    rxwin: RxWin, lo_capture: socket.socket
+) -> None:
+    """RCC Algorithm 3 on a host. a and b each count 2000 in flight (RE 3001,
+    total 4000); a's window update (RE 4001) finds 4000, not below the cap: held
+    (Alg. 2 l.3). b waits for data (counts something, nothing held); a does not.
+    With RTO^r = 10 ms and no packet for 10 ms, b's timer fires in Rcc (its
+    window one segment, Alg. 3 l.4) and the rescuer repeats b's latest ACK,
+    (1001, 2000): its right edge was sent already, so it opens nothing new."""
+    rp = Replay(rxwin, lo_capture, 0, ["a", "b"], "rescue")
+    rp.data("a", 1001, MSS)
+    assert rp.ack("a", 1001, 2000) == [("a", 1001, 2000)]
+    rp.data("b", 1001, MSS)
+    assert rp.ack("b", 1001, 2000) == [("b", 1001, 2000)]
+    assert rp.ack("a", 1001, 3000) == [("a", 1001, 2000)]  # held; its part to RE 3001
+    resc = rp.rescuer
+    assert resc is not None
+    keys = {n: rp.key(n) for n in ("a", "b")}
+    assert not resc.waits(keys["a"]) and resc.waits(keys["b"])
+    rcc = Rcc(RccParams(mss=MSS, queue_maxsize=Q, rto_r_s=10e-3))
+    for t in (0.0, 10.01e-3):
+        counters = {}
+        for n, k in keys.items():
+            f = rxwin.flow(k)
+            assert f is not None
+            counters[n] = (f.pkts, f.ce, 1e-4)
+        out = rcc.step(t, counters, waits={n: resc.waits(k) for n, k in keys.items()})
+    assert rcc.fired == ["b"] and out["b"] == MSS
+    assert resc.timer_ack(keys["b"]) and rp.forged() == [("b", 1001, 2000)]
+    resc.close()
 
 
 def test_ack_queue_off_for_ictcp_and_when_not_configured(

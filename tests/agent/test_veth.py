@@ -190,9 +190,8 @@ def test_userspace_policies_clamp_through_the_same_path(lab: VethLab, policy: st
         assert s.snd_wnd <= -(-cap // gran) * gran, (s.snd_wnd, cap)
         assert s.inflight <= s.snd_wnd + s.mss
     if policy == "rcc":
-        # Q = 20 packets over iperf3's two connections: 10 packets each (20 when the
-        # control connection's one RTT sample, taken across an idle gap, exceeded
-        # the 2 ms limit and left it out of the assignment).
+        # Q = 20 packets over iperf3's two connections: 10 packets each (RCC has
+        # no RTT limit: the control connection is assigned too).
         # The receiver alpha (1/32 marks) cuts below that, down to 1 packet; never above.
         assert all(1448 <= f["w_user"] <= 20 * 1448 for _, f in flows)
     assert gp > 0.3 * lab.rate_mbit * 1e6
