@@ -14,4 +14,8 @@
 #define RX_POLICY_USER 3     /* W written by userspace into p4i_wset (ICTCP, RCC) */
 #define RX_POLICY_BUDGET 4   /* NewDCTCP-rx's W, capped by an even share of config.budget_bytes */
 
+/* How an ACK closes a flow's window (the rotation's; enforce_field's zero) */
+#define RX_CLOSE_EDGE 1 /* as far as the right edge the flow was offered lets it */
+#define RX_CLOSE_ALL 2  /* completely: the flow's data ended, nothing is left to send */
+
 #endif

@@ -64,7 +64,7 @@ static __always_inline void newdctcp_on_data(struct rx_data *d)
 
 static __always_inline __u32 newdctcp_on_ack(struct rx_ack *a)
 {
-	return enforce_field(a->f, a->p, a->field, a->ws, a->f->w, 0, 0);
+	return enforce_field(a->f, a->p, a->field, a->ws, a->f->w, 0);
 }
 
 /* ---- newdctcp-budget (§3.6): W within a share of the budget B ----
@@ -140,7 +140,7 @@ static __always_inline __u32 budget_on_ack(struct rx_ack *a)
 	}
 	if (r)
 		w = rotate_ack(a->skb, cfg, f, r, a->key, a->p, w, &zero);
-	return enforce_field(f, a->p, a->field, a->ws, w, zero, f->mss);
+	return enforce_field(f, a->p, a->field, a->ws, w, zero);
 }
 
 /* A packet that is no ACK of a known flow: with flows waiting and a slot free,
@@ -178,7 +178,7 @@ static __always_inline __u32 user_on_ack(struct rx_ack *a)
 	/* rcc's ACK queue; a release is forged with timestamps */
 	aq = cfg->ackq_pkts && (f->flags & FL_PEER_TS) && (f->flags & FL_LOCAL_TS) &&
 	     rot_note(a->skb, a->key, a->p);
-	newf = enforce_field(f, a->p, a->field, a->ws, w, 0, 0);
+	newf = enforce_field(f, a->p, a->field, a->ws, w, 0);
 	return aq ? ackq_ack(a->skb, cfg, f, a->key, a->p, newf, a->ws) : newf;
 }
 

@@ -163,7 +163,8 @@ static __always_inline void rot_fill(struct __sk_buff *skb, struct rx_config *cf
  * idle flow takes a free slot or joins the queue; a holder's turn ends, the
  * slot going back (H shrank, a short segment) or passing to the queue's head;
  * while flows wait, a holder is offered one segment. Sets *zero when this ACK
- * must close the window; returns the W to enforce otherwise. */
+ * must close the window (RX_CLOSE_EDGE, or RX_CLOSE_ALL when it ends the
+ * flow's data); returns the W to enforce otherwise. */
 static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config *cfg,
 					struct flow *f, struct rot_flow *r, struct flow_key *key,
 					struct pkt *p, __u32 w, int *zero)
@@ -186,7 +187,7 @@ static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config 
 		if (__sync_val_compare_and_swap(&r->state, ROT_WAIT, ROT_IDLE) == ROT_WAIT)
 			__sync_fetch_and_add(&g->waiting, -1);
 		stat_inc(ST_ROT_IDLE);
-		*zero = 1;
+		*zero = RX_CLOSE_EDGE;
 	} else if (r->state == ROT_IDLE) {
 		if (g->open < h && g->waiting <= 0) {
 			r->state = ROT_HOLD;
@@ -195,7 +196,7 @@ static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config 
 		} else {
 			r->state = ROT_WAIT;
 			to_wait = 1;
-			*zero = 1;
+			*zero = RX_CLOSE_EDGE;
 		}
 	} else if (r->state == ROT_HOLD) {
 		/* less than a segment left to send (at window scale s the window
@@ -224,7 +225,7 @@ static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config 
 		if (release) {
 			__u32 next = runt ? ROT_IDLE : ROT_WAIT;
 
-			*zero = 1;
+			*zero = RX_CLOSE_EDGE;
 			stat_inc(ST_ROT_RELEASE);
 			if (runt)
 				stat_inc(ST_ROT_IDLE);
@@ -242,8 +243,13 @@ static __always_inline __u32 rotate_ack(struct __sk_buff *skb, struct rx_config 
 			w = f->mss; /* one segment a turn while flows wait */
 		}
 	} else {
-		*zero = 1;
+		*zero = RX_CLOSE_EDGE;
 	}
+	/* the flow's data ended: nothing of its window is left for it to use,
+	 * and what stayed open would let its next response out before its turn
+	 * (an edge inside a segment: a short segment mid-stream) */
+	if (runt)
+		*zero = RX_CLOSE_ALL;
 	if (g->waiting > 0 && g->open < h)
 		rot_grant(skb, g);
 	if (to_wait) {

@@ -9,40 +9,32 @@
  * shrinks by at most the newly acknowledged bytes. W / 2^ws is rounded up:
  * never offer less than W (rounding 2 MSS down to 1.8 at a large scale leaves
  * one segment waiting for a delayed ACK). The data path only ever lowers the
- * kernel's value. A policy that offers whole segments (newdctcp-budget)
- * passes seg = MSS: the right edge the window keeps is then rounded up to a
- * whole number of segments beyond the ack, so a window never ends inside a
- * segment — after a short segment (a response's last) the edge left over is
- * off the segment grid, and a window-limited sender with TCP_NODELAY fills
- * such a window with a short segment mid-stream. The field is written, and
- * ECE cleared, with the TCP checksum fixed incrementally (RFC 1624,
- * bpf_l4_csum_replace). */
+ * kernel's value. The one exception is RX_CLOSE_ALL (the rotation, on the ACK
+ * that ends a flow's data): the sender has nothing beyond that ACK to send,
+ * and an edge left open past it would let the flow's next response start
+ * before its turn, inside a segment. The field is written, and ECE cleared,
+ * with the TCP checksum fixed incrementally (RFC 1624, bpf_l4_csum_replace). */
 #ifndef P4I_RXWIN_WRITE_H
 #define P4I_RXWIN_WRITE_H
 
 #include "rxwin_parse.h"
 
 /* The field that enforces W on the ACK p of flow f whose field is now `field`;
- * zero: close the window, as far as the right edge lets it; seg: 0, or the
- * segment size the kept right edge is rounded up to (beyond the ack). W = 0
- * and not zero: the field stays. */
+ * zero: 0, or close the window (RX_CLOSE_EDGE, RX_CLOSE_ALL). W = 0 and not
+ * zero: the field stays. */
 static __always_inline __u32 enforce_field(struct flow *f, struct pkt *p, __u32 field, __u32 ws,
-					   __u32 w, int zero, __u32 seg)
+					   __u32 w, int zero)
 {
 	__u32 want;
 
 	if (!w && !zero)
 		return field;
 	want = zero ? 0 : (w + (1U << ws) - 1) >> ws;
-	if (f->re_valid) {
+	if (f->re_valid && zero != RX_CLOSE_ALL) {
 		__u32 d = f->last_re - p->ack;
 
 		if ((__s32)d > 0) {
-			__u32 minf;
-
-			if (seg && d % seg >= (1U << ws))
-				d += seg - d % seg;
-			minf = (d + (1U << ws) - 1) >> ws;
+			__u32 minf = (d + (1U << ws) - 1) >> ws;
 
 			if (want < minf)
 				want = minf;

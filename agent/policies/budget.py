@@ -261,8 +261,9 @@ class Rotation:
 
     def on_ack(
         self, key: Key, r: RotEntry, f: RxFlow, p: Frame, b: bytes, w: int
-    ) -> tuple[int, bool]:
-        """rotate_ack: (W to enforce, close the window)."""
+    ) -> tuple[int, int]:
+        """rotate_ack: (W to enforce, 0 or how to close the window: RX_CLOSE_EDGE,
+        RX_CLOSE_ALL when this ACK ends the flow's data)."""
         self.mss = f.mss
         h = self.slots(f.mss)
         zero = to_wait = False
@@ -305,4 +306,6 @@ class Rotation:
         if to_wait:
             self.queue.append(key)
             self.waiting += 1
-        return w, zero
+        if runt:  # its data ended: nothing of its window is left for it to use
+            return w, RXWIN.RX_CLOSE_ALL
+        return w, RXWIN.RX_CLOSE_EDGE if zero else 0

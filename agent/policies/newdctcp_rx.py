@@ -172,22 +172,17 @@ class RxFlow:
             self.windows.append(self.w)
         return nb
 
-    def ack_field(
-        self, ack: int, kernel_field: int, w: int | None, zero: bool = False, seg: int = 0
-    ) -> int:
+    def ack_field(self, ack: int, kernel_field: int, w: int | None, zero: int = 0) -> int:
         """Window field to send on an ACK; w None = do not clamp (observe);
-        zero: close the window (as far as the right edge allows); seg: 0, or
-        the segment size the kept right edge is rounded up to beyond the ack
-        (newdctcp-budget's whole segments: a window never ends inside one)."""
+        zero: 0, or close the window, as far as the right edge allows
+        (RX_CLOSE_EDGE) or completely (RX_CLOSE_ALL: the flow's data ended)."""
         ws = self.wscale
         out = kernel_field
         if w or zero:
             want = 0 if zero or w is None else (w + (1 << ws) - 1) >> ws
-            if self.last_re is not None:
+            if self.last_re is not None and zero != RXWIN.RX_CLOSE_ALL:
                 d = u32(self.last_re - ack)
                 if s32(d) > 0:
-                    if seg and d % seg >= 1 << ws:
-                        d += seg - d % seg
                     want = max(want, (d + (1 << ws) - 1) >> ws)
             out = min(kernel_field, want)
         self.last_re = u32(ack + (out << ws))

@@ -100,8 +100,8 @@ class RxReference:
             return f.ack_field(p.ack, 0, None)
         if r is not None:
             w, zero = self.rotation.on_ack(key, r, f, p, b, w)
-            return f.ack_field(p.ack, p.window, w, zero, seg=f.mss)
-        return f.ack_field(p.ack, p.window, w, seg=f.mss)
+            return f.ack_field(p.ack, p.window, w, zero)
+        return f.ack_field(p.ack, p.window, w)
 
     def _budget_pass(self, b: bytes) -> None:
         if self.rotate:

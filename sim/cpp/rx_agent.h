@@ -307,11 +307,10 @@ class RxAgent : public EgressHook
         }
     }
 
-    // newdctcp_rx.RxFlow.ack_field; seg: 0, or the segment size the kept
-    // right edge is rounded up to beyond the ack (newdctcp-budget); zero:
-    // close the window (rotation)
+    // newdctcp_rx.RxFlow.ack_field; zero: 0, or close the window (rotation:
+    // RX_CLOSE_EDGE as far as the right edge lets it, RX_CLOSE_ALL completely)
     static uint32_t AckField(RxFlow& f, uint32_t ack, uint32_t kernelField, uint64_t w,
-                             uint32_t seg = 0, bool zero = false)
+                             int zero = 0)
     {
         uint32_t ws = f.wscale;
         uint32_t out = kernelField;
@@ -319,15 +318,11 @@ class RxAgent : public EgressHook
         {
             // zero: close the window, as far as the right edge lets it
             uint64_t want = zero ? 0 : (w + (1u << ws) - 1) >> ws; // W / 2^ws rounded up
-            if (f.reValid)
+            if (f.reValid && zero != RX_CLOSE_ALL)
             {
                 uint32_t d = f.lastRe - ack;
                 if (S32(d) > 0)
                 {
-                    if (seg && d % seg >= (1u << ws))
-                    {
-                        d += seg - d % seg;
-                    }
                     want = std::max<uint64_t>(want, (static_cast<uint64_t>(d) + (1u << ws) - 1) >> ws);
                 }
             }
@@ -642,7 +637,7 @@ class RxAgent : public EgressHook
             // newdctcp-budget closes it: our first segment, the request, opens
             // the window at the share of that moment (agent/bpf/rxwin_hooks.h
             // handshake_reopen)
-            bool zero = policy == RX_BUDGET && shook && handshake;
+            int zero = policy == RX_BUDGET && shook && handshake ? RX_CLOSE_EDGE : 0;
             if (Rotating() && shook)
             {
                 bool advanced = ackNo != f.ackNo; // more acknowledged than our last packet
@@ -660,8 +655,7 @@ class RxAgent : public EgressHook
                     zero = wz.second;
                 }
             }
-            uint32_t field = AckField(f, ackNo, kernel, shook ? w : 0,
-                                      policy == RX_BUDGET ? f.mss : 0, zero);
+            uint32_t field = AckField(f, ackNo, kernel, shook ? w : 0, zero);
             if (field != kernel)
             {
                 tcp.SetWindowSize(static_cast<uint16_t>(field));
@@ -1012,7 +1006,7 @@ class RxBudgetProbe
     uint32_t Ack(uint64_t key, uint32_t ack, uint32_t kernelField)
     {
         RxFlow& f = agent.flows.at(key);
-        return RxAgent::AckField(f, ack, kernelField, agent.Cap(f.w, f.mss), f.mss);
+        return RxAgent::AckField(f, ack, kernelField, agent.Cap(f.w, f.mss));
     }
 
     void Close(uint64_t key)

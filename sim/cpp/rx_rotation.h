@@ -41,6 +41,9 @@
 #ifndef P4INCAST_SIM_RX_ROTATION_H
 #define P4INCAST_SIM_RX_ROTATION_H
 
+// RX_CLOSE_EDGE, RX_CLOSE_ALL: how an ACK closes a window, as the data path's
+#include "../../agent/bpf/rx_policy.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <deque>
@@ -191,8 +194,11 @@ class RxRotation
     // it newly acknowledges a segment shorter than the MSS, the flow's
     // latest; measured: it acknowledges new data and the flow was offered a
     // window by an ACK before; left: what that window leaves beyond this ACK
-    // (right edge - ack). Returns (W to enforce, close the window).
-    std::pair<uint64_t, bool> OnAck(uint64_t key, uint32_t flows, uint32_t mss, bool runt,
+    // (right edge - ack). Returns (W to enforce, 0 or how to close the
+    // window: RX_CLOSE_EDGE, or RX_CLOSE_ALL when the ACK ends the flow's
+    // data: nothing of its window is left for it, and what stayed open would
+    // let its next response out before its turn).
+    std::pair<uint64_t, int> OnAck(uint64_t key, uint32_t flows, uint32_t mss, bool runt,
                                     bool measured, int64_t left, uint64_t w, double now)
     {
         RotEntry& r = entries[key];
@@ -272,7 +278,7 @@ class RxRotation
             queue.push_back(key);
             waiting++;
         }
-        return {w, zero};
+        return {w, runt ? RX_CLOSE_ALL : zero ? RX_CLOSE_EDGE : 0};
     }
 
     // One agent tick (agent/rotation.py Rescuer.step): while flows wait, take

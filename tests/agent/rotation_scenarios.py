@@ -16,8 +16,8 @@ engine. The rule's parts, as cited beside each expectation:
 - B2 the handshake's ACK of a flow we opened leaves with a zero window; our
   request opens the window;
 - E  the field never moves the right edge left (§3.3): it is at least the
-  edge the flow was last offered by an ACK, less the ack, rounded up to
-  whole segments;
+  edge the flow was last offered by an ACK, less the ack — except on the ACK
+  that ends a flow's data (R4), which closes the window completely;
 - R1 H starts at its ceiling min(F, B / MSS); the receiver's window of data
   is H segments of new bytes from all flows; at its end H <- max(H/2, n - m)
   if a flow whose W was already one segment saw CE in it, else H + 1; within
@@ -32,9 +32,10 @@ engine. The rule's parts, as cited beside each expectation:
   none is free (the holder waits at the tail; the grant goes first); while
   flows wait a holder is offered one segment;
 - R4 the ACK that newly acknowledges a short segment (shorter than the MSS,
-  the flow's latest) ends what the flow had to send: it becomes IDLE with a
-  zero window, a holder giving its slot back, a waiting flow leaving the
-  queue; a later packet at the same ack (our next request) is no such ACK;
+  the flow's latest) ends what the flow had to send: it becomes IDLE and its
+  window closes completely, a holder giving its slot back, a waiting flow
+  leaving the queue; a later packet at the same ack (our next request) is no
+  such ACK;
 - R5 a free slot goes to the queue's head with the next packet we send: a
   window update offering one segment;
 - R6 an agent tick while flows wait takes back the slot of a holder idle for
@@ -205,10 +206,10 @@ STALE = Scenario(
         # has not moved): one segment.
         Step("req", 0, size=100, field=SEG, states={0: 2, 1: 1}, queue=(0,)),
         # It sends its 500-byte answer through that segment. R4: waiting, it
-        # leaves the queue, idle; zero, but E keeps 1448 - 500 = 948 bytes,
-        # rounded up to one segment. No one waits: no grant.
+        # leaves the queue, idle, its window closed completely (E would have
+        # kept 1448 - 500 = 948 bytes). No one waits: no grant.
         Step("data", 0, size=500),
-        Step("ack", 0, field=SEG, states={0: 0, 1: 1}, queue=()),
+        Step("ack", 0, field=0, states={0: 0, 1: 1}, queue=()),
         # R3: flow 1's turn ends and no one waits (flow 0 left): it keeps the
         # slot.
         Step("data", 1),
@@ -251,4 +252,29 @@ AFTER_GRANT = Scenario(
     ),
 )
 
-SCENARIOS = (TURNS, SHORT, STALE, AFTER_GRANT)
+LAST_SEGMENT = Scenario(
+    "last-segment",
+    "one flow with room for two segments: its answer's short last segment "
+    "closes the window completely, where E alone would keep the rest open",
+    flows=1,
+    budget_segs=4,
+    steps=(
+        Step("open", 0, field=0),
+        # R1: H = min(1, 4) = 1; R2: the request takes it; B1: W = 2 MSS (the
+        # share is the whole budget, 4 MSS).
+        Step("req", 0, size=100, field=2 * SEG, states={0: 1}, h=1),
+        # R3: 1448 of the 2896 offered are left: the turn goes on; B1: W is
+        # still 2 MSS (its window of data, 2896 bytes, has not ended).
+        Step("data", 0),
+        Step("ack", 0, field=2 * SEG, states={0: 1}),
+        # R4: its 500-byte last segment: idle, the window closed completely
+        # (E would keep 1448 + 2896 - 1948 = 2396 bytes, field 300).
+        Step("data", 0, size=500),
+        Step("ack", 0, field=0, states={0: 0}),
+        # R2: the next request takes the free slot; B1: W 2 MSS (its window of
+        # data, 1948 bytes so far, has not ended).
+        Step("req", 0, size=100, field=2 * SEG, states={0: 1}),
+    ),
+)
+
+SCENARIOS = (TURNS, SHORT, STALE, AFTER_GRANT, LAST_SEGMENT)
