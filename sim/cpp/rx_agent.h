@@ -1015,26 +1015,12 @@ class RxBudgetProbe
     }
 };
 
-// Drive RCC's ACK queue directly (tests/sim/test_rcc_ack_queue_model.py): real
-// frames through Ingress and Egress, no network. Flow i is the connection from
-// 10.1.0.i:(10000 + i) to our port 5001; its handshake (no window scale) is done
-// on its first data or ACK, and its window is left to the ACKs given (W unclamped).
-// Each call leaves in `key/ack/win/fin` what the receiver sent, in order.
-class RccAckQueueProbe
+// The probes' flows: flow i is the connection between peer 10.1.0.i, port
+// 10000 + i, and us, 10.0.0.1 port 5001. Frame builds one of its packets:
+// PPP | IPv4 | TCP | payload, fromPeer its to us, else ours to it; wscale >= 0
+// adds that window-scale option (a SYN's), ecn is the IP header's.
+struct ProbeFlows
 {
-  public:
-    RxAgent agent;
-    std::vector<uint32_t> flow, ack, win, fin, psh;
-
-    RccAckQueueProbe(uint32_t queueMaxsize, uint32_t mss, bool split = true)
-    {
-        agent.policy = RX_USER;
-        agent.mss = mss;
-        agent.ackQueueCap = static_cast<uint64_t>(queueMaxsize) * mss;
-        agent.split = split;
-        agent.sink = &m_out;
-    }
-
     static Ipv4Address Peer(uint32_t i)
     {
         return Ipv4Address(0x0a010000u + i);
@@ -1048,6 +1034,62 @@ class RccAckQueueProbe
     static uint32_t FlowOf(uint64_t key)
     {
         return static_cast<uint16_t>(key >> 16) - 10000;
+    }
+
+    static Ptr<Packet> Frame(uint32_t i, bool fromPeer, uint32_t seq, uint32_t ackNo,
+                             uint8_t flags, uint32_t window, uint32_t payload, int wscale = -1,
+                             Ipv4Header::EcnType ecn = Ipv4Header::ECN_NotECT)
+    {
+        Ptr<Packet> p = Create<Packet>(payload);
+        TcpHeader tcp;
+        uint16_t peerPort = static_cast<uint16_t>(10000 + i);
+        tcp.SetSourcePort(fromPeer ? peerPort : 5001);
+        tcp.SetDestinationPort(fromPeer ? 5001 : peerPort);
+        tcp.SetSequenceNumber(SequenceNumber32(seq));
+        tcp.SetAckNumber(SequenceNumber32(ackNo));
+        tcp.SetFlags(flags);
+        tcp.SetWindowSize(static_cast<uint16_t>(window));
+        if (wscale >= 0)
+        {
+            Ptr<TcpOptionWinScale> o = CreateObject<TcpOptionWinScale>();
+            o->SetScale(static_cast<uint8_t>(wscale));
+            tcp.AppendOption(o);
+        }
+        p->AddHeader(tcp);
+        Ipv4Header ip;
+        Ipv4Address local("10.0.0.1");
+        ip.SetSource(fromPeer ? Peer(i) : local);
+        ip.SetDestination(fromPeer ? local : Peer(i));
+        ip.SetProtocol(6);
+        ip.SetPayloadSize(p->GetSize());
+        ip.SetTtl(64);
+        ip.SetEcn(ecn);
+        p->AddHeader(ip);
+        PppHeader ppp;
+        ppp.SetProtocol(PPP_IPV4);
+        p->AddHeader(ppp);
+        return p;
+    }
+};
+
+// Drive RCC's ACK queue directly (tests/sim/test_rcc_ack_queue_model.py): real
+// frames through Ingress and Egress, no network. Flow i is the connection from
+// 10.1.0.i:(10000 + i) to our port 5001; its handshake (no window scale) is done
+// on its first data or ACK, and its window is left to the ACKs given (W unclamped).
+// Each call leaves in `key/ack/win/fin` what the receiver sent, in order.
+class RccAckQueueProbe : public ProbeFlows
+{
+  public:
+    RxAgent agent;
+    std::vector<uint32_t> flow, ack, win, fin, psh;
+
+    RccAckQueueProbe(uint32_t queueMaxsize, uint32_t mss, bool split = true)
+    {
+        agent.policy = RX_USER;
+        agent.mss = mss;
+        agent.ackQueueCap = static_cast<uint64_t>(queueMaxsize) * mss;
+        agent.split = split;
+        agent.sink = &m_out;
     }
 
     // A segment [seqEnd - payload, seqEnd) from flow i; fin: with the peer's FIN.
@@ -1173,34 +1215,6 @@ class RccAckQueueProbe
             fin.push_back((tcp.GetFlags() & TcpHeader::FIN) ? 1 : 0);
             psh.push_back((tcp.GetFlags() & TcpHeader::PSH) ? 1 : 0);
         }
-    }
-
-    // PPP | IPv4 | TCP | payload; fromPeer: flow i's data to us, else ours to it.
-    static Ptr<Packet> Frame(uint32_t i, bool fromPeer, uint32_t seq, uint32_t ackNo,
-                             uint8_t flags, uint32_t window, uint32_t payload)
-    {
-        Ptr<Packet> p = Create<Packet>(payload);
-        TcpHeader tcp;
-        uint16_t peerPort = static_cast<uint16_t>(10000 + i);
-        tcp.SetSourcePort(fromPeer ? peerPort : 5001);
-        tcp.SetDestinationPort(fromPeer ? 5001 : peerPort);
-        tcp.SetSequenceNumber(SequenceNumber32(seq));
-        tcp.SetAckNumber(SequenceNumber32(ackNo));
-        tcp.SetFlags(flags);
-        tcp.SetWindowSize(static_cast<uint16_t>(window));
-        p->AddHeader(tcp);
-        Ipv4Header ip;
-        Ipv4Address local("10.0.0.1");
-        ip.SetSource(fromPeer ? Peer(i) : local);
-        ip.SetDestination(fromPeer ? local : Peer(i));
-        ip.SetProtocol(6);
-        ip.SetPayloadSize(p->GetSize());
-        ip.SetTtl(64);
-        p->AddHeader(ip);
-        PppHeader ppp;
-        ppp.SetProtocol(PPP_IPV4);
-        p->AddHeader(ppp);
-        return p;
     }
 };
 

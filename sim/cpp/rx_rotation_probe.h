@@ -1,9 +1,9 @@
 // p4-incast simulator: drive the receiver's rotation packet by packet
 // (tests/sim/test_sim_rotation.py replays tests/agent/rotation_scenarios.py).
 //
-// Flows are numbered; flow i is a connection we opened to peer 10.2.0.i
-// (port 10000 + i, ours 5001), with window scale `ws` on both sides and the
-// peer's ISN 0 (its k-th full segment ends at 1 + k·MSS). Every packet goes
+// Flows are numbered (ProbeFlows); flow i is a connection we opened, with
+// window scale `ws` on both sides and the peer's ISN 0 (its k-th full segment
+// ends at 1 + k·MSS). Every packet goes
 // through the same RxAgent::Ingress / Egress the scenarios run; what the
 // rotation grants is read back as the flows it sent a window update to.
 #ifndef P4INCAST_SIM_RX_ROTATION_PROBE_H
@@ -16,7 +16,7 @@
 namespace p4i
 {
 
-class RxRotationProbe
+class RxRotationProbe : public ProbeFlows
 {
   public:
     RxAgent agent;
@@ -42,9 +42,9 @@ class RxRotationProbe
         Flow& f = m_flows[i];
         f.ourNext = 1;
         f.rcv = 1;
-        Egress(Frame(i, false, 0, 0, TcpHeader::SYN, 65535, 0, true));
-        agent.Ingress(Frame(i, true, 0, 1, TcpHeader::SYN | TcpHeader::ACK, 65535, 0, true));
-        return Egress(Frame(i, false, f.ourNext, f.rcv, TcpHeader::ACK, Kernel(), 0, false));
+        Egress(Frame(i, false, 0, 0, TcpHeader::SYN, 65535, 0, m_ws));
+        agent.Ingress(Frame(i, true, 0, 1, TcpHeader::SYN | TcpHeader::ACK, 65535, 0, m_ws));
+        return Egress(Frame(i, false, f.ourNext, f.rcv, TcpHeader::ACK, Kernel(), 0));
     }
 
     // We send flow i `size` bytes (a request) acknowledging all it sent; the
@@ -52,8 +52,8 @@ class RxRotationProbe
     uint32_t Request(uint32_t i, uint32_t size)
     {
         Flow& f = m_flows[i];
-        uint32_t w = Egress(
-            Frame(i, false, f.ourNext, f.rcv, TcpHeader::ACK | TcpHeader::PSH, Kernel(), size, false));
+        uint32_t w =
+            Egress(Frame(i, false, f.ourNext, f.rcv, TcpHeader::ACK | TcpHeader::PSH, Kernel(), size));
         f.ourNext += size;
         return w;
     }
@@ -62,7 +62,8 @@ class RxRotationProbe
     void Data(uint32_t i, uint32_t size, bool ce)
     {
         Flow& f = m_flows[i];
-        agent.Ingress(Frame(i, true, f.rcv, f.ourNext, TcpHeader::ACK, 65535, size, false, ce));
+        agent.Ingress(Frame(i, true, f.rcv, f.ourNext, TcpHeader::ACK, 65535, size, -1,
+                            ce ? Ipv4Header::ECN_CE : Ipv4Header::ECN_ECT0));
         f.rcv += size;
     }
 
@@ -70,14 +71,14 @@ class RxRotationProbe
     uint32_t Ack(uint32_t i)
     {
         Flow& f = m_flows[i];
-        return Egress(Frame(i, false, f.ourNext, f.rcv, TcpHeader::ACK, Kernel(), 0, false));
+        return Egress(Frame(i, false, f.ourNext, f.rcv, TcpHeader::ACK, Kernel(), 0));
     }
 
     // Flow i's FIN.
     void PeerFin(uint32_t i)
     {
         Flow& f = m_flows[i];
-        agent.Ingress(Frame(i, true, f.rcv, f.ourNext, TcpHeader::FIN | TcpHeader::ACK, 65535, 0, false));
+        agent.Ingress(Frame(i, true, f.rcv, f.ourNext, TcpHeader::FIN | TcpHeader::ACK, 65535, 0));
     }
 
     // The agent's tick at `now` (s), every flow's smoothed RTT `srtt` (s).
@@ -152,21 +153,6 @@ class RxRotationProbe
         return static_cast<uint16_t>(std::min<uint32_t>((256u << 10) >> m_ws, 65535));
     }
 
-    static Ipv4Address Peer(uint32_t i)
-    {
-        return Ipv4Address(0x0a020000u + i);
-    }
-
-    static uint64_t KeyOf(uint32_t i)
-    {
-        return RxAgent::Key(Peer(i), static_cast<uint16_t>(10000 + i), 5001);
-    }
-
-    static uint32_t FlowOf(uint64_t key)
-    {
-        return static_cast<uint16_t>(key >> 16) - 10000;
-    }
-
     uint32_t Egress(Ptr<Packet> p)
     {
         agent.Egress(p);
@@ -178,42 +164,6 @@ class RxRotationProbe
         q->RemoveHeader(ip);
         q->RemoveHeader(tcp);
         return tcp.GetWindowSize();
-    }
-
-    // PPP | IPv4 | TCP | payload; fromPeer: flow i's to us, else ours to it;
-    // syn: with the window-scale option.
-    Ptr<Packet> Frame(uint32_t i, bool fromPeer, uint32_t seq, uint32_t ackNo, uint8_t flags,
-                      uint16_t window, uint32_t payload, bool syn, bool ce = false) const
-    {
-        Ptr<Packet> p = Create<Packet>(payload);
-        TcpHeader tcp;
-        uint16_t peerPort = static_cast<uint16_t>(10000 + i);
-        tcp.SetSourcePort(fromPeer ? peerPort : 5001);
-        tcp.SetDestinationPort(fromPeer ? 5001 : peerPort);
-        tcp.SetSequenceNumber(SequenceNumber32(seq));
-        tcp.SetAckNumber(SequenceNumber32(ackNo));
-        tcp.SetFlags(flags);
-        tcp.SetWindowSize(window);
-        if (syn)
-        {
-            Ptr<TcpOptionWinScale> o = CreateObject<TcpOptionWinScale>();
-            o->SetScale(static_cast<uint8_t>(m_ws));
-            tcp.AppendOption(o);
-        }
-        p->AddHeader(tcp);
-        Ipv4Header ip;
-        Ipv4Address local("10.0.0.1");
-        ip.SetSource(fromPeer ? Peer(i) : local);
-        ip.SetDestination(fromPeer ? local : Peer(i));
-        ip.SetProtocol(6);
-        ip.SetPayloadSize(p->GetSize());
-        ip.SetTtl(64);
-        ip.SetEcn(ce ? Ipv4Header::ECN_CE : Ipv4Header::ECN_ECT0);
-        p->AddHeader(ip);
-        PppHeader ppp;
-        ppp.SetProtocol(PPP_IPV4);
-        p->AddHeader(ppp);
-        return p;
     }
 };
 

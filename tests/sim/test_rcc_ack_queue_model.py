@@ -121,7 +121,7 @@ def test_timer_ack_goes_through_the_queue(p4i: Any) -> None:
     probe.Ack(0, 2001, 3000)
     assert sent(["a", "b"], probe) == [("a", 2001, 1000)]
     probe.Data(1, 2001, MSS, False)
-    probe.agent.SetUserWindow(probe.KeyOf(0), 3000)
+    probe.agent.SetUserWindow(p4i.ProbeFlows.KeyOf(0), 3000)
     probe.Ack(0, 2001, 3000)
     assert sent(["a", "b"], probe) == [("a", 2001, 3000)] and int(probe.Total()) == 4000
     # b's ACK (RE 5001) finds 4000: held; a flow with an ACK held does not wait
