@@ -226,7 +226,7 @@ def _loop(
     # the agent's datacenter-flow limit, not the policies' default of 2 ms
     limit_s = cfg.rtt_limit_us / 1e6
     ictcp = (
-        Ictcp(IctcpParams(capacity_Bps=capacity_Bps, rtt_limit_s=limit_s))
+        Ictcp(IctcpParams(capacity_Bps=capacity_Bps, rtt_limit_s=limit_s, idle_s=cfg.idle_reset_s))
         if cfg.policy == "ictcp"
         else None
     )

@@ -144,7 +144,15 @@ class PolicyStepper:
         self.name = name
         if name == "ictcp":
             cap = float(tun.get("capacity_mbps") or 0) * 1e6 / 8 or link_bps / 8
-            self.policy: Any = Ictcp(IctcpParams(capacity_Bps=cap, min_segs=min_segs))
+            # the agent's tunables: its datacenter-flow limit and its idle restart
+            self.policy: Any = Ictcp(
+                IctcpParams(
+                    capacity_Bps=cap,
+                    min_segs=min_segs,
+                    rtt_limit_s=float(tun.get("rtt_limit_us", RXWIN.RX_RTT_LIMIT_US)) * 1e-6,
+                    idle_s=float(tun.get("idle_reset_s", RXWIN.RX_IDLE_RESET_MS * 1e-3)),
+                )
+            )
         else:
             self.policy = Rcc(RccParams(queue_maxsize=int(tun.get("queue_maxsize", 40))))
         self.steps = 0

@@ -49,8 +49,11 @@ class CounterAgent:
 @pytest.mark.parametrize("sc", SCENARIOS, ids=lambda sc: sc.name)
 def test_policy_stepper_writes_the_papers_windows(sc: Scenario) -> None:
     # link_bps = 8·C and no capacity_mbps tunable: the stepper's C is link_bps / 8.
-    stepper = PolicyStepper("ictcp", 8 * sc.capacity_Bps, {}, sc.min_segs)
+    stepper = PolicyStepper(
+        "ictcp", 8 * sc.capacity_Bps, {"idle_reset_s": sc.idle_ms / 1000}, sc.min_segs
+    )
     assert stepper.policy.p.mss == MSS and stepper.policy.p.capacity_Bps == sc.capacity_Bps
+    assert stepper.policy.p.idle_s == sc.idle_ms / 1000
     agent = CounterAgent()
     for i, tk in enumerate(ticks(sc)):
         agent.load(tk.iface_bytes, tk.flows)
