@@ -286,7 +286,10 @@ def _loop(
                         live[b] = f
                 if ictcp is not None:
                     rx_bytes.seek(0)
-                    samples = {b: FlowSample(f.bytes, _rtt_s(f)) for b, f in live.items()}
+                    samples = {
+                        b: FlowSample(f.bytes, _rtt_s(f), f.rtt_min_us / 1e6)
+                        for b, f in live.items()
+                    }
                     out = ictcp.step(now, int(rx_bytes.read()), samples)
                 else:
                     assert rcc is not None

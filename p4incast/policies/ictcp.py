@@ -100,6 +100,9 @@ class FlowSample:
 
     bytes: int  # cumulative payload bytes received
     rtt_s: float  # RTT estimate; 0 if unknown
+    # the data path's own minimum RTT, 0 if it keeps none: the host agent's BPF
+    # tests its 2 ms limit on it, so the policy does too and the two agree
+    min_rtt_s: float = 0.0
 
 
 @dataclass
@@ -147,8 +150,9 @@ class Ictcp(Generic[K]):
         fresh: set[K] = set()  # new (or back from idle) at this step: no sample yet
         for k, s in samples.items():
             self.vol0.setdefault(k, s.bytes)
-            if s.rtt_s > 0:
-                self.min_rtt[k] = min(self.min_rtt.get(k, s.rtt_s), s.rtt_s)
+            for r in (s.rtt_s, s.min_rtt_s):
+                if r > 0:
+                    self.min_rtt[k] = min(self.min_rtt.get(k, r), r)
             if not datacenter_flow(self.min_rtt.get(k, 0.0), p.rtt_limit_s):
                 self.flows.pop(k, None)
                 continue
