@@ -79,6 +79,15 @@ def agent_tunables() -> dict[str, float]:
     return {t.name: t.default for t in tunables()}
 
 
+def rx_tunables(t: Transport) -> dict[str, float]:
+    """agent_tunables() with what a point's transport overrides (rx_idle_ms), as
+    the testbed passes the same settings to the agent's command line."""
+    tun = agent_tunables()
+    if t.rx_idle_ms:
+        tun["idle_reset_s"] = t.rx_idle_ms / 1000
+    return tun
+
+
 def init_worker() -> None:
     """Load ns-3, compile the model, and run one tiny point (cppyy compiles the rest
     lazily on first use, ~10 s): call once per pool worker before timing anything."""
@@ -270,12 +279,12 @@ def run_config(point: Point, max_sim_s: float = MAX_SIM_S) -> Any:
 def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     p4i = native.load()
     sch = point.scheme
-    tun = agent_tunables()
     c = run_config(point, max_sim_s)
     sc = p4i.Scenario(c)
     try:
         sc.Setup()
         floor = point.rx_min_segs
+        tun = rx_tunables(point.transport)
         user = c.agent == RXWIN.RX_POLICY_USER  # ictcp, rcc: W written from Python
         stepper = PolicyStepper(sch.agent, c.linkBps, tun, floor) if user else None
         if stepper is None:
