@@ -226,7 +226,7 @@ def _loop(
     rx: RxWin, cfg: AgentConfig, capacity_Bps: float, log=print, trace: Path | None = None
 ) -> None:
     tick = cfg.interval_ms / 1000
-    # the agent's datacenter-flow limit, not the policies' default of 2 ms
+    # the agent's configured datacenter-flow limit (rtt_limit_us)
     limit_s = cfg.rtt_limit_us / 1e6
     ictcp = (
         Ictcp(IctcpParams(capacity_Bps=capacity_Bps, rtt_limit_s=limit_s, idle_s=cfg.idle_reset_s))

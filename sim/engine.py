@@ -141,6 +141,10 @@ def budget_bytes(point: Point) -> int:
     )
 
 
+# A written window no ACK's own window exceeds: the flow is not clamped.
+LEFT_ALONE = 1 << 40
+
+
 class PolicyStepper:
     """Steps p4incast/policies ictcp or rcc with the C++ data path's counters.
 
@@ -175,6 +179,10 @@ class PolicyStepper:
         if self.name == "ictcp":
             samples = {k: FlowSample(int(f.bytes), float(flow_rtt(k))) for k, f in live.items()}
             out = self.policy.step(now, int(agent.ifaceBytes), samples)
+            # a flow ICTCP leaves alone (RTT larger than the limit) keeps the ACK's
+            # own window, as the host agent's data path never rewrites it (FL_SLOW);
+            # without a written window the C++ receiver would hold it at 2 MSS
+            out = {**{k: LEFT_ALONE for k in live if k not in out}, **out}
         else:
             counters = {k: (int(f.pkts), int(f.ce), float(flow_rtt(k))) for k, f in live.items()}
             out = self.policy.step(now, counters)

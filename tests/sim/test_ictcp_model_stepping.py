@@ -19,7 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agent"))
 from ictcp_scenarios import MSS, SCENARIOS, Scenario, ticks
 
-from p4incast.sim.engine import PolicyStepper
+from p4incast.sim.engine import LEFT_ALONE, PolicyStepper
 
 
 class CounterAgent:
@@ -58,7 +58,10 @@ def test_policy_stepper_writes_the_papers_windows(sc: Scenario) -> None:
     for i, tk in enumerate(ticks(sc)):
         agent.load(tk.iface_bytes, tk.flows)
         stepper.step(agent, tk.now_s, lambda k, tk=tk: tk.flows[k][1])
-        got = {k: w / MSS for k, w in agent.written.items()}
+        got = {k: w / MSS for k, w in agent.written.items() if w != LEFT_ALONE}
         want = {k: w / MSS for k, w in tk.expect_bytes.items()}
+        # every other flow is left alone, as the agent's data path leaves it (§IV-D)
+        alone = {k for k, w in agent.written.items() if w == LEFT_ALONE}
+        assert alone == set(tk.flows) - set(tk.expect_bytes), f"{sc.name}: step {i}"
         assert got == want, f"{sc.name}: step {i} (t = {tk.now_s * 1e3:g} ms), windows in MSS"
     assert stepper.steps == len(sc.steps)
