@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from p4incast.agent.libbpf import BpfError, Lib, TcOpts, lib
+from p4incast.agent.libbpf import BpfError, Lib, Ring, TcOpts, lib
 from p4incast.policies.config import POLICY_MODES, AgentConfig
 from p4incast.policies.rxwin_h import RXWIN, HeaderError
 
@@ -201,6 +201,19 @@ class Attachment:
     hook_created: bool = False
 
 
+class NewFlows:
+    """The data path's notices of new flows (p4i_newflows), as FlowKeys."""
+
+    def __init__(self, ring: Ring) -> None:
+        self.ring = ring
+
+    def take(self) -> list[FlowKey]:
+        return [FlowKey.from_buffer_copy(b[: ctypes.sizeof(FlowKey)]) for b in self.ring.take()]
+
+    def close(self) -> None:
+        self.ring.close()
+
+
 class RxWin:
     """One loaded rxwin.bpf.o: its maps, its two programs, their attachment."""
 
@@ -252,6 +265,7 @@ class RxWin:
         self.ingress_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_ingress"))
         self.egress_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_egress"))
         self.rescue_fd = c.bpf_program__fd(self.lib.program(self.obj, "rx_rescue"))
+        self.newflows_fd = c.bpf_map__fd(self.lib.map(self.obj, "p4i_newflows"))
         self.attachment: Attachment | None = None
         self.cfg = RxConfig()
 
@@ -414,6 +428,11 @@ class RxWin:
     def ackq_end(self, key: FlowKey) -> None:
         """Count a flow out of the ACK queue (before userspace deletes it)."""
         self._ackq_op(AckqOp(key=key, op=ACKQ_OP_END))
+
+    def new_flows(self) -> NewFlows:
+        """The keys the data path created flows for since the last read (ictcp,
+        rcc: the p4i_newflows ring); close() it before this object."""
+        return NewFlows(self.lib.ring(self.newflows_fd))
 
     def set_w(self, key: FlowKey, w: int) -> None:
         self.lib.update(self.wset_fd, key, ctypes.c_uint32(max(0, min(w, 0xFFFFFFFF))))

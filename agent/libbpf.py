@@ -99,7 +99,13 @@ _P = ctypes.c_void_p
 _I = ctypes.c_int
 _U32 = ctypes.c_uint32
 
+# ring_buffer_sample_fn: (ctx, data, size) -> 0 to go on
+RING_SAMPLE = ctypes.CFUNCTYPE(_I, _P, _P, ctypes.c_size_t)
+
 _PROTOS: dict[str, tuple[object, list[object]]] = {
+    "ring_buffer__new": (_P, [_I, RING_SAMPLE, _P, _P]),
+    "ring_buffer__consume": (_I, [_P]),
+    "ring_buffer__free": (None, [_P]),
     "bpf_object__open_file": (_P, [ctypes.c_char_p, _P]),
     "bpf_object__load": (_I, [_P]),
     "bpf_object__close": (None, [_P]),
@@ -318,6 +324,40 @@ class Lib:
         if rc:
             raise BpfError("bpf_prog_test_run_opts", rc)
         return ctypes.c_int32(o.retval).value, outbuf.raw[: o.data_size_out], o.duration
+
+    def ring(self, map_fd: int) -> Ring:
+        """A reader of the BPF ring buffer `map_fd` (BPF_MAP_TYPE_RINGBUF)."""
+        return Ring(self, map_fd)
+
+
+class Ring:
+    """libbpf's ring_buffer over one map; `take()` returns every record
+    written since the last call (each as bytes), without blocking."""
+
+    def __init__(self, lb: Lib, map_fd: int) -> None:
+        self.lib = lb
+        self.got: list[bytes] = []
+
+        def on_sample(_ctx: int | None, data: int | None, size: int) -> int:
+            self.got.append(ctypes.string_at(data or 0, size))
+            return 0
+
+        self._cb = RING_SAMPLE(on_sample)  # kept: libbpf calls it until free
+        self.rb = lb.c.ring_buffer__new(map_fd, self._cb, None, None)
+        if not self.rb:
+            raise BpfError("ring_buffer__new", ctypes.get_errno() or errno.EINVAL)
+
+    def take(self) -> list[bytes]:
+        n = self.lib.c.ring_buffer__consume(self.rb)
+        if n < 0:
+            raise BpfError("ring_buffer__consume", n)
+        out, self.got = self.got, []
+        return out
+
+    def close(self) -> None:
+        if self.rb:
+            self.lib.c.ring_buffer__free(self.rb)
+            self.rb = None
 
 
 _LIB: Lib | None = None

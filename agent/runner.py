@@ -53,6 +53,9 @@ from p4incast.policies.rcc import Rcc, RccParams
 __all__ = ["STATE_DIR", "AckqRescuer", "ackq_pkts", "run", "status"]
 
 STATE_DIR = Path(os.environ.get("P4INCAST_AGENT_STATE", "/run/p4incast-agent"))
+# ictcp / rcc: the full table scan's period, s; new flows arrive through the
+# data path's ring at once, the scan only catches what the ring had no room for
+SCAN_S = 1.0
 
 
 def _map_id(fd: int) -> int:
@@ -251,10 +254,10 @@ def _loop(
     rx: RxWin, cfg: AgentConfig, capacity_Bps: float, log=print, trace: Path | None = None
 ) -> None:
     tick = cfg.interval_ms / 1000
-    # the agent's datacenter-flow limit, not the policies' default of 2 ms
+    # the agent's configured datacenter-flow limit (rtt_limit_us)
     limit_s = cfg.rtt_limit_us / 1e6
     ictcp = (
-        Ictcp(IctcpParams(capacity_Bps=capacity_Bps, rtt_limit_s=limit_s))
+        Ictcp(IctcpParams(capacity_Bps=capacity_Bps, rtt_limit_s=limit_s, idle_s=cfg.idle_reset_s))
         if cfg.policy == "ictcp"
         else None
     )
@@ -275,10 +278,15 @@ def _loop(
     rx_bytes = open(f"/sys/class/net/{cfg.iface}/statistics/rx_bytes", "rb")  # noqa: SIM115
     keys: dict[bytes, FlowKey] = {}
     written: dict[bytes, int] = {}
+    newflows = rx.new_flows() if ictcp is not None or rcc is not None else None
     try:
         # newdctcp-rx / observe: W lives in BPF; userspace only sweeps idle entries.
-        # ictcp / rcc: a full table scan (cost grows with max_flows: the kernel walks
-        # every bucket) every 100 ms finds new flows; each tick looks up only those.
+        # ictcp / rcc: the data path hands over each new flow's key (p4i_newflows),
+        # so a flow is stepped from the first tick after it appears; until then its
+        # ACKs carry the data path's start window (ictcp: 2 MSS, the policy's own).
+        # A full table scan (its cost grows with max_flows) once a second finds
+        # the flows whose notice the ring had no room for; each tick looks up only
+        # the known keys.
         while True:
             if ictcp is None and rcc is None and rescue is None:
                 time.sleep(max(0.0, next_sweep - time.monotonic()))
@@ -289,19 +297,27 @@ def _loop(
                 rescue.step(time.monotonic_ns())
             if ackq is not None:
                 ackq.step()
-            if ictcp is not None or rcc is not None:
+            if newflows is not None:
+                for k in newflows.take():
+                    keys[bytes(k)] = k
+                    written.pop(bytes(k), None)  # a new flow has no W in the data path
                 if now >= next_scan:
                     keys = {bytes(k): k for k, _ in rx.dump()}
-                    written = {b: w for b, w in written.items() if b in keys}
-                    next_scan = now + 0.1
+                    next_scan = now + SCAN_S
                 live: dict[bytes, Flow] = {}
-                for b, k in keys.items():
+                for b, k in list(keys.items()):
                     f = rx.flow(k)
-                    if f is not None and f.pkts:
+                    if f is None:  # ended (FIN/RST, LRU, idle sweep)
+                        del keys[b]
+                        written.pop(b, None)
+                    elif f.pkts:
                         live[b] = f
                 if ictcp is not None:
                     rx_bytes.seek(0)
-                    samples = {b: FlowSample(f.bytes, _rtt_s(f)) for b, f in live.items()}
+                    samples = {
+                        b: FlowSample(f.bytes, _rtt_s(f), f.rtt_min_us / 1e6)
+                        for b, f in live.items()
+                    }
                     out = ictcp.step(now, int(rx_bytes.read()), samples)
                 else:
                     assert rcc is not None
@@ -321,6 +337,8 @@ def _loop(
                 next_sweep = now + 1.0
     finally:
         rx_bytes.close()
+        if newflows is not None:
+            newflows.close()
         if ackq is not None:
             ackq.close()
             st, g = rx.stats(), rx.ackq()

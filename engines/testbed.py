@@ -162,6 +162,8 @@ def _agent_cmd(
     cmd += ["--min-segs", str(point.rx_min_segs)]
     if transport.policy_tick_us:
         cmd += ["--interval-ms", str(transport.policy_tick_us / 1000)]
+    if transport.rx_idle_ms:
+        cmd += ["--idle-reset-s", str(transport.rx_idle_ms / 1000)]
     if shape.queue_rate_pps:
         mbps = shape.queue_rate_pps * WIRE_FRAME_BYTES * 8 / 1e6
         cmd += ["--capacity-mbps", str(max(1, round(mbps)))]

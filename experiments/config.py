@@ -34,6 +34,8 @@ each engine reads the topology keys that apply to it.
       rx_min_segs: 2              # receiver policies' window floor, MSS (newdctcp-budget: 1)
       rx_budget_pkts: 0           # newdctcp-budget's budget, MSS; 0 = bottleneck queue + BDP
       policy_tick_us: 0           # sim: ICTCP/RCC step period; 0 = one base RTT
+      rx_idle_ms: 0               # receiver policies: idle longer than this restarts a
+                                  # flow's window (ICTCP: slow start); 0 = the agent's 1 s
       delack_ms: 1                # sim: delayed-ACK timeout (the testbed: Linux's own)
       syn_rto_ms: 200             # sim: SYN retransmission timeout (the testbed: Linux's 1 s)
       tail_loss_probe: false      # testbed: Linux's tail-loss probe (the model has none)

@@ -35,10 +35,10 @@ from p4incast.sim import native
 from p4incast.sim.engine import (
     AGENT_CODES,
     PolicyStepper,
-    agent_tunables,
     hosts_config,
     policy_tick_s,
     port_budget_bytes,
+    rx_tunables,
 )
 from p4incast.sim.engine import check_point as check_incast_point
 
@@ -183,7 +183,7 @@ def _run(p: AtScalePoint, fl: Plan, rec: dict[str, Any]) -> None:
         sc.Setup()
         steppers = []
         if c.tcp.agent == AGENT_CODES["ictcp"]:
-            tun = agent_tunables()
+            tun = rx_tunables(p.transport)
             steppers = [
                 PolicyStepper(
                     p.scheme.agent,

@@ -80,6 +80,15 @@ def agent_tunables() -> dict[str, float]:
     return {t.name: t.default for t in tunables()}
 
 
+def rx_tunables(t: Transport) -> dict[str, float]:
+    """agent_tunables() with what a point's transport overrides (rx_idle_ms), as
+    the testbed passes the same settings to the agent's command line."""
+    tun = agent_tunables()
+    if t.rx_idle_ms:
+        tun["idle_reset_s"] = t.rx_idle_ms / 1000
+    return tun
+
+
 def init_worker() -> None:
     """Load ns-3, compile the model, and run one tiny point (cppyy compiles the rest
     lazily on first use, ~10 s): call once per pool worker before timing anything."""
@@ -133,6 +142,10 @@ def budget_bytes(point: Point) -> int:
     )
 
 
+# A written window no ACK's own window exceeds: the flow is not clamped.
+LEFT_ALONE = 1 << 40
+
+
 class PolicyStepper:
     """Steps p4incast/policies ictcp or rcc with the C++ data path's counters.
 
@@ -152,7 +165,15 @@ class PolicyStepper:
         self.name = name
         if name == "ictcp":
             cap = float(tun.get("capacity_mbps") or 0) * 1e6 / 8 or link_bps / 8
-            self.policy: Any = Ictcp(IctcpParams(capacity_Bps=cap, min_segs=min_segs))
+            # the agent's tunables: its datacenter-flow limit and its idle restart
+            self.policy: Any = Ictcp(
+                IctcpParams(
+                    capacity_Bps=cap,
+                    min_segs=min_segs,
+                    rtt_limit_s=float(tun.get("rtt_limit_us", RXWIN.RX_RTT_LIMIT_US)) * 1e-6,
+                    idle_s=float(tun.get("idle_reset_s", RXWIN.RX_IDLE_RESET_MS * 1e-3)),
+                )
+            )
         else:
             q = int(tun.get("queue_maxsize", 40))
             self.policy = Rcc(RccParams(queue_maxsize=q, rto_r_s=rto_r_ms / 1000))
@@ -168,6 +189,10 @@ class PolicyStepper:
         if self.name == "ictcp":
             samples = {k: FlowSample(int(f.bytes), float(flow_rtt(k))) for k, f in live.items()}
             out = self.policy.step(now, int(agent.ifaceBytes), samples)
+            # a flow ICTCP leaves alone (RTT larger than the limit) keeps the ACK's
+            # own window, as the host agent's data path never rewrites it (FL_SLOW);
+            # without a written window the C++ receiver would hold it at 2 MSS
+            out = {**{k: LEFT_ALONE for k in live if k not in out}, **out}
         else:
             counters = {k: (int(f.pkts), int(f.ce), float(flow_rtt(k))) for k, f in live.items()}
             waits = {k: bool(agent.Waits(k)) for k in live} if agent.ackQueueCap else None
@@ -277,12 +302,12 @@ def run_config(point: Point, max_sim_s: float = MAX_SIM_S) -> Any:
 def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
     p4i = native.load()
     sch = point.scheme
-    tun = agent_tunables()
     c = run_config(point, max_sim_s)
     sc = p4i.Scenario(c)
     try:
         sc.Setup()
         floor = point.rx_min_segs
+        tun = rx_tunables(point.transport)
         user = c.agent == RXWIN.RX_POLICY_USER  # ictcp, rcc: W written from Python
         rto_r = point.transport.rcc_rto_r_ms
         stepper = PolicyStepper(sch.agent, c.linkBps, tun, floor, rto_r) if user else None

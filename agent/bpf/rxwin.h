@@ -12,6 +12,14 @@
 /* RX_DEFAULT_MSS, RX_MIN_MSS, RX_MAX_WSCALE, also read by the simulator */
 #include "rx_tcp.h"
 
+/* Defaults of rx_config, one definition for the data path, the agent's
+ * tunables (p4incast/policies/config.py) and the userspace policies
+ * (p4incast/policies/ictcp.py). */
+#define RX_RTT_LIMIT_US 2000   /* a flow whose min RTT is larger than this is not a
+				* datacenter flow (ICTCP seed 000 §IV-D): never rewritten */
+#define RX_IDLE_RESET_MS 1000  /* idle longer than this: the window restarts (one RTO
+				* floor of RFC 6298, after which TCP itself restarts) */
+
 /* Flow flags (flow.flags). */
 #define FL_PEER_SYN (1U << 0)   /* peer's SYN or SYN-ACK seen (ingress) */
 #define FL_LOCAL_SYN (1U << 1)  /* our SYN or SYN-ACK seen (egress) */
@@ -78,7 +86,7 @@ struct rx_config {
 	__u32 policy;
 	__u32 init_segs;    /* W at flow start, in MSS */
 	__u32 max_w;        /* W cap, bytes */
-	__u32 rtt_limit_us; /* flows whose min RTT exceeds this are left alone */
+	__u32 rtt_limit_us; /* flows whose min RTT is larger than this are left alone */
 	__u32 ifindex;      /* interface the agent attached to (for `status`) */
 	__u32 min_segs;     /* W floor, in MSS (2: one segment alone waits for a delayed ACK) */
 	__u64 idle_ns;      /* idle longer than this: W restarts from init_segs */

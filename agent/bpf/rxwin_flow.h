@@ -14,7 +14,8 @@
  * config.idle_ns restarts its window.
  *
  * FIN/RST delete the entry; the LRU map bounds memory; userspace deletes idle
- * entries. p4i_budget counts the flows whose handshake completed: +1 then,
+ * entries. Under a user policy (ictcp, rcc) a new entry's key goes to
+ * userspace at once through the p4i_newflows ring. p4i_budget counts the flows whose handshake completed: +1 then,
  * -1 when that entry is deleted — here on FIN/RST or a new SYN on its key,
  * or by userspace's idle sweep.
  *
@@ -64,6 +65,8 @@ static __always_inline struct flow *new_flow(struct flow_key *key, __u64 now,
 		return 0;
 	bpf_map_delete_elem(&p4i_wset, key);
 	stat_inc(ST_FLOWS_NEW);
+	if (cfg->policy == RX_POLICY_USER)
+		bpf_ringbuf_output(&p4i_newflows, key, sizeof(*key), 0);
 	return bpf_map_lookup_elem(&p4i_flows, key);
 }
 

@@ -172,6 +172,11 @@ class Transport:
     rx_min_segs: int = RX_MIN_SEGS  # window floor of the receiver policies, MSS
     rx_budget_pkts: float = 0.0  # newdctcp-budget's B, MSS; 0 = the bottleneck's queue + BDP
     policy_tick_us: float = 0.0  # sim: ICTCP/RCC step period, µs; 0 = one base RTT
+    # receiver policies' "prolonged idle": no data for longer than this, ms, and the
+    # flow's window restarts (ICTCP: slow start at 2 MSS); 0 = the agent's
+    # idle_reset_s (1 s). An ablation: rounds over persistent connections are idle
+    # a few RTTs between rounds, which only a threshold below that counts.
+    rx_idle_ms: float = 0.0
     restart_each_round: bool = False  # sim: cwnd back to init_cwnd at each round's start
     ack_queue: bool = True  # rcc: the receiver's ACK queue (both engines; off: an ablation)
     # rcc: the receiver timer RTO^r (seed 002 Alg. 3), first value, ms (the testbed
@@ -294,6 +299,7 @@ def check_transport(t: Transport) -> None:
     if not 0 < t.dctcp_g <= 1:
         raise ModelError(f"transport.dctcp_g: {t.dctcp_g} must be in (0, 1]")
     _at_least("transport.policy_tick_us", t.policy_tick_us, 0)
+    _at_least("transport.rx_idle_ms", t.rx_idle_ms, 0)
 
 
 def check_scheme(s: Scheme, topo: Topology, engine: str | None = None) -> None:

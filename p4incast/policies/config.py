@@ -97,10 +97,17 @@ class AgentConfig:
     )
     max_w: int = _tunable(4 << 20, 4096, 1 << 30, "largest W, bytes")
     rtt_limit_us: int = _tunable(
-        2000, 1, 10_000_000, "flows with min RTT above this are left alone (not rcc), us"
+        RXWIN.RX_RTT_LIMIT_US,
+        1,
+        10_000_000,
+        "flows whose min RTT is larger are left alone (not rcc), us",
     )
     idle_reset_s: float = _tunable(
-        1.0, 0.001, 3600, "idle longer than this: W restarts (in BPF), s"
+        RXWIN.RX_IDLE_RESET_MS / 1000,
+        0.001,
+        3600,
+        "idle longer than this: W restarts (newdctcp-rx: no packet, in BPF; "
+        "ictcp: no data, slow start again from 2 MSS), s",
     )
     idle_timeout_s: float = _tunable(30.0, 0.01, 86400, "idle longer than this: entry deleted, s")
     max_flows: int = _tunable(16384, 16, 1 << 20, "flow table size (LRU), entries")

@@ -1,41 +1,41 @@
 """ICTCP: incast congestion control at the receiver, through the advertised window.
 
 Wu, Feng, Guo, Zhang, "ICTCP: Incast Congestion Control for TCP in Data-Center
-Networks", IEEE/ACM ToN 21(2), 2013 (CoNEXT 2010), §IV. docs/algorithms.md.
+Networks", IEEE/ACM ToN 21(2), 2013 (CoNEXT 2010), §IV; the places below are
+that paper's (seed 000). docs/algorithms.md ("ICTCP") has the table of where
+this code bends the paper and the ablation that measures each bend.
 
 §IV-A, global: C the interface capacity, BW_T the interface's incoming rate
 over a first subslot, BW_A = max(0, alpha·C − BW_T), alpha = 0.9. Slots of two
-subslots of T = mean RTT of the flows weighted by b_m. A first subslot
-measures BW_A; in the second, BW_A is the quota window increases pay from
-(increase / RTT each), the flow whose control time came first paying first.
+subslots of length T. A first subslot measures BW_A; in the second, window
+increases pay from it, the flow whose control time came first paying first,
+and all of a second subslot's increases together stay less than BW_A.
 
-§IV-B/C, per flow, once per RTT, b_s = bytes received over the sample / its
-length:
+§IV-B, T = the mean RTT of the connections weighted by their traffic volume
+over the last T (computed as a subslot ends, over every connection the caller
+reports, controlled or not).
+
+§IV-B/C, per flow, once per RTT in which it received data, b_s = bytes
+received over the sample / its length:
 
     b_m <- max(b_s, 0.75·b_m + 0.25·b_s)     b_e = max(b_m, rwnd / RTT)
     d    = (b_e − b_m) / b_e
 
     d > gamma2 (0.5) on 3 RTTs in a row: rwnd − 1 MSS, in either subslot
-    at a control time (>= 2·RTT since the flow's last window change):
+    at a control time (more than 2·RTT since the flow's last window change):
       d <= gamma1 (0.1) or d <= MSS/rwnd: in a second subslot, if the quota
           pays: rwnd doubles in slow start, else + 1 MSS; slow start ends,
           with no increase, when the quota cannot pay for the doubling
       otherwise: hold, slow start ends (as it does on a decrease)
 
-rwnd starts at 2 MSS, floor min_segs MSS (2; Fig. 10 runs 1). §IV-D: when
-BW_A < 0.2·C, once per slot as BW_A is computed, every flow above the mean
-rwnd loses 1 MSS. Only flows with RTT < 2 ms are controlled.
+A new flow, and one that received no data for longer than `idle_s`, starts
+in slow start at 2 MSS (§IV-C). Floor min_segs MSS (2; Fig. 10 runs 1).
+§IV-D: when BW_A < 0.2·C, once per slot as BW_A is computed, every flow above
+the mean rwnd loses 1 MSS; a flow whose RTT is larger than 2 ms is left alone.
 
-Readings and deviations (docs/algorithms.md, "ICTCP"):
-- The policy sees time only at step(): a subslot, an RTT and a control
-  interval end at the first call at or after their end (callers' period:
-  agent interval_ms, 5 ms; simulator transport.policy_tick_us, one base RTT),
-  and "ACK order" is the order of the flows' due times within one call.
-- A hold (d > gamma1) ends slow start only at a control time: in the RTT
-  after a change d still measures the old window.
-- A fairness cut is a window change: it restarts the flow's 2·RTT.
-- The 2 ms test is on the smallest RTT seen (rtt_limit_s), so incast
-  queueing never releases a flow; default_rtt_s stands in for an unknown RTT.
+The comparisons are the paper's words, each in one helper: "larger than"
+(`larger`), "less than" (`less`), with a relative slack so that a value equal
+to its bound on paper is equal here too, whatever the float rounding.
 
 Pure logic: the agent feeds it per-flow byte counters and RTTs read from the
 data path, and writes the returned windows into the data path's wset map.
@@ -43,18 +43,39 @@ data path, and writes the returned windows into the data path's wset map.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from p4incast.model.wire import MSS_BYTES
+from p4incast.policies.rxwin_h import RXWIN
 
-__all__ = ["FlowSample", "Ictcp", "IctcpParams", "IctcpFlow"]
+__all__ = ["FlowSample", "Ictcp", "IctcpFlow", "IctcpParams", "datacenter_flow", "larger", "less"]
 
 # Clock slack for "at least this long": callers step on float sums of ticks.
 EPS_S = 1e-9
+# Relative slack of the paper's strict comparisons: a and b this close are equal.
+REL = 1e-9
 
 K = TypeVar("K", bound=Hashable)  # a caller's flow key (bytes, a 4-tuple, an int)
+
+
+def larger(a: float, b: float) -> bool:
+    """The paper's "larger than": a > b, a value equal to b (to rounding) is not."""
+    return a > b and not math.isclose(a, b, rel_tol=REL, abs_tol=EPS_S * 1e-3)
+
+
+def less(a: float, b: float) -> bool:
+    """The paper's "less than": a < b, a value equal to b (to rounding) is not."""
+    return larger(b, a)
+
+
+def datacenter_flow(min_rtt_s: float, limit_s: float) -> bool:
+    """§IV-D: ICTCP leaves alone a flow whose RTT is larger than the limit (2 ms),
+    tested on the smallest RTT seen, so queueing (incast itself) never releases a
+    flow. The data path's twin: agent/bpf/rxwin_flow.h rtt_sample (`>` in µs)."""
+    return not larger(min_rtt_s, limit_s)
 
 
 @dataclass(frozen=True)
@@ -68,8 +89,9 @@ class IctcpParams:
     init_segs: int = 2  # rwnd at flow start, MSS (the paper starts at 2)
     min_segs: int = 2  # rwnd floor, MSS (Fig. 10: 1)
     fair_frac: float = 0.2  # BW_A below fair_frac·C: fairness cut
-    rtt_limit_s: float = 2e-3  # flows whose smallest RTT is not below this are left alone
-    default_rtt_s: float = 100e-6  # RTT before the first sample
+    rtt_limit_s: float = RXWIN.RX_RTT_LIMIT_US * 1e-6  # datacenter_flow's limit
+    idle_s: float = RXWIN.RX_IDLE_RESET_MS * 1e-3  # no data for longer: slow start again
+    default_rtt_s: float = 100e-6  # RTT before the first sample, and T before any traffic
 
 
 @dataclass(frozen=True)
@@ -78,6 +100,9 @@ class FlowSample:
 
     bytes: int  # cumulative payload bytes received
     rtt_s: float  # RTT estimate; 0 if unknown
+    # the data path's own minimum RTT, 0 if it keeps none: the host agent's BPF
+    # tests its 2 ms limit on it, so the policy does too and the two agree
+    min_rtt_s: float = 0.0
 
 
 @dataclass
@@ -89,8 +114,12 @@ class IctcpFlow:
     over: int = 0  # consecutive RTT samples with d > gamma2
     sample_t: float = 0.0  # start of the current RTT sample
     sample_bytes: int = 0
-    adj_t: float = 0.0  # last window change (or the flow's start)
+    adj_t: float = 0.0  # last window change (or the flow's start, or its restart)
     rtt_s: float = 0.0
+    data_t: float = 0.0  # the last step at which it had received new data
+    seen_bytes: int = 0  # its bytes at the previous step
+    parked: bool = False  # restarted after idle, no data since
+    restarts: int = 0  # slow-start restarts after idle
 
 
 @dataclass
@@ -99,58 +128,68 @@ class Ictcp(Generic[K]):
     flows: dict[K, IctcpFlow] = field(default_factory=dict)
     slot_start: float | None = None  # start of the current subslot
     slot_bytes0: int = 0  # interface bytes at that start
+    t_len: float = 0.0  # T of the current subslot (0: default_rtt_s)
     bw_a: float = 0.0
     quota: float = 0.0  # bytes/s increases may still claim this subslot
     second: bool = False  # in the second subslot
-    # Smallest RTT seen per flow: the "RTT < 2 ms" test is a datacenter-flow test,
-    # so queueing delay (incast itself) must not take a flow out of control.
+    # Smallest RTT seen per flow (controlled or not), for datacenter_flow.
     min_rtt: dict[K, float] = field(default_factory=dict)
+    # Every reported connection's bytes at the start of the subslot (T's weights).
+    vol0: dict[K, int] = field(default_factory=dict)
 
     def subslot_len(self) -> float:
-        """T: traffic-weighted mean RTT (weights = b_m), default RTT when idle."""
-        num = den = 0.0
-        for f in self.flows.values():
-            if f.rtt_s > 0:
-                w = f.b_m or 1.0
-                num += w * f.rtt_s
-                den += w
-        return num / den if den else self.p.default_rtt_s
+        """T of the current subslot."""
+        return self.t_len or self.p.default_rtt_s
 
     def step(self, now: float, iface_bytes: int, samples: Mapping[K, FlowSample]) -> dict[K, int]:
         """Advance to `now`; return {flow: rwnd bytes} for every controlled flow."""
         p = self.p
-        for k in list(self.flows):
-            if k not in samples:
-                del self.flows[k]
-        for k in list(self.min_rtt):
-            if k not in samples:
-                del self.min_rtt[k]
-        fresh: set[K] = set()
+        for d in (self.flows, self.min_rtt, self.vol0):
+            for k in [k for k in d if k not in samples]:
+                del d[k]
+        fresh: set[K] = set()  # new (or back from idle) at this step: no sample yet
         for k, s in samples.items():
-            if s.rtt_s > 0:
-                self.min_rtt[k] = min(self.min_rtt.get(k, s.rtt_s), s.rtt_s)
-            if self.min_rtt.get(k, 0.0) >= p.rtt_limit_s:
+            self.vol0.setdefault(k, s.bytes)
+            for r in (s.rtt_s, s.min_rtt_s):
+                if r > 0:
+                    self.min_rtt[k] = min(self.min_rtt.get(k, r), r)
+            if not datacenter_flow(self.min_rtt.get(k, 0.0), p.rtt_limit_s):
                 self.flows.pop(k, None)
                 continue
             f = self.flows.get(k)
             if f is None:
                 f = self.flows[k] = IctcpFlow(rwnd=p.init_segs * p.mss)
-                f.sample_t = f.adj_t = now
-                f.sample_bytes = s.bytes
+                f.sample_t = f.adj_t = f.data_t = now
+                f.sample_bytes = f.seen_bytes = s.bytes
                 fresh.add(k)
+            elif s.bytes != f.seen_bytes:
+                f.seen_bytes, f.data_t = s.bytes, now
+                if f.parked:  # data again after a restart: its clocks start now
+                    f.parked = False
+                    f.sample_t = f.adj_t = now
+                    f.sample_bytes = s.bytes
+                    fresh.add(k)
+            elif not f.parked and larger(now - f.data_t, p.idle_s):
+                self._restart(f)  # §IV-C: a prolonged idle connection
             f.rtt_s = s.rtt_s or p.default_rtt_s
-        self._subslot(now, iface_bytes)
-        # Per flow, once per RTT: d, the decrease rule, and whether it asks for an increase.
+        self._subslot(now, iface_bytes, samples)
+        # Per flow, once per RTT with data: d, the decrease rule, whether it asks to grow.
         due: list[tuple[float, K, IctcpFlow]] = []
         for k, f in self.flows.items():
-            if k in fresh or now - f.sample_t < f.rtt_s - EPS_S:
+            if k in fresh or f.parked or now - f.sample_t < f.rtt_s - EPS_S:
+                continue
+            if samples[k].bytes == f.sample_bytes:
+                # §IV-B: a flow adjusts only as it sends an ACK; with no data over
+                # the RTT it sent none. The idle time is no sample: the next one
+                # starts now.
+                f.sample_t = now
                 continue
             b_s = (samples[k].bytes - f.sample_bytes) / (now - f.sample_t)
             f.sample_t, f.sample_bytes = now, samples[k].bytes
             f.b_m = max(b_s, 0.75 * f.b_m + 0.25 * b_s)
             b_e = max(f.b_m, f.rwnd / f.rtt_s)
             f.d = (b_e - f.b_m) / b_e
-            if f.d > p.gamma2:
+            if larger(f.d, p.gamma2):
                 f.over += 1
                 if f.over >= p.over_rtts:
                     f.over, f.slow_start = 0, False
@@ -160,9 +199,9 @@ class Ictcp(Generic[K]):
                     # holds, so the rule's first case (increase) still applies
             else:
                 f.over = 0
-            if now - f.adj_t < 2 * f.rtt_s - EPS_S:
+            if not larger(now - f.adj_t, 2 * f.rtt_s):
                 continue  # not a control time
-            if f.d <= p.gamma1 or f.d <= p.mss / f.rwnd:
+            if not larger(f.d, p.gamma1) or not larger(f.d, p.mss / f.rwnd):
                 if self.second:
                     due.append((f.adj_t + 2 * f.rtt_s, k, f))
             else:
@@ -174,7 +213,7 @@ class Ictcp(Generic[K]):
             due.sort(key=lambda e: e[0])
         for _, _, f in due:
             inc = f.rwnd if f.slow_start else p.mss
-            if self.quota >= inc / f.rtt_s:
+            if less(inc / f.rtt_s, self.quota):
                 self.quota -= inc / f.rtt_s
                 f.rwnd += inc
                 f.adj_t = now
@@ -182,25 +221,47 @@ class Ictcp(Generic[K]):
                 f.slow_start = False  # the quota cannot pay for the doubling
         return {k: f.rwnd for k, f in self.flows.items()}
 
-    def _subslot(self, now: float, iface_bytes: int) -> None:
-        """Close the current subslot if T has passed; at the end of a first subslot
-        compute BW_A, open the quota and apply the fairness cut (once per slot)."""
+    def _restart(self, f: IctcpFlow) -> None:
+        """Slow start again from the initial window, as a new connection starts
+        (written at once, while the flow is idle); its clocks start again at the
+        first step that sees its data, as a new flow's do."""
+        f.rwnd, f.slow_start = self.p.init_segs * self.p.mss, True
+        f.b_m = f.d = 0.0
+        f.over = 0
+        f.parked = True
+        f.restarts += 1
+
+    def _subslot(self, now: float, iface_bytes: int, samples: Mapping[K, FlowSample]) -> None:
+        """Close the current subslot if T has passed: set the next T from the
+        subslot's traffic; at the end of a first subslot compute BW_A, open the
+        quota and apply the fairness cut (once per slot)."""
         p = self.p
         if self.slot_start is None:
             self.slot_start, self.slot_bytes0 = now, iface_bytes
             return
         if now - self.slot_start < self.subslot_len() - EPS_S:
             return
+        num = den = 0.0
+        for k, s in samples.items():
+            v = s.bytes - self.vol0.get(k, s.bytes)
+            if v > 0:
+                f = self.flows.get(k)
+                rtt = f.rtt_s if f is not None else (s.rtt_s or p.default_rtt_s)
+                num += v * rtt
+                den += v
+            self.vol0[k] = s.bytes
+        if den:
+            self.t_len = num / den  # no traffic: T stays
         if self.second:
             self.second, self.quota = False, 0.0
         else:
             bw_t = (iface_bytes - self.slot_bytes0) / max(now - self.slot_start, 1e-9)
             self.bw_a = max(0.0, p.alpha * p.capacity_Bps - bw_t)
             self.second, self.quota = True, self.bw_a
-            if self.bw_a < p.fair_frac * p.capacity_Bps and self.flows:
+            if less(self.bw_a, p.fair_frac * p.capacity_Bps) and self.flows:
                 mean = sum(f.rwnd for f in self.flows.values()) / len(self.flows)
                 for f in self.flows.values():
-                    if f.rwnd > mean:
+                    if larger(f.rwnd, mean):
                         self._cut(f, now)
         self.slot_start, self.slot_bytes0 = now, iface_bytes
 

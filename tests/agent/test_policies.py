@@ -264,6 +264,15 @@ def test_ictcp_keeps_control_when_queueing_raises_the_rtt() -> None:
     assert set(out) == {"dc"}
 
 
+def test_ictcp_takes_the_data_paths_minimum_rtt_for_the_2ms_limit() -> None:
+    """The agent's BPF leaves a flow alone on its own minimum RTT (rxwin_flow.h
+    rtt_sample); the policy decides on the same number, not on the smoothed RTTs
+    it happens to see at its ticks, so the two never disagree about a flow."""
+    ic = Ictcp(IctcpParams(capacity_Bps=125e6))
+    out = ic.step(0.0, 0, {"dc": FlowSample(0, 3e-3, 150e-6), "wan": FlowSample(0, 3e-3, 3e-3)})
+    assert set(out) == {"dc"}
+
+
 def test_rcc_controls_every_flow_whatever_its_rtt() -> None:
     """Seed 002 has no RTT limit: a flow at 30 ms is controlled like one at 100 µs."""
     rcc = Rcc()

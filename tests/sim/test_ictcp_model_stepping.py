@@ -19,7 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agent"))
 from ictcp_scenarios import MSS, SCENARIOS, Scenario, ticks
 
-from p4incast.sim.engine import PolicyStepper
+from p4incast.sim.engine import LEFT_ALONE, PolicyStepper
 
 
 class CounterAgent:
@@ -49,13 +49,19 @@ class CounterAgent:
 @pytest.mark.parametrize("sc", SCENARIOS, ids=lambda sc: sc.name)
 def test_policy_stepper_writes_the_papers_windows(sc: Scenario) -> None:
     # link_bps = 8·C and no capacity_mbps tunable: the stepper's C is link_bps / 8.
-    stepper = PolicyStepper("ictcp", 8 * sc.capacity_Bps, {}, sc.min_segs)
+    stepper = PolicyStepper(
+        "ictcp", 8 * sc.capacity_Bps, {"idle_reset_s": sc.idle_ms / 1000}, sc.min_segs
+    )
     assert stepper.policy.p.mss == MSS and stepper.policy.p.capacity_Bps == sc.capacity_Bps
+    assert stepper.policy.p.idle_s == sc.idle_ms / 1000
     agent = CounterAgent()
     for i, tk in enumerate(ticks(sc)):
         agent.load(tk.iface_bytes, tk.flows)
         stepper.step(agent, tk.now_s, lambda k, tk=tk: tk.flows[k][1])
-        got = {k: w / MSS for k, w in agent.written.items()}
+        got = {k: w / MSS for k, w in agent.written.items() if w != LEFT_ALONE}
         want = {k: w / MSS for k, w in tk.expect_bytes.items()}
+        # every other flow is left alone, as the agent's data path leaves it (§IV-D)
+        alone = {k for k, w in agent.written.items() if w == LEFT_ALONE}
+        assert alone == set(tk.flows) - set(tk.expect_bytes), f"{sc.name}: step {i}"
         assert got == want, f"{sc.name}: step {i} (t = {tk.now_s * 1e3:g} ms), windows in MSS"
     assert stepper.steps == len(sc.steps)
