@@ -4,11 +4,12 @@
  *
  * At most H flows hold an open window (a slot); the others wait in p4i_rotq
  * with a zero window. H follows NewDCTCP's rule over the receiver's window of
- * data (rot_on_data, ingress). A holder's turn ends with the ACK that leaves
- * less than a segment of the window it was offered, or that acknowledges a
- * short segment (the end of what it had to send); while flows wait, that ACK
- * closes its window and the slot passes to the head of the queue (rotate_ack,
- * egress) through a forged window update (rot_grant, rxwin_forge.h).
+ * data (rot_on_data, ingress). A holder's turn ends with the ACK of new data
+ * that leaves less than a segment of the window it was offered; while flows
+ * wait, that ACK closes its window and the slot passes to the head of the
+ * queue (rotate_ack, egress) through a forged window update (rot_grant,
+ * rxwin_forge.h). The ACK that newly acknowledges a short segment (the end of
+ * what the flow had to send) makes it idle, its window closed completely.
  * Userspace's half (agent/rotation.py) takes back the slots of holders with
  * nothing to send and grants free slots itself, through rx_rescue
  * (rot_rescue). Every change of a flow's state is a compare-and-swap on it,

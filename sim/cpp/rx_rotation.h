@@ -14,13 +14,14 @@
 //   waits, else WAIT (tail of the queue, zero window).
 //   HOLD: the turn ends with the ACK of new data that leaves less than a
 //   segment of the window offered (an ACK at the same ack leaves a grant's
-//   window, which the edge of our last ACK does not count). Then the slot goes back if H shrank (more holders than
-//   H), or passes to the queue's head if flows wait and none is free (the
-//   holder joins the tail; the grant goes out first; a holder whose grant
-//   cannot go out keeps its slot). While flows wait a holder is offered one
-//   segment. The ACK that newly acknowledges a segment shorter than the MSS
-//   (a response's last) makes the flow IDLE: a holder gives its slot back,
-//   a waiting flow leaves the queue.
+//   window, which the edge of our last ACK does not count). Then the slot
+//   goes back if H shrank (more holders than H), or passes to the queue's
+//   head if flows wait and none is free (the holder joins the tail; the
+//   grant goes out first; a holder whose grant cannot go out keeps its
+//   slot). While flows wait a holder is offered one segment.
+//   The ACK that newly acknowledges a segment shorter than the MSS (a
+//   response's last) makes the flow IDLE with its window closed completely:
+//   a holder gives its slot back, a waiting flow leaves the queue.
 //   A free slot goes to the queue's head with the next packet that leaves.
 //   Every agent tick while flows wait: holders idle for 4 smoothed RTTs (and
 //   at least 2 ticks) lose their slot; free slots go to the queue's head.
