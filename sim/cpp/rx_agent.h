@@ -1036,6 +1036,19 @@ struct ProbeFlows
         return static_cast<uint16_t>(key >> 16) - 10000;
     }
 
+    // The TCP header of frame p (PPP | IPv4 | TCP ...), p left as it is.
+    static TcpHeader Tcp(Ptr<const Packet> p)
+    {
+        Ptr<Packet> q = p->Copy();
+        PppHeader ppp;
+        Ipv4Header ip;
+        TcpHeader tcp;
+        q->RemoveHeader(ppp);
+        q->RemoveHeader(ip);
+        q->RemoveHeader(tcp);
+        return tcp;
+    }
+
     static Ptr<Packet> Frame(uint32_t i, bool fromPeer, uint32_t seq, uint32_t ackNo,
                              uint8_t flags, uint32_t window, uint32_t payload, int wscale = -1,
                              Ipv4Header::EcnType ecn = Ipv4Header::ECN_NotECT)

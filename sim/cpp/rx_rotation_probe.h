@@ -96,14 +96,7 @@ class RxRotationProbe : public ProbeFlows
         for (uint64_t k : agent.rot.granted)
         {
             out.push_back(FlowOf(k));
-            Ptr<Packet> p = agent.GrantPacket(k);
-            PppHeader ppp;
-            Ipv4Header ip;
-            TcpHeader tcp;
-            p->RemoveHeader(ppp);
-            p->RemoveHeader(ip);
-            p->RemoveHeader(tcp);
-            grantFields.push_back(tcp.GetWindowSize());
+            grantFields.push_back(Tcp(agent.GrantPacket(k)).GetWindowSize());
         }
         agent.rot.granted.clear();
         return out;
@@ -156,14 +149,7 @@ class RxRotationProbe : public ProbeFlows
     uint32_t Egress(Ptr<Packet> p)
     {
         agent.Egress(p);
-        PppHeader ppp;
-        Ipv4Header ip;
-        TcpHeader tcp;
-        Ptr<Packet> q = p->Copy();
-        q->RemoveHeader(ppp);
-        q->RemoveHeader(ip);
-        q->RemoveHeader(tcp);
-        return tcp.GetWindowSize();
+        return Tcp(p).GetWindowSize();
     }
 };
 
