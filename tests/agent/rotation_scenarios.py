@@ -153,6 +153,17 @@ TURNS = Scenario(
     ),
 )
 
+# Two flows, one slot (B = 1 MSS): both connect (B2: zero windows), then
+# R1: H = min(2, 1) = 1. R2: flow 0's request takes the slot; B1: share
+# max(1/2, 1) = 1 MSS. Flow 1 finds no free slot: it waits, zero (E: the
+# handshake left nothing open).
+ONE_SLOT_START = (
+    Step("open", 0, field=0),
+    Step("open", 1, field=0),
+    Step("req", 0, size=100, field=SEG, states={0: 1}, h=1),
+    Step("req", 1, size=100, field=0, states={0: 1, 1: 2}, queue=(1,)),
+)
+
 SHORT = Scenario(
     "short-segment",
     "two flows, one slot (B = 1 MSS): a response's short last segment gives "
@@ -161,13 +172,7 @@ SHORT = Scenario(
     flows=2,
     budget_segs=1,
     steps=(
-        Step("open", 0, field=0),
-        Step("open", 1, field=0),
-        # R1: H = min(2, 1) = 1. R2: flow 0 takes it; B1: share max(1/2, 1)
-        # = 1 MSS. Flow 1 finds no free slot: it waits, zero (E: the
-        # handshake left nothing open).
-        Step("req", 0, size=100, field=SEG, states={0: 1}, h=1),
-        Step("req", 1, size=100, field=0, states={0: 1, 1: 2}, queue=(1,)),
+        *ONE_SLOT_START,
         # R1: 1 segment, no mark: H + 1, held at the ceiling 1. R3: flow 0's
         # turn ends, a flow waits and no slot is free: the slot passes to
         # flow 1, flow 0 waits.
@@ -190,10 +195,7 @@ STALE = Scenario(
     flows=2,
     budget_segs=1,
     steps=(
-        Step("open", 0, field=0),
-        Step("open", 1, field=0),
-        Step("req", 0, size=100, field=SEG),
-        Step("req", 1, size=100, field=0, states={0: 1, 1: 2}, queue=(1,)),
+        *ONE_SLOT_START,
         # R6: flow 0 has sent nothing since it took the slot, far longer than
         # 4 RTTs and 2 ticks: its slot is taken back, then granted to flow 1.
         Step("tick", grants=(1,), states={0: 0, 1: 1}, queue=()),
@@ -225,10 +227,7 @@ AFTER_GRANT = Scenario(
     flows=2,
     budget_segs=1,
     steps=(
-        Step("open", 0, field=0),
-        Step("open", 1, field=0),
-        Step("req", 0, size=100, field=SEG),
-        Step("req", 1, size=100, field=0, queue=(1,)),
+        *ONE_SLOT_START,
         # R3: flow 0's turn ends, the slot passes to flow 1.
         Step("data", 0),
         Step("ack", 0, field=0, grants=(1,), states={0: 2, 1: 1}, queue=(0,)),
