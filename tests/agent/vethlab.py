@@ -177,6 +177,26 @@ class VethLab:
         )
         return self
 
+    def bottleneck_backlog(self) -> int:
+        """Packets waiting in the bottleneck's queue now: one read of the qdisc's
+        own counter, so one instant (a sum of `ss` lines is not: it reads the
+        sockets one after another while a turn passes between them)."""
+        out = self.ns(self.ns_s, "tc", "-s", "qdisc", "show", "dev", self.dev_s, "parent", "1:10")
+        m = re.search(r"\bbacklog \d+b (\d+)p", out)
+        if m is None:
+            raise RuntimeError(f"no backlog in the bottleneck's qdisc stats: {out!r}")
+        return int(m.group(1))
+
+    def backlog_sender(self, sndbuf_bytes: int = 4 << 20) -> None:
+        """Give the sender's sockets a send buffer that takes the link
+        `sndbuf_bytes` to drain (4 MB: 160 ms at 200 Mbit/s), so a sender
+        descheduled on a busy machine still has data queued: without it a
+        connection's queue runs dry, its last segment goes out short, and
+        under rotation that reads as the end of its data (docs/algorithms.md
+        §3.6)."""
+        wmem = f"net.ipv4.tcp_wmem=4096 {sndbuf_bytes} {sndbuf_bytes}"
+        self.ns(self.ns_s, "sysctl", "-qw", wmem)
+
     def add_marker(self, erase_at_receiver: bool = True) -> None:
         """CE-mark 1/32 of the sender's ECT packets; optionally clear CE after the agent."""
         self.ns(self.ns_s, "tc", "qdisc", "add", "dev", self.dev_s, "clsact")
