@@ -22,6 +22,7 @@ ROOT = "p4incast"
 # a subpackage of p4incast (`sim` is p4incast.sim) or a module of p4incast/
 # itself (`tools` is p4incast/tools.py).
 ALLOWED: dict[str, set[str]] = {
+    "reports": {"experiments", "engines", "model", "tools"},
     "experiments": {"engines", "model", "tools"},
     "engines": {"agent", "sim", "controller", "topologies", "model", "tools", "bmv2"},
     "agent": {"policies", "model"},
