@@ -23,16 +23,16 @@ bench: build      ## benchmarks; each prints its figures and ratios
 	scripts/bench.sh
 
 run: build       ## the default comparison (experiments/default.yaml): BMv2 testbed, or the simulator without BMv2/root; RUN_ARGS: p4incast-run flags
-	$(PY) -m p4incast.experiments experiments/default.yaml $(RUN_ARGS)
+	$(PY) -m p4incast.reports.run_cli experiments/default.yaml $(RUN_ARGS)
 
 sweep: build     ## the larger sweep (experiments/sweep.yaml): leaf-spine, background flow, every receiver policy
-	$(PY) -m p4incast.experiments experiments/sweep.yaml
+	$(PY) -m p4incast.reports.run_cli experiments/sweep.yaml
 
 sim:              ## the paper-scale comparison on the ns-3 model (experiments/sim.yaml), whatever is installed
-	$(PY) -m p4incast.experiments experiments/sim.yaml --engine sim
+	$(PY) -m p4incast.reports.run_cli experiments/sim.yaml --engine sim
 
 reproduce:        ## every paper preset + ablation on the simulator -> results/reproduce-*/REPORT.md
-	$(PY) -m p4incast.experiments.reproduce
+	$(PY) -m p4incast.reports.reproduce
 
 lint:             ## ruff lint (RUF100: a stale noqa fails) + format check
 	.venv/bin/ruff check . && .venv/bin/ruff format --check .

@@ -2,8 +2,8 @@
 offered load, on the ns-3 model (engines/atscale.py) — its preset, its
 summary rows and its report. Everything else is the incast experiments':
 the run loop and resume (runner.py), the claims (claims.py), the CLI
-(p4incast-run, __main__.py), make reproduce (reproduce.py); experiments/scenario.py
-says which step calls what.
+(p4incast-run, reports/run_cli.py), make reproduce (reports/reproduce.py);
+experiments/scenario.py says which step calls what.
 
     p4incast-run experiments/papers/rcc-at-scale.yaml
     p4incast-run experiments/papers/rcc-at-scale.yaml --loads 0.3,0.6 --schemes tcp,rcc

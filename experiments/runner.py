@@ -1,8 +1,9 @@
 """Running an experiment's points: a progress bar, the ResultSets they land in,
 and resuming an interrupted sweep — for every scenario (experiments/scenario.py
 gives each step what differs: the points' keys, labels, result sets). The
-command line (p4incast-run, __main__) and `make reproduce` (reproduce.py) both
-run points through `run_experiments`; where they run is experiments/executors.py.
+command line (p4incast-run, reports/run_cli.py) and `make reproduce`
+(reports/reproduce.py) both run points through `run_experiments`; where they
+run is experiments/executors.py.
 Every sweep records where it came from (experiments/provenance.py) in each
 ResultSet when it starts; a resumed one keeps the folder's first record and
 appends its own to `resumed`.

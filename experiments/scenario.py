@@ -1,6 +1,6 @@
 """What differs between kinds of experiment, behind one protocol, so that one CLI
 (p4incast-run), one run loop and one resume (runner.py), one claims vocabulary
-(claims.py) and one report (reproduce.py) serve them all.
+(claims.py) and one report (reports/reproduce.py) serve them all.
 
 A preset's `scenario:` (absent: incast) picks its Scenario (`of_path`). The steps,
 and the Scenario member each calls:
@@ -15,7 +15,7 @@ and the Scenario member each calls:
                summary rows, one per (scheme, x); x is `axis` (n or load)
     claims     claim_context(exp) -> claims.evaluate's context (axis, ...)
     report     report(exp, rs) -> what p4incast-run prints (and keeps);
-               section(...) -> REPORT.md's body for it (reproduce.py)
+               section(...) -> REPORT.md's body for it (reports/reproduce.py)
     plots      plots(rs) -> the PNGs written
     cost       rounds(exp), wall_label -> experiments/cost.py's groups
 

@@ -44,7 +44,7 @@ def _run_sweep() -> Path:
     cmd = [
         sys.executable,
         "-m",
-        "p4incast.experiments",
+        "p4incast.reports.run_cli",
         str(REPO / "experiments" / "default.yaml"),
         "--engine",
         "bmv2",

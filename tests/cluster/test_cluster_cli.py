@@ -27,7 +27,7 @@ HAVE_RAY = importlib.util.find_spec("ray") is not None
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "p4incast.experiments", *args],
+        [sys.executable, "-m", "p4incast.reports.run_cli", *args],
         capture_output=True,
         text=True,
         timeout=120,

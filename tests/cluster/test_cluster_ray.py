@@ -114,7 +114,7 @@ def write(tmp: Path, exp: dict[str, Any], name: str = "e.yaml") -> Path:
 
 def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "p4incast.experiments", *args],
+        [sys.executable, "-m", "p4incast.reports.run_cli", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -124,7 +124,7 @@ def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
 def start_cli(*args: str, out: Path) -> subprocess.Popen[str]:
     """The runner in the background, Ctrl-C-able (SIGINT at its default), output to files."""
     return subprocess.Popen(
-        [sys.executable, "-m", "p4incast.experiments", *args],
+        [sys.executable, "-m", "p4incast.reports.run_cli", *args],
         stdout=(out / "stdout").open("w"),
         stderr=(out / "stderr").open("w"),
         text=True,

@@ -19,8 +19,8 @@ from p4incast.experiments.claims import (
     evaluate,
 )
 from p4incast.experiments.config import load_all
-from p4incast.experiments.reproduce import presets, variant_of
 from p4incast.model.scheme import App, Topology, base_rtt_s
+from p4incast.reports.reproduce import presets, variant_of
 
 CTX = {"topology": Topology(), "app": App(), "base_rtt_s": base_rtt_s}
 

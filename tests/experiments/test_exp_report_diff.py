@@ -131,8 +131,9 @@ def test_the_current_report_parses_to_one_row_per_claim_of_the_presets() -> None
     paper preset and ablation states is one row (a claim naming no variant: one per
     variant; a baseline claim without one: "(baseline)"), so the next report's
     "changed since" section can compare them all."""
-    from p4incast.experiments import reproduce, scenario
+    from p4incast.experiments import scenario
     from p4incast.experiments.claims import claim_variants, row_label
+    from p4incast.reports import reproduce
 
     rows = rd.parse_report((DOCS / "REPORT.md").read_text(encoding="utf-8"), "REPORT.md")
     keys = {r.key for r in rows}

@@ -12,7 +12,7 @@ import pytest
 
 from p4incast.sim import native
 
-RUN = [sys.executable, "-m", "p4incast.experiments"]  # what the p4incast-run script calls
+RUN = [sys.executable, "-m", "p4incast.reports.run_cli"]  # what the p4incast-run script calls
 
 
 def p4incast_run(
@@ -66,7 +66,7 @@ def test_reproduce_is_the_subcommand_and_a_file_of_that_name_stays_reachable(
 def test_presets_are_split_by_scenario(tmp_path: Path) -> None:
     """Incast presets run through the incast runner, at-scale ones (issue 18) through
     experiments/atscale.py; a scenario reproduce does not know is named, not run."""
-    from p4incast.experiments import reproduce
+    from p4incast.reports import reproduce
 
     other = tmp_path / "future.yaml"
     other.write_text("scenario: fat-tree-2030\nname: future\n")

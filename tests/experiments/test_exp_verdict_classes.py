@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from test_provenance import fake_record
 
-from p4incast.experiments import claims, config, reproduce, results
+from p4incast.experiments import claims, config, results
 from p4incast.experiments.claims import (
     DIVERGES,
     EXPLAINED,
@@ -25,6 +25,7 @@ from p4incast.experiments.claims import (
     class_counts,
     classify,
 )
+from p4incast.reports import reproduce
 from p4incast.sim import native
 
 MakeRun = Callable[..., dict[str, Any]]

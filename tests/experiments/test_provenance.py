@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from p4incast.engines.base import ENGINES
-from p4incast.experiments import config, provenance, reproduce, results, runner, scenario
+from p4incast.experiments import config, provenance, results, runner, scenario
 from p4incast.experiments.executors import Executor, Job, OnResult, OnStart
+from p4incast.reports import reproduce
 from p4incast.sim import native
 
 MakeRun = Callable[..., dict[str, Any]]

@@ -93,7 +93,7 @@ def test_bad_point_is_one_clear_error(p4i: Any) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "p4incast.experiments", str(PRESET), *args]
+    cmd = [sys.executable, "-m", "p4incast.reports.run_cli", str(PRESET), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=REPO)
 
 
@@ -127,7 +127,7 @@ def test_bad_preset_is_one_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(PRESET.read_text().replace("loads: [0.1,", "loads: [1.5,"))
     r = subprocess.run(
-        [sys.executable, "-m", "p4incast.experiments", str(bad)], capture_output=True, text=True
+        [sys.executable, "-m", "p4incast.reports.run_cli", str(bad)], capture_output=True, text=True
     )
     assert r.returncode == 2 and "load: 1.5 must be a fraction" in r.stderr
     assert "Traceback" not in r.stderr
@@ -136,7 +136,7 @@ def test_bad_preset_is_one_clear_error(tmp_path: Path) -> None:
 def test_reproduce_reports_an_at_scale_folder(p4i: Any, tmp_path: Path) -> None:
     """make reproduce's REPORT.md section of an at-scale preset: the preset's header
     comment, the table and the claim's verdict, from the records in its folder."""
-    from p4incast.experiments import reproduce  # matplotlib's Agg set up by the module
+    from p4incast.reports import reproduce  # matplotlib's Agg set up by the module
 
     out = tmp_path / "rcc-at-scale"
     small = ["--tors", "2", "--hosts-per-tor", "3", "--short-flows", "20", "--jobs", "1"]

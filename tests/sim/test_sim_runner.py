@@ -29,7 +29,7 @@ def test_sim_engine_through_the_runner(tmp_path: Path) -> None:
     path = tmp_path / "e.yaml"
     path.write_text(yaml.safe_dump(exp))
     proc = subprocess.run(
-        [sys.executable, "-m", "p4incast.experiments", str(path), "--out", str(tmp_path / "o")],
+        [sys.executable, "-m", "p4incast.reports.run_cli", str(path), "--out", str(tmp_path / "o")],
         capture_output=True,
         text=True,
         timeout=900,

@@ -29,7 +29,7 @@ SMOKE = {
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "p4incast.experiments", *args],
+        [sys.executable, "-m", "p4incast.reports.run_cli", *args],
         capture_output=True,
         text=True,
         timeout=600,

@@ -1,7 +1,7 @@
 """`make reproduce`: every paper preset on the simulator, and a report that puts
 each paper's claims beside what we measured.
 
-    python -m p4incast.experiments.reproduce [--only NAME ...] [--rounds R] [--out DIR]
+    python -m p4incast.reports.reproduce [--only NAME ...] [--rounds R] [--out DIR]
         [--report-only] [--since FILE ...] [--why FILE]
     p4incast-run reproduce [--only NAME ...] [--rounds R] [--out DIR]   (the same)
     make reproduce                               (all of them)
@@ -61,11 +61,8 @@ from typing import Any
 import yaml
 
 from p4incast.engines.base import resolve
-from p4incast.model.atscale import ATSCALE_SCENARIO
-from p4incast.model.scheme import INCAST_SCENARIO
-
-from . import claims, cost, provenance, report_diff, results, scenario
-from .claims import (
+from p4incast.experiments import claims, cost, provenance, report_diff, results, scenario
+from p4incast.experiments.claims import (
     CLASSES,
     NO_DATA,
     UNEXPLAINED,
@@ -76,9 +73,11 @@ from .claims import (
     classify,
     evaluate,
 )
-from .config import ExperimentError, check_cluster, scenario_of
-from .executors import ClusterError
-from .runner import executor_for, resume_sets, run_experiments
+from p4incast.experiments.config import ExperimentError, check_cluster, scenario_of
+from p4incast.experiments.executors import ClusterError
+from p4incast.experiments.runner import executor_for, resume_sets, run_experiments
+from p4incast.model.atscale import ATSCALE_SCENARIO
+from p4incast.model.scheme import INCAST_SCENARIO
 
 REPO = Path(__file__).resolve().parent.parent
 PAPERS = REPO / "experiments" / "papers"

@@ -15,7 +15,7 @@ fabric (`at-scale`: every (scheme, offered load, repeat), experiments/atscale.py
 Each takes its own flags (incast: --engine --senders --rounds --capture;
 at-scale: --loads --tors --hosts-per-tor --short-flows); the rest are shared.
 
-`p4incast-run reproduce` is `make reproduce` (experiments/reproduce.py): every
+`p4incast-run reproduce` is `make reproduce` (reports/reproduce.py): every
 paper preset and ablation on the simulator, then REPORT.md. The word
 `reproduce` always means that subcommand; an experiment file named just
 `reproduce` runs as `p4incast-run ./reproduce`.
@@ -42,10 +42,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import results, scenario
-from .config import ENGINE_CHOICES, ExperimentError, check_cluster
-from .executors import RETRIES, ClusterError
-from .runner import executor_for, pending, resume_sets, run_experiments
+from p4incast.experiments import results, scenario
+from p4incast.experiments.config import ENGINE_CHOICES, ExperimentError, check_cluster
+from p4incast.experiments.executors import RETRIES, ClusterError
+from p4incast.experiments.runner import executor_for, pending, resume_sets, run_experiments
 
 REPO = Path(__file__).resolve().parent.parent
 SUBCOMMAND = "reproduce"
