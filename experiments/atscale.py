@@ -313,7 +313,7 @@ class AtScaleScenario:
         return {"axis": self.axis}
 
     def rounds(self, exp: AtScaleExperiment) -> int | None:
-        return None  # not round-based (experiments/cost.py)
+        return None  # not round-based (reports/cost.py)
 
     def report(self, exp: AtScaleExperiment, rs: results.ResultSet) -> str:
         """SUMMARY.md (written next to results.json), returned to be printed."""

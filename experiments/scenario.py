@@ -17,7 +17,7 @@ and the Scenario member each calls:
     report     report(exp, rs) -> what p4incast-run prints (and keeps);
                section(...) -> REPORT.md's body for it (reports/reproduce.py)
     plots      plots(rs) -> the PNGs written
-    cost       rounds(exp), wall_label -> experiments/cost.py's groups
+    cost       rounds(exp), wall_label -> reports/cost.py's groups
 
 Two scenarios: incast (config.Experiment, N senders × rounds on a star or leaf-spine;
 `IncastScenario` here) and at-scale (RCC's 1000-host fabric over offered load;

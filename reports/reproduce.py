@@ -36,11 +36,11 @@ one for the same preset, claim and variant. REPORT.md then has a section
 claim whose verdict changed or whose figure moved (before: ours, verdict and
 file, as that file printed them; now: this report's), then the claims that
 are new and those that vanished (of the presets this report covers). What
-"changed" and "moved" mean exactly: experiments/report_diff.py. `--why FILE`
+"changed" and "moved" mean exactly: reports/report_diff.py. `--why FILE`
 (docs/reproduce/why.yaml) gives each change its reason: YAML
 `"<preset>/<claim-id>[/<variant>]": one line`; a change without one shows
 "why: not yet written". Both files are read before anything runs.
-Then a section "Cost, and the papers' rounds" (experiments/cost.py): the runs'
+Then a section "Cost, and the papers' rounds" (reports/cost.py): the runs'
 worker-seconds (each record's wall_s), the mean and longest point, this
 reproduce's wall time, and the projection to 100 rounds × 5 repeats per incast
 preset, in hours on this machine's cores and minutes on 100 Ray workers.
@@ -61,7 +61,7 @@ from typing import Any
 import yaml
 
 from p4incast.engines.base import resolve
-from p4incast.experiments import claims, cost, provenance, report_diff, results, scenario
+from p4incast.experiments import claims, provenance, results, scenario
 from p4incast.experiments.claims import (
     CLASSES,
     NO_DATA,
@@ -78,6 +78,8 @@ from p4incast.experiments.executors import ClusterError
 from p4incast.experiments.runner import executor_for, resume_sets, run_experiments
 from p4incast.model.atscale import ATSCALE_SCENARIO
 from p4incast.model.scheme import INCAST_SCENARIO
+
+from . import cost, report_diff
 
 REPO = Path(__file__).resolve().parent.parent
 PAPERS = REPO / "experiments" / "papers"

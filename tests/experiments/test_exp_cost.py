@@ -1,12 +1,12 @@
-"""experiments/cost.py: worker time from the run records and the papers' setting
+"""reports/cost.py: worker time from the run records and the papers' setting
 (100 rounds × 5 repeats) projected to this machine and to 100 Ray workers."""
 
 from __future__ import annotations
 
 import pytest
 
-from p4incast.experiments import cost
-from p4incast.experiments.cost import Group
+from p4incast.reports import cost
+from p4incast.reports.cost import Group
 
 GROUPS = [
     Group("toy", "incast", (("a N=2 #0", 1.5), ("b N=2 #0", 2.5)), 0, rounds=4, repeats=1),

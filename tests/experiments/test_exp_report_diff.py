@@ -1,4 +1,4 @@
-"""experiments/report_diff.py: the claim rows of a reproduce report, and what moved
+"""reports/report_diff.py: the claim rows of a reproduce report, and what moved
 between two reports. The markdown below is cut from real reports (docs/reproduce/
 and what reproduce.py writes), rows verbatim."""
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from p4incast.experiments import report_diff as rd
-from p4incast.experiments.report_diff import ClaimRow
+from p4incast.reports import report_diff as rd
+from p4incast.reports.report_diff import ClaimRow
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs" / "reproduce"

@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 from test_exp_verdict_classes import report_verdicts, toy, write_results  # noqa: F401
 
-from p4incast.experiments import report_diff
-from p4incast.reports import reproduce
+from p4incast.reports import report_diff, reproduce
 
 MakeRun = Callable[..., dict[str, Any]]
 

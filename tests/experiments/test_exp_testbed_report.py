@@ -1,4 +1,4 @@
-"""experiments/testbed_report.py: one report of a BMv2 testbed run — provenance, the
+"""reports/testbed_report.py: one report of a BMv2 testbed run — provenance, the
 runner's table, the twin's — and what moved per (scheme, N) since earlier runs.
 Fixture results folders are written here with results.ResultSet (not read from results/)."""
 
@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from test_provenance import fake_record
 
-from p4incast.experiments import report_diff, results
-from p4incast.experiments import testbed_report as tb
-from p4incast.experiments.report_diff import Value
+from p4incast.experiments import results
+from p4incast.reports import report_diff
+from p4incast.reports import testbed_report as tb
+from p4incast.reports.report_diff import Value
 
 MakeRun = Callable[..., dict[str, Any]]
 CONFIG = {"topology": {"queue_pkts": 64, "bottleneck_pps": 4000}, "app": {"rounds": 4}}

@@ -1,4 +1,4 @@
-"""The simulator twin of a testbed run (experiments/twin.py): the model gets the
+"""The simulator twin of a testbed run (reports/twin.py): the model gets the
 testbed's measured rate, queue in packets, stretched min RTO, Linux's delayed
 ACK, and a link delay that makes its unloaded RTT of a full frame the testbed's."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from p4incast.experiments.config import load_all
-from p4incast.experiments.twin import compare, sim_twin
 from p4incast.model.dilation import Dilation
 from p4incast.model.scheme import base_rtt_s
 from p4incast.model.wire import WIRE_FRAME_BYTES
+from p4incast.reports.twin import compare, sim_twin
 
 TWIN = Path(__file__).resolve().parents[2] / "experiments" / "twin.yaml"
 

@@ -1,13 +1,13 @@
 """One report of a BMv2 testbed run, and what changed since the last one.
 
-    python -m p4incast.experiments.testbed_report --run RESULTS_DIR [--twin TWIN_DIR]
+    python -m p4incast.reports.testbed_report --run RESULTS_DIR [--twin TWIN_DIR]
         [--since RESULTS_DIR ...] [--why FILE] --out docs/testbed/REPORT.md
 
 Writes one Markdown file: where the run came from (its results.json's
 `provenance`, the header reproduce prints: provenance.report_header), "Changed
 since the last report" (with --since), the runner's summary table of the run
 (results.ResultSet.summary_table, what p4incast-run prints), and the twin's
-table when --twin names a folder of experiments/twin.py (its twin.md, headers
+table when --twin names a folder of reports/twin.py (its twin.md, headers
 one level down).
 
 "Changed since the last report" compares per (scheme, N) the run's goodput
@@ -37,8 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import provenance, report_diff, results
-from .config import first_difference
+from p4incast.experiments import provenance, results
+from p4incast.experiments.config import first_difference
+
+from . import report_diff
 from .report_diff import NOT_WRITTEN, Value, relative_moved, why_of
 
 METRICS = (("goodput_mbps", "goodput Mbit/s"), ("rto_round_ratio", "RTO rounds %"))
@@ -183,7 +185,7 @@ def changed_section(
     ]
     lines += [
         "Per (scheme, N): a metric moved when its two 95 % intervals do not overlap (without",
-        "intervals: more than 5 % apart); moved cells in bold (experiments/testbed_report.py).",
+        "intervals: more than 5 % apart); moved cells in bold (reports/testbed_report.py).",
         "",
         f"{len(d.changed)} points moved; {len(d.new)} new; {len(d.vanished)} vanished."
         + (
@@ -277,7 +279,7 @@ def report(
     lines += ["## The run", "", "```", run.summary_table().rstrip("\n"), "```", ""]
     if twin_md is not None:
         title, _, rest = _demote(twin_md).rstrip("\n").partition("\n")
-        lines += [title, "", f"From `{twin_dir}` (experiments/twin.py, twin.md).", rest, ""]
+        lines += [title, "", f"From `{twin_dir}` (reports/twin.py, twin.md).", rest, ""]
     return "\n".join(lines) + "\n"
 
 
@@ -291,7 +293,7 @@ def _load(path: Path, flag: str) -> results.ResultSet:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="testbed_report", description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--run", type=Path, required=True, help="the testbed run's results folder")
-    ap.add_argument("--twin", type=Path, help="a folder of experiments/twin.py (its twin.md)")
+    ap.add_argument("--twin", type=Path, help="a folder of reports/twin.py (its twin.md)")
     ap.add_argument(
         "--since",
         nargs="+",

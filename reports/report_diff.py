@@ -70,7 +70,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from .claims import Verdict, row_label
+from p4incast.experiments.claims import Verdict, row_label
 
 CLAIM_HEADER = ("claim", "paper", "ours (95 % CI)", "verdict")
 ATSCALE_HEADER = ("claim", "verdict", "measured")
@@ -408,7 +408,7 @@ def changed_section(
         "A verdict changed when the claims.py verdict or the class of a divergence differs;",
         "a figure moved when for some N in both, each mean lies outside the other's 95 %",
         "interval (without intervals: more than 5 % apart), or the N reported differ",
-        "(the exact rules: experiments/report_diff.py). Why: --why (docs/reproduce/why.yaml).",
+        "(the exact rules: reports/report_diff.py). Why: --why (docs/reproduce/why.yaml).",
         "",
     ]
     n_verdict = sum(1 for c in d.changed if c.verdict)

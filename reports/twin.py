@@ -24,7 +24,7 @@ interval; a difference counts as a disagreement when the two intervals do
 not overlap. Writes twin.md (table), twin.png (three panels) and twin.json in
 the output folder, beside the two engines' own results folders.
 
-    python -m p4incast.experiments.twin experiments/twin.yaml [--rounds R] [--senders ...]
+    python -m p4incast.reports.twin experiments/twin.yaml [--rounds R] [--senders ...]
 """
 
 from __future__ import annotations
@@ -44,13 +44,12 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from p4incast.engines import resolve
+from p4incast.experiments import results
+from p4incast.experiments.config import Experiment, ExperimentError, load_all
+from p4incast.experiments.metrics import interval_of
+from p4incast.experiments.runner import run_experiments
 from p4incast.model.dilation import LINUX_DELACK_MS, Dilation
 from p4incast.model.wire import ACK_WIRE_BYTES, QUEUED_FRAME_BYTES, WIRE_FRAME_BYTES
-
-from . import results
-from .config import Experiment, ExperimentError, load_all
-from .metrics import interval_of
-from .runner import run_experiments
 
 REPO = Path(__file__).resolve().parents[1]
 METRICS = (

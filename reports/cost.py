@@ -177,7 +177,7 @@ def section(groups: Sequence[Group], wall_s: float | None, cpus: int) -> list[st
         f"this machine's {cpus} cores; {c.cluster_s / 60:.1f} min on a Ray cluster of "
         f"{CLUSTER_WORKERS} workers (per sweep the longer of its work over {CLUSTER_WORKERS} "
         f"workers and its longest point, over the executor's efficiency {RAY_EFFICIENCY} "
-        "measured by scripts/bench_cluster.py; ns-3 loads not included; experiments/cost.py).",
+        "measured by scripts/bench_cluster.py; ns-3 loads not included; reports/cost.py).",
         "",
     ]
     return lines
