@@ -1,9 +1,9 @@
 """The at-scale scenario (`scenario: at-scale`): RCC's §6.2 fabric swept over
-offered load, on the ns-3 model (engines/atscale.py) — its preset, its
-summary rows and its report. Everything else is the incast experiments':
-the run loop and resume (runner.py), the claims (claims.py), the CLI
-(p4incast-run, reports/run_cli.py), make reproduce (reports/reproduce.py);
-experiments/scenario.py says which step calls what.
+offered load, on the ns-3 model (engines/atscale.py) — its preset and its
+summary rows (its report: reports/scenario_report.py). Everything else is the
+incast experiments': the run loop and resume (runner.py), the claims
+(claims.py), the CLI (p4incast-run, reports/run_cli.py), make reproduce
+(reports/reproduce.py); experiments/scenario.py says which step calls what.
 
     p4incast-run experiments/papers/rcc-at-scale.yaml
     p4incast-run experiments/papers/rcc-at-scale.yaml --loads 0.3,0.6 --schemes tcp,rcc
@@ -29,8 +29,9 @@ The preset:
 
 Every (scheme, load, repeat) is one ns-3 run of the whole fabric (engines/atscale.py).
 Written per sweep: results.json (every record, with every short flow's FCT),
-summary.csv, SUMMARY.md (the settings, the table, the claims' verdicts) and
-plots of FCT p50/p99, long-flow throughput and drops against load.
+summary.csv, and by p4incast-run's report (reports/scenario_report.py)
+SUMMARY.md (the settings, the table, the claims' verdicts) and plots of FCT
+p50/p99, long-flow throughput and drops against load.
 `--resume` may add loads, schemes or repeats to a folder of the same fabric,
 traffic and transport.
 """
@@ -56,8 +57,8 @@ from p4incast.model.atscale import (
 from p4incast.model.errors import ModelError
 from p4incast.model.scheme import Scheme, Transport, check_transport
 
-from . import claims, plots, results
-from .atscale_summary import SUMMARY_METRICS, AtScaleResultSet, summary_body
+from . import results
+from .atscale_summary import SUMMARY_METRICS, AtScaleResultSet
 from .config import (
     ExperimentError,
     Paper,
@@ -84,7 +85,6 @@ TOP_KEYS = (
     "paper",
 )
 CLAIM_KINDS = ("at_least", "at_most", "near", "ordering", "drops_from")  # of claims.KINDS
-SUMMARY_MD = "SUMMARY.md"
 
 
 @dataclass(frozen=True)
@@ -248,7 +248,6 @@ class AtScaleScenario:
     axis = "load"  # what the claims' x is
     flags = FLAGS
     shared_sweep = False  # reproduce: each preset a sweep of its own, continued
-    section_suffix = " (at scale)"
     wall_label = "{scheme} load {load} #{repeat}"
     result_set = AtScaleResultSet
 
@@ -309,40 +308,8 @@ class AtScaleScenario:
                 return diff
         return None
 
-    def claim_context(self, exp: AtScaleExperiment) -> dict[str, Any]:
-        return {"axis": self.axis}
-
     def rounds(self, exp: AtScaleExperiment) -> int | None:
         return None  # not round-based (reports/cost.py)
-
-    def report(self, exp: AtScaleExperiment, rs: results.ResultSet) -> str:
-        """SUMMARY.md (written next to results.json), returned to be printed."""
-        config = rs.config or {}
-        fabric = Fabric(**config["fabric"]) if "fabric" in config else exp.fabric
-        title = (
-            f"# {rs.name}: {fabric.hosts} hosts, {len(config.get('schemes', []))} schemes × "
-            f"{len(config.get('loads', []))} loads × {config.get('repeats')} repeats"
-        )
-        lines = [title, "", *summary_body(rs)]
-        rows, ctx = rs.aggregate(), self.claim_context(exp)
-        vs = [claims.evaluate(c, rows, ctx) for c in exp.paper.claims] if exp.paper else []
-        if vs:
-            lines += ["", *claims.table([(v, v.verdict) for v in vs])]
-        text = "\n".join(lines) + "\n"
-        (rs.out_dir / SUMMARY_MD).write_text(text)
-        return text
-
-    def plots(self, rs: results.ResultSet) -> list[Path]:
-        return plots.plot_loads(rs.aggregate(), rs.out_dir, rs.name)
-
-    def section(
-        self, exp: AtScaleExperiment, rs: results.ResultSet, root: Path, reference: Any
-    ) -> list[str]:
-        """REPORT.md's body for the preset: the summary and its figures."""
-        if not rs.runs:
-            return [f"No runs in {rs.out_dir}.", ""]
-        figures = " ".join(f"![{f.stem}]({f.relative_to(root)})" for f in sorted(self.plots(rs)))
-        return [*summary_body(rs), "", figures, ""]
 
 
 AT_SCALE = AtScaleScenario()

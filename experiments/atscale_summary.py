@@ -1,7 +1,8 @@
 """An at-scale sweep's results (experiments/atscale.py): its summary rows, one per
-(scheme, offered load), the Markdown table and summary of SUMMARY.md, and the
-ResultSet that keeps its records (results.json, summary.csv; no rounds). The
-rows and the text are pure functions of the records."""
+(scheme, offered load), their Markdown table, and the ResultSet that keeps its
+records (results.json, summary.csv; no rounds). The rows and the table are pure
+functions of the records; the rest of SUMMARY.md is the report side's
+(reports/scenario_report.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from p4incast.experiments import metrics, provenance, results, stats
-from p4incast.model.atscale import ATSCALE_SCENARIO, Fabric, Traffic
-from p4incast.model.scheme import Transport
+from p4incast.experiments import metrics, results, stats
+from p4incast.model.atscale import ATSCALE_SCENARIO
 
 PERCENTILES = (1, 50, 99)
 SUMMARY_METRICS = (
@@ -26,7 +26,6 @@ SUMMARY_METRICS = (
     "drops",  # ToR + root
     "short_timeouts",
 )
-SETTINGS = (("fabric", Fabric), ("traffic", Traffic), ("transport", Transport))
 
 
 def _ci_fields(key: str, ci: stats.Interval | None) -> dict[str, Any]:
@@ -118,50 +117,6 @@ def table(rows: Sequence[Mapping[str, Any]]) -> str:
             f"| {_num(r['drops_root'], '.0f')} | {_num(r['short_timeouts'], '.0f')} |"
         )
     return "\n".join(out)
-
-
-def _settings_line(config: Mapping[str, Any], key: str, cls: type) -> str:
-    """`Fabric: Fabric(tors=40, ...)`, from the settings the runs were made with."""
-    try:
-        return f"{key.title()}: {cls(**config[key])}"
-    except (KeyError, TypeError):
-        return f"{key.title()}: {config.get(key)}"
-
-
-def summary_body(rs: results.ResultSet) -> list[str]:
-    """SUMMARY.md without its title and claims (REPORT.md's section shows these):
-    the settings the runs were made with, provenance, the table, how to read it."""
-    config = rs.config or {}
-    records = rs.runs
-    rows = rs.aggregate()
-    walls = [r["wall_s"] for r in records if r["status"] == "ok"]
-    peaks = [r["point_peak_rss_mb"] for r in records if r.get("point_peak_rss_mb")]
-    bases = [r["rss_before_mb"] for r in records if r.get("rss_before_mb")]
-    repeated = any(r.get("ok", 0) > 1 for r in rows)
-    lines = [_settings_line(config, k, c) for k, c in SETTINGS]
-    lines += ["", provenance.line(rs.provenance), "", table(rows), ""]
-    lines.append(
-        "FCT = from the connect call to the last byte at the aggregator (handshake included). "
-        "Intervals: 95 %, "
-        + (
-            "Student t over the repeats' percentiles."
-            if repeated
-            else "order statistics over the flows of the run (assumes independent flows)."
-        )
-    )
-    if walls:
-        lines += [
-            "",
-            f"Wall time per point: mean {statistics.fmean(walls):.1f} s, max {max(walls):.1f} s"
-            + (
-                f"; peak RSS during a point {max(peaks):.0f} MB, of which {min(bases):.0f} MB"
-                " is the worker with ns-3 loaded before it"
-                if peaks and bases
-                else ""
-            )
-            + f" ({len(walls)} points).",
-        ]
-    return lines
 
 
 class AtScaleResultSet(results.ResultSet):

@@ -1,6 +1,8 @@
 """What differs between kinds of experiment, behind one protocol, so that one CLI
 (p4incast-run), one run loop and one resume (runner.py), one claims vocabulary
-(claims.py) and one report (reports/reproduce.py) serve them all.
+(claims.py) and one report (reports/reproduce.py) serve them all. What a
+report shows of each scenario is the report side's (reports/scenario_report.py,
+keyed by the scenario's name): nothing here draws or writes a report.
 
 A preset's `scenario:` (absent: incast) picks its Scenario (`of_path`). The steps,
 and the Scenario member each calls:
@@ -13,11 +15,14 @@ and the Scenario member each calls:
     run        engine(exp, cluster) -> the engine; runner.run_experiments
     summarize  new_set / result_set: a results.ResultSet whose aggregate() are the
                summary rows, one per (scheme, x); x is `axis` (n or load)
+    cost       rounds(exp), wall_label -> reports/cost.py's groups
+
+and the steps of reports/scenario_report.py's ScenarioReport:
+
     claims     claim_context(exp) -> claims.evaluate's context (axis, ...)
     report     report(exp, rs) -> what p4incast-run prints (and keeps);
                section(...) -> REPORT.md's body for it (reports/reproduce.py)
     plots      plots(rs) -> the PNGs written
-    cost       rounds(exp), wall_label -> reports/cost.py's groups
 
 Two scenarios: incast (config.Experiment, N senders × rounds on a star or leaf-spine;
 `IncastScenario` here) and at-scale (RCC's 1000-host fabric over offered load;
@@ -32,9 +37,9 @@ from typing import Any, Protocol
 
 from p4incast.engines import REGISTRY, Engine, resolve
 from p4incast.model.atscale import ATSCALE_SCENARIO
-from p4incast.model.scheme import INCAST_SCENARIO, Point, base_rtt_s
+from p4incast.model.scheme import INCAST_SCENARIO, Point
 
-from . import plots, results
+from . import results
 from .atscale import AT_SCALE
 from .config import (
     Experiment,
@@ -50,10 +55,9 @@ class Scenario(Protocol):
     """A kind of experiment (module docstring). `exp` is the scenario's experiment
     (name, repeats, cluster, paper, points(), as_dict()); `point` one of its points."""
 
-    name: str  # a preset's `scenario:`
+    name: str  # a preset's `scenario:`; what reports/scenario_report.py keys on
     axis: str  # the summary rows' x, as claims name it: n | load
     shared_sweep: bool  # reproduce: all its presets in one sweep (else one each, continued)
-    section_suffix: str  # after the preset's name in REPORT.md's section header
     wall_label: str  # a run record as cost.walls_of names it
 
     # Read-only, so a scenario's class attribute may be of a narrower type.
@@ -75,11 +79,7 @@ class Scenario(Protocol):
     def recorded_engine(self, engine: Engine) -> str: ...
     def new_set(self, exp: Any, out: Path, engine: Engine | None = None) -> results.ResultSet: ...
     def resume_difference(self, old: Any, new: Any) -> str | None: ...
-    def claim_context(self, exp: Any) -> dict[str, Any]: ...
     def rounds(self, exp: Any) -> int | None: ...
-    def report(self, exp: Any, rs: results.ResultSet) -> str: ...
-    def plots(self, rs: results.ResultSet) -> list[Path]: ...
-    def section(self, exp: Any, rs: results.ResultSet, root: Path, reference: Any) -> list[str]: ...
 
 
 class IncastScenario:
@@ -89,7 +89,6 @@ class IncastScenario:
     axis = "n"
     flags = ("senders", "rounds", "repeats", "schemes", "engine")
     shared_sweep = True
-    section_suffix = ""
     wall_label = "{scheme} N={n} #{repeat}"
     result_set = results.ResultSet
 
@@ -156,31 +155,8 @@ class IncastScenario:
 
         return first_difference(plain(old), plain(new))
 
-    def claim_context(self, exp: Experiment) -> dict[str, Any]:
-        return {
-            "axis": self.axis,
-            "topology": exp.topology,
-            "app": exp.app,
-            "base_rtt_s": base_rtt_s,
-        }
-
     def rounds(self, exp: Experiment) -> int | None:
         return exp.app.rounds
-
-    def report(self, exp: Experiment, rs: results.ResultSet) -> str:
-        return rs.summary_table()
-
-    def plots(self, rs: results.ResultSet) -> list[Path]:
-        return plots.plot_all(rs, rs.out_dir)
-
-    def section(
-        self, exp: Experiment, rs: results.ResultSet, root: Path, reference: Any
-    ) -> list[str]:
-        """One variant's part of REPORT.md: our curves under the paper's numbers, the table."""
-        path = rs.out_dir / "reference.png"
-        fig = plots.reference_plot(rs.aggregate(), reference or {}, exp.name, path)
-        lines = [f"### {exp.name}", "", f"![{exp.name}]({fig.relative_to(root)})", ""]
-        return [*lines, "```", rs.summary_table(), "```", ""]
 
 
 INCAST = IncastScenario()

@@ -79,7 +79,7 @@ from p4incast.experiments.runner import executor_for, resume_sets, run_experimen
 from p4incast.model.atscale import ATSCALE_SCENARIO
 from p4incast.model.scheme import INCAST_SCENARIO
 
-from . import cost, report_diff
+from . import cost, report_diff, scenario_report
 
 REPO = Path(__file__).resolve().parent.parent
 PAPERS = REPO / "experiments" / "papers"
@@ -146,7 +146,7 @@ def header_comment(path: Path) -> str:
 def verdict_rows(exps: list[Any], sets: list[results.ResultSet], base: str) -> list[Verdict]:
     """Every claim of a preset against the summary rows of the variant it names
     (a claim that names none: every variant, as the ablations state them)."""
-    sc = scenario.of(exps[0])
+    rep = scenario_report.of(exps[0])
     by_variant = {variant_of(e, base): (e, rs) for e, rs in zip(exps, sets, strict=True)}
     paper = exps[0].paper
     out = []
@@ -160,7 +160,7 @@ def verdict_rows(exps: list[Any], sets: list[results.ResultSet], base: str) -> l
             one = {**claim, "variant": variant} if variant else dict(claim)
             if paper and paper.is_baseline(exp):
                 one["baseline"] = True
-            out.append(evaluate(one, rs.aggregate(), sc.claim_context(exp)))
+            out.append(evaluate(one, rs.aggregate(), rep.claim_context(exp)))
     return out
 
 
@@ -179,11 +179,11 @@ def report_section(
     """REPORT.md's section of a preset of any scenario: its citation, its header
     comment, its claims (`classified`: their classes, claims.classify, in the
     verdict column; without it, the plain verdicts), then per variant what its
-    scenario shows (`Scenario.section`)."""
-    sc = scenario.of(exps[0])
+    scenario shows (`ScenarioReport.section`, reports/scenario_report.py)."""
+    rep = scenario_report.of(exps[0])
     base = base_name(path, exps)
     paper = exps[0].paper
-    lines = [f"## {path.stem}{sc.section_suffix}", ""]
+    lines = [f"## {path.stem}{rep.section_suffix}", ""]
     if paper:
         lines += [f"**{paper.figure}** — {paper.cite}", ""]
     lines += ["```", header_comment(path), "```", ""]
@@ -197,7 +197,7 @@ def report_section(
         lines += ["The paper states no number for this figure in its text; results only.", ""]
     for exp, rs in zip(exps, sets, strict=True):
         ref = (paper.reference.get(variant_of(exp, base)) if paper else None) or {}
-        lines += sc.section(exp, rs, root, ref)
+        lines += rep.section(exp, rs, root, ref)
     return "\n".join(lines)
 
 

@@ -47,6 +47,8 @@ from p4incast.experiments.config import ENGINE_CHOICES, ExperimentError, check_c
 from p4incast.experiments.executors import RETRIES, ClusterError
 from p4incast.experiments.runner import executor_for, pending, resume_sets, run_experiments
 
+from . import scenario_report
+
 REPO = Path(__file__).resolve().parent.parent
 SUBCOMMAND = "reproduce"
 
@@ -156,6 +158,7 @@ def _overrides(args: argparse.Namespace, sc: scenario.Scenario) -> dict[str, Any
 
 def _report_only(sc: scenario.Scenario, exps: Sequence[Any], root: Path) -> int:
     """Rewrite a results folder's summary and plots from its records."""
+    rep = scenario_report.of_scenario(sc)
     dirs = [root / e.name for e in exps] if len(exps) > 1 else [root]
     try:
         sets = [results.load(d, sc.result_set) for d in dirs]
@@ -163,8 +166,8 @@ def _report_only(sc: scenario.Scenario, exps: Sequence[Any], root: Path) -> int:
         print(f"p4incast-run: --report-only: {err}", file=sys.stderr)
         return 2
     for e, rs in zip(exps, sets, strict=True):
-        print(sc.report(e, rs))
-        for p in sc.plots(rs):
+        print(rep.report(e, rs))
+        for p in rep.plots(rs):
             print(f"plot:    {p}")
     return 0
 
@@ -288,16 +291,17 @@ def main(argv: list[str] | None = None) -> int:
         executor.close()
     total = sum(len(rs.runs) for rs in sets)
     failed = 0
+    rep = scenario_report.of_scenario(sc)
     for e, rs in zip(exps, sets, strict=True):
         print()
-        print(sc.report(e, rs))
+        print(rep.report(e, rs))
         failed += rs.failed()
     for name, why in left_out.items():
         print(f"left out: {name} ({engine.name} cannot run it: {why})")
     print(f"\n{total} runs in {(time.monotonic() - t0) / 60:.1f} min ({failed} failed)")
     for rs in sets:
         print(f"results: {rs.out_dir}")
-        for p in sc.plots(rs):
+        for p in rep.plots(rs):
             print(f"plot:    {p}")
     return 1 if failed == total or (failed and args.strict) else 0
 

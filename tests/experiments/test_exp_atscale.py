@@ -23,12 +23,12 @@ from p4incast.experiments import (
 )
 from p4incast.experiments.claims import DIVERGES, HOLDS, INCONCLUSIVE, NO_DATA, evaluate
 from p4incast.model.wire import QUEUED_FRAME_BYTES
-from p4incast.reports import reproduce
+from p4incast.reports import reproduce, scenario_report
 
 PRESET = reproduce.PAPERS / "rcc-at-scale.yaml"
 RUN = [sys.executable, "-m", "p4incast.reports.run_cli"]  # what the p4incast-run script calls
 # At scale the context is the axis alone: no experiment needed.
-CTX = atscale.AT_SCALE.claim_context(None)  # pyright: ignore[reportArgumentType]
+CTX = scenario_report.REPORTS[atscale.SCENARIO].claim_context(None)
 
 
 def raw_preset(**schemes: Any) -> dict[str, Any]:
