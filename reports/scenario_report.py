@@ -22,11 +22,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from p4incast.experiments import atscale_summary, claims, plots, provenance, results, scenario
+from p4incast.experiments import atscale_summary, claims, provenance, results, scenario
 from p4incast.experiments.atscale import AT_SCALE, AtScaleExperiment
 from p4incast.experiments.config import Experiment
 from p4incast.model.atscale import ATSCALE_SCENARIO, Fabric, Traffic
 from p4incast.model.scheme import INCAST_SCENARIO, Transport, base_rtt_s
+
+from . import plots
 
 SUMMARY_MD = "SUMMARY.md"  # an at-scale sweep's report, next to its results.json
 SETTINGS = (("fabric", Fabric), ("traffic", Traffic), ("transport", Transport))

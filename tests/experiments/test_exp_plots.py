@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from p4incast.experiments import plots, results
+from p4incast.experiments import results
 from p4incast.experiments.results import ResultSet
+from p4incast.reports import plots
 
 MakeRun = Callable[..., dict[str, Any]]
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -91,7 +92,7 @@ def test_cli_redraws_from_directory(tmp_path: Path, make_run: MakeRun) -> None:
     rs = _result_set(tmp_path, make_run, repeats=1)
     out = tmp_path / "redraw"
     proc = subprocess.run(
-        [sys.executable, "-m", "p4incast.experiments.plots", str(rs.out_dir), "--out", str(out)],
+        [sys.executable, "-m", "p4incast.reports.plots", str(rs.out_dir), "--out", str(out)],
         capture_output=True,
         text=True,
         check=False,

@@ -15,9 +15,10 @@ from typing import Any, cast
 import pytest
 from matplotlib.container import ErrorbarContainer
 
-from p4incast.experiments import metrics, plots, results, stats
+from p4incast.experiments import metrics, results, stats
 from p4incast.experiments.metrics import CI_FIELDS
 from p4incast.experiments.stats import Interval
+from p4incast.reports import plots
 
 MakeRun = Callable[..., dict[str, Any]]
 

@@ -1,7 +1,7 @@
 """PNG plots of one experiment (matplotlib, Agg canvas; no display needed).
 
     paths = plot_all(results_set)                    # from a runner
-    python -m p4incast.experiments.plots results/<dir> [--link-gbps 1] [--out DIR]
+    python -m p4incast.reports.plots results/<dir> [--link-gbps 1] [--out DIR]
 
 Figures (docs/algorithms.md §6): goodput vs N per scheme with the framing limit
 (C * MSS / wire bytes) dashed when the link rate is known; ratio of rounds
@@ -355,7 +355,7 @@ def reference_plot(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m p4incast.experiments.plots", description="Redraw an experiment's plots."
+        prog="python -m p4incast.reports.plots", description="Redraw an experiment's plots."
     )
     ap.add_argument("results", type=Path, help="results directory (or its results.json)")
     ap.add_argument("--out", type=Path, help="where to write the PNGs (default: results dir)")
