@@ -70,7 +70,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from p4incast.experiments.claims import Verdict, row_label
+from p4incast.experiments.verdicts import Verdict, row_label
 
 CLAIM_HEADER = ("claim", "paper", "ours (95 % CI)", "verdict")
 ATSCALE_HEADER = ("claim", "verdict", "measured")

@@ -61,8 +61,11 @@ from typing import Any
 import yaml
 
 from p4incast.engines.base import resolve
-from p4incast.experiments import claims, provenance, results, scenario
-from p4incast.experiments.claims import (
+from p4incast.experiments import provenance, results, scenario, verdicts
+from p4incast.experiments.config import ExperimentError, check_cluster, scenario_of
+from p4incast.experiments.executors import ClusterError
+from p4incast.experiments.runner import executor_for, resume_sets, run_experiments
+from p4incast.experiments.verdicts import (
     CLASSES,
     NO_DATA,
     UNEXPLAINED,
@@ -73,9 +76,6 @@ from p4incast.experiments.claims import (
     classify,
     evaluate,
 )
-from p4incast.experiments.config import ExperimentError, check_cluster, scenario_of
-from p4incast.experiments.executors import ClusterError
-from p4incast.experiments.runner import executor_for, resume_sets, run_experiments
 from p4incast.model.atscale import ATSCALE_SCENARIO
 from p4incast.model.scheme import INCAST_SCENARIO
 
@@ -192,7 +192,7 @@ def report_section(
     else:
         shown = [(c.verdict, c.label) for c in classified]
     if shown:
-        lines += [*claims.table(shown), ""]
+        lines += [*verdicts.table(shown), ""]
     else:
         lines += ["The paper states no number for this figure in its text; results only.", ""]
     for exp, rs in zip(exps, sets, strict=True):

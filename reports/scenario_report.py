@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from p4incast.experiments import atscale_summary, claims, provenance, results, scenario
+from p4incast.experiments import atscale_summary, provenance, results, scenario, verdicts
 from p4incast.experiments.atscale import AT_SCALE, AtScaleExperiment
 from p4incast.experiments.config import Experiment
 from p4incast.model.atscale import ATSCALE_SCENARIO, Fabric, Traffic
@@ -139,9 +139,9 @@ class AtScaleReport:
         )
         lines = [title, "", *summary_body(rs)]
         rows, ctx = rs.aggregate(), self.claim_context(exp)
-        vs = [claims.evaluate(c, rows, ctx) for c in exp.paper.claims] if exp.paper else []
+        vs = [verdicts.evaluate(c, rows, ctx) for c in exp.paper.claims] if exp.paper else []
         if vs:
-            lines += ["", *claims.table([(v, v.verdict) for v in vs])]
+            lines += ["", *verdicts.table([(v, v.verdict) for v in vs])]
         text = "\n".join(lines) + "\n"
         (rs.out_dir / SUMMARY_MD).write_text(text)
         return text

@@ -16,12 +16,12 @@ import pytest
 from p4incast.experiments import (
     atscale,
     atscale_summary,
-    claims,
     config,
     results,
     runner,
+    verdicts,
 )
-from p4incast.experiments.claims import DIVERGES, HOLDS, INCONCLUSIVE, NO_DATA, evaluate
+from p4incast.experiments.verdicts import DIVERGES, HOLDS, INCONCLUSIVE, NO_DATA, evaluate
 from p4incast.model.wire import QUEUED_FRAME_BYTES
 from p4incast.reports import reproduce, scenario_report
 
@@ -156,7 +156,10 @@ def test_the_claims_table_is_the_shared_one_and_report_diff_reads_it(tmp_path: P
         "30%: 0, 60%: 4",
         "holds",
     )
-    assert claims.table([]) == ["| claim | paper | ours (95 % CI) | verdict |", "|---|---|---|---|"]
+    assert verdicts.table([]) == [
+        "| claim | paper | ours (95 % CI) | verdict |",
+        "|---|---|---|---|",
+    ]
 
 
 # -- one results folder, one resume ---------------------------------------------------

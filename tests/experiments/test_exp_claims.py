@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from p4incast.experiments.claims import (
+from p4incast.experiments.config import load_all
+from p4incast.experiments.verdicts import (
     DIVERGES,
     HOLDS,
     INCONCLUSIVE,
@@ -18,7 +19,6 @@ from p4incast.experiments.claims import (
     claim_variants,
     evaluate,
 )
-from p4incast.experiments.config import load_all
 from p4incast.model.scheme import App, Topology, base_rtt_s
 from p4incast.reports.reproduce import presets, variant_of
 

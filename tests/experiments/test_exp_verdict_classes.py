@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from test_provenance import fake_record
 
-from p4incast.experiments import claims, config, results
-from p4incast.experiments.claims import (
+from p4incast.experiments import config, results
+from p4incast.experiments.verdicts import (
     DIVERGES,
     EXPLAINED,
     HOLDS,
@@ -275,7 +275,7 @@ def recomputed(root: Path) -> dict[str, str]:
     paper = [("toy", x) for p, vs in verdicts if p.stem == "toy" for x in vs]
     ablation = [(p.stem, x) for p, vs in verdicts if p.stem != "toy" for x in vs]
     ablation += [("toy-unrun", Verdict({"id": "a-fast"}, NO_DATA, "not run"))]
-    return {c.verdict.claim["id"]: c.label for c in claims.classify(paper, ablation)}
+    return {c.verdict.claim["id"]: c.label for c in classify(paper, ablation)}
 
 
 def build(root: Path) -> str:
