@@ -73,7 +73,7 @@ from typing import Any, ClassVar
 import yaml
 
 from p4incast.engines import REGISTRY
-from p4incast.experiments.verdicts import ClaimError, check_claim, claim_variants
+from p4incast.experiments.claims import ClaimError, check_claim, claim_variants
 from p4incast.model import ModelError
 from p4incast.model.ecn import EcnMode
 from p4incast.model.scheme import (

@@ -19,7 +19,7 @@ and the Scenario member each calls:
 
 and the steps of reports/scenario_report.py's ScenarioReport:
 
-    claims     claim_context(exp) -> claims.evaluate's context (axis, ...)
+    claims     claim_context(exp) -> the context of verdicts.evaluate (axis, ...)
     report     report(exp, rs) -> what p4incast-run prints (and keeps);
                section(...) -> REPORT.md's body for it (reports/reproduce.py)
     plots      plots(rs) -> the PNGs written

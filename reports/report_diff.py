@@ -1,8 +1,8 @@
 """The claim rows of a reproduce report, and what changed between two reports (pure).
 
-REPORT.md (experiments/reproduce.py) has one section per preset, headed
+REPORT.md (reports/reproduce.py) has one section per preset, headed
 `## <preset>` (the preset's file stem) or `## <preset> (at scale)`, and in
-it one claim table (claims.table, every scenario):
+it one claim table (verdicts.table, every scenario):
 
     | claim | paper | ours (95 % CI) | verdict |
     |---|---|---|---|
@@ -26,7 +26,7 @@ explained by newdctcp-connections (per-round-init_cwnd10)").
 
 Comparing an earlier report with this one, per (preset, claim id, variant):
 
-- **verdict changed**: the claims.py verdicts differ (the verdict column's
+- **verdict changed**: the verdicts.py verdicts differ (the verdict column's
   text before " — ": holds, diverges, inconclusive, no data), or both rows
   carry a class of divergence (the first word after " — ": explained,
   unexplained) and the classes differ. A row without a class (an ablation's,
@@ -70,7 +70,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from p4incast.experiments.verdicts import Verdict, row_label
+from .verdicts import Verdict, row_label
 
 CLAIM_HEADER = ("claim", "paper", "ours (95 % CI)", "verdict")
 ATSCALE_HEADER = ("claim", "verdict", "measured")
@@ -293,7 +293,7 @@ def _verdict_parts(text: str) -> tuple[str, str | None]:
 
 
 def verdict_changed(before: str, now: str) -> bool:
-    """The claims.py verdicts differ, or both rows class the divergence and differently."""
+    """The verdicts.py verdicts differ, or both rows class the divergence and differently."""
     (bv, bc), (nv, nc) = _verdict_parts(before), _verdict_parts(now)
     return bv != nv or (bc is not None and nc is not None and bc != nc)
 
@@ -405,7 +405,7 @@ def changed_section(
         SECTION,
         "",
         f"Against {listed}, oldest first; a later file's row replaces an earlier one.",
-        "A verdict changed when the claims.py verdict or the class of a divergence differs;",
+        "A verdict changed when the verdicts.py verdict or the class of a divergence differs;",
         "a figure moved when for some N in both, each mean lies outside the other's 95 %",
         "interval (without intervals: more than 5 % apart), or the N reported differ",
         "(the exact rules: reports/report_diff.py). Why: --why (docs/reproduce/why.yaml).",
@@ -453,7 +453,7 @@ def changed_section(
 
 
 def rows_of(verdicts: Iterable[tuple[str, Verdict, str]]) -> list[ClaimRow]:
-    """ClaimRows of this report from (preset, claims.Verdict, verdict column text)."""
+    """ClaimRows of this report from (preset, verdicts.Verdict, verdict column text)."""
     out = []
     for preset, v, label in verdicts:
         c = v.claim

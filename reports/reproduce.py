@@ -10,7 +10,7 @@ Runs experiments/papers/*.yaml (every variant) through the runner, then writes
 results/reproduce-<UTC time>/REPORT.md: per preset its citation, its settings,
 the settings the paper does not state (the preset's header comment, quoted),
 and one row per claim — the paper's words, our value with its 95 % interval,
-and the verdict of experiments/claims.py — plus one figure per preset variant
+and the verdict of reports/verdicts.py — plus one figure per preset variant
 with the paper's stated numbers drawn over our curves (reference.png).
 `--rounds` cuts every preset's rounds (the report says so, and the intervals
 widen accordingly); `--only` picks presets by file stem; `--cluster` runs the
@@ -22,7 +22,7 @@ body) and `--rounds` does not apply to them. The report's header
 says which commit(s) the results came from (every preset's `provenance`,
 experiments/provenance.py; listed per preset when they differ), and each
 table repeats its experiment's provenance line. Then it counts the paper
-presets' claims per class (claims.classify: holds; diverges — explained by an
+presets' claims per class (verdicts.classify: holds; diverges — explained by an
 ablation whose claim of the same id holds in one of its variants in this very
 report; diverges — unexplained; inconclusive; no data) and lists the
 unexplained ones; each paper preset's table shows the class, the ablations'
@@ -61,25 +61,25 @@ from typing import Any
 import yaml
 
 from p4incast.engines.base import resolve
-from p4incast.experiments import provenance, results, scenario, verdicts
+from p4incast.experiments import provenance, results, scenario
+from p4incast.experiments.claims import claim_variants
 from p4incast.experiments.config import ExperimentError, check_cluster, scenario_of
 from p4incast.experiments.executors import ClusterError
 from p4incast.experiments.runner import executor_for, resume_sets, run_experiments
-from p4incast.experiments.verdicts import (
+from p4incast.model.atscale import ATSCALE_SCENARIO
+from p4incast.model.scheme import INCAST_SCENARIO
+
+from . import cost, report_diff, scenario_report, verdicts
+from .verdicts import (
     CLASSES,
     NO_DATA,
     UNEXPLAINED,
     Classified,
     Verdict,
-    claim_variants,
     class_counts,
     classify,
     evaluate,
 )
-from p4incast.model.atscale import ATSCALE_SCENARIO
-from p4incast.model.scheme import INCAST_SCENARIO
-
-from . import cost, report_diff, scenario_report
 
 REPO = Path(__file__).resolve().parent.parent
 PAPERS = REPO / "experiments" / "papers"
@@ -177,7 +177,7 @@ def report_section(
     classified: list[Classified] | None = None,
 ) -> str:
     """REPORT.md's section of a preset of any scenario: its citation, its header
-    comment, its claims (`classified`: their classes, claims.classify, in the
+    comment, its claims (`classified`: their classes, verdicts.classify, in the
     verdict column; without it, the plain verdicts), then per variant what its
     scenario shows (`ScenarioReport.section`, reports/scenario_report.py)."""
     rep = scenario_report.of(exps[0])
@@ -545,12 +545,12 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         "",
         f"{ran}{cut}",
         *provenance_header(named),
-        "Verdicts (experiments/claims.py): holds; diverges (wrong side even at the edge of our",
+        "Verdicts (reports/verdicts.py): holds; diverges (wrong side even at the edge of our",
         "95 % interval); inconclusive (only the mean is on the wrong side). A paper preset's",
         "divergence is explained by an ablation whose own verdict flips it: a claim of the",
         "same id holds there under the ablated setting and not under the paper's (its",
         "baseline rows), and no claim the preset reproduces diverges under that setting,",
-        "in this report; else unexplained (computed, claims.classify).",
+        "in this report; else unexplained (computed, verdicts.classify).",
         *[f"Not run here: {line}." for line in notes],
         "",
         *classes_header([c for cs in classified.values() for c in cs]),

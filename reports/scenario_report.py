@@ -4,7 +4,7 @@ keeps after a sweep, its plots, and its section of REPORT.md. The running
 side's Scenario says what a point is and how its results are kept; this is
 the report side's half, so that experiments/ never imports plots or verdicts.
 
-    claims     claim_context(exp) -> claims.evaluate's context (axis, ...)
+    claims     claim_context(exp) -> verdicts.evaluate's context (axis, ...)
     report     report(exp, rs) -> what p4incast-run prints (and keeps: at scale,
                SUMMARY.md next to results.json)
     plots      plots(rs) -> the PNGs written
@@ -22,13 +22,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from p4incast.experiments import atscale_summary, provenance, results, scenario, verdicts
+from p4incast.experiments import atscale_summary, provenance, results, scenario
 from p4incast.experiments.atscale import AT_SCALE, AtScaleExperiment
 from p4incast.experiments.config import Experiment
 from p4incast.model.atscale import ATSCALE_SCENARIO, Fabric, Traffic
 from p4incast.model.scheme import INCAST_SCENARIO, Transport, base_rtt_s
 
-from . import plots
+from . import plots, verdicts
 
 SUMMARY_MD = "SUMMARY.md"  # an at-scale sweep's report, next to its results.json
 SETTINGS = (("fabric", Fabric), ("traffic", Traffic), ("transport", Transport))

@@ -1,6 +1,6 @@
 """The at-scale scenario behind the shared machinery (issue 29, item 1): its
 schemes go through the incast rule for K (model.scheme.check_scheme on the
-fabric's switch port), its claims through claims.evaluate, its folders through
+fabric's switch port), its claims through verdicts.evaluate, its folders through
 results.load and the runner's resume — no simulator needed."""
 
 from __future__ import annotations
@@ -19,11 +19,10 @@ from p4incast.experiments import (
     config,
     results,
     runner,
-    verdicts,
 )
-from p4incast.experiments.verdicts import DIVERGES, HOLDS, INCONCLUSIVE, NO_DATA, evaluate
 from p4incast.model.wire import QUEUED_FRAME_BYTES
-from p4incast.reports import reproduce, scenario_report
+from p4incast.reports import reproduce, scenario_report, verdicts
+from p4incast.reports.verdicts import DIVERGES, HOLDS, INCONCLUSIVE, NO_DATA, evaluate
 
 PRESET = reproduce.PAPERS / "rcc-at-scale.yaml"
 RUN = [sys.executable, "-m", "p4incast.reports.run_cli"]  # what the p4incast-run script calls

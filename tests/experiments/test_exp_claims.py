@@ -9,18 +9,11 @@ from typing import Any
 
 import pytest
 
+from p4incast.experiments.claims import ClaimError, check_claim, claim_variants
 from p4incast.experiments.config import load_all
-from p4incast.experiments.verdicts import (
-    DIVERGES,
-    HOLDS,
-    INCONCLUSIVE,
-    ClaimError,
-    check_claim,
-    claim_variants,
-    evaluate,
-)
 from p4incast.model.scheme import App, Topology, base_rtt_s
 from p4incast.reports.reproduce import presets, variant_of
+from p4incast.reports.verdicts import DIVERGES, HOLDS, INCONCLUSIVE, evaluate
 
 CTX = {"topology": Topology(), "app": App(), "base_rtt_s": base_rtt_s}
 

@@ -132,8 +132,9 @@ def test_the_current_report_parses_to_one_row_per_claim_of_the_presets() -> None
     variant; a baseline claim without one: "(baseline)"), so the next report's
     "changed since" section can compare them all."""
     from p4incast.experiments import scenario
-    from p4incast.experiments.verdicts import claim_variants, row_label
+    from p4incast.experiments.claims import claim_variants
     from p4incast.reports import reproduce
+    from p4incast.reports.verdicts import row_label
 
     rows = rd.parse_report((DOCS / "REPORT.md").read_text(encoding="utf-8"), "REPORT.md")
     keys = {r.key for r in rows}
@@ -321,7 +322,7 @@ def test_a_baseline_row_and_its_ablated_twin_stay_two_rows_across_reports() -> N
     """Two claims of one id and no variant, one the paper's setting (baseline: true):
     this report's rows and the published report's parse to the same two keys, so
     neither is compared with the other's figures."""
-    from p4incast.experiments.verdicts import Verdict, table
+    from p4incast.reports.verdicts import Verdict, table
 
     base = {"id": "no-drops", "text": "t", "baseline": True}
     ablated = {"id": "no-drops", "text": "t"}

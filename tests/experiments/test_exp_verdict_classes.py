@@ -14,7 +14,8 @@ import pytest
 from test_provenance import fake_record
 
 from p4incast.experiments import config, results
-from p4incast.experiments.verdicts import (
+from p4incast.reports import reproduce
+from p4incast.reports.verdicts import (
     DIVERGES,
     EXPLAINED,
     HOLDS,
@@ -25,7 +26,6 @@ from p4incast.experiments.verdicts import (
     class_counts,
     classify,
 )
-from p4incast.reports import reproduce
 from p4incast.sim import native
 
 MakeRun = Callable[..., dict[str, Any]]

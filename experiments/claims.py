@@ -1,0 +1,119 @@
+"""A paper's claims as a preset states them: the schema its `paper:` section is
+checked against when the preset loads (config.parse_paper), before anything
+runs. Their verdicts against our summary rows are the report side's
+(reports/verdicts.py).
+
+A preset (experiments/papers/*.yaml) carries a `paper:` section:
+
+    paper:
+      cite: "authors, title, venue, year"
+      figure: "Fig. 7a"
+      claims:
+        - {id: tcp-collapses-near-10, kind: collapse_n, scheme: tcp, lo: 5, hi: 15,
+           variant: sru64k, text: "TCP's goodput drops sharply from ~10 senders"}
+      reference:                       # numbers the paper states, drawn over our curves
+        sru64k: {peak_goodput_mbps: {tcp: 850}, collapse_n: {tcp: 10},
+                 goodput_mbps: {dctcp: [[20, 300]]}}
+
+`variant` names the variant (the suffix p4incast-run gives it, e.g. sru64k),
+or a list of them (variant: [rto_min_ms10-sru64k, rto_min_ms200-sru64k]);
+absent: every variant (claim_variants). Every tolerance a verdict
+uses is written in the claim itself, next to the paper's wording, so a
+reader sees what "about 10 senders" was taken to mean.
+
+Rows are a scenario's summary rows, one per (scheme, x): x is what the
+scenario sweeps, the `axis` of the evaluation context — N (senders) for an
+incast preset, the offered load for an at-scale one (experiments/scenario.py).
+A claim names x by that key (n: 10, load: 0.6) and narrows it with
+<axis>_min / <axis>_max (n_min, n_max; load_min, load_max).
+
+Kinds (`metric` defaults to goodput_mbps; x ranges default to every x run):
+
+    at_least / at_most   scheme's metric at every x in [min, max] vs value
+    near                 metric at x (n: 10, or peak_goodput_mbps: the best N)
+                         within value · (1 ± tolerance)
+    ordering             schemes (first = best) ordered by their mean metric over
+                         x in [min, max]; higher is better unless lower: true;
+                         every: true — ordered at each x, not only on the means;
+                         best: true — only the first must lead ("the best"),
+                         the others in any order
+    drops_from           the scheme's `drops` (per run, mean over repeats) are 0
+                         at every x below the claim's x (load: 0.6) and > 0 at some
+                         x at or above it (inconclusive without runs on both sides)
+    collapse_n           the first N whose goodput is below `fraction` (0.5) of the
+                         scheme's peak lies in [lo, hi]
+    no_collapse          no N <= n_max has goodput below `fraction` of the peak
+    above_bound          seed-003, as the paper states it: T and T~ are upper
+                         bounds on a batch's time and on the stagger, so the closed
+                         form g is the goodput the schedule guarantees; goodput
+                         >= g at every N in [n_min, n_max]
+    matches_bound        seed-003: goodput within g·(1 ± tolerance) at every N in
+                         [n_min, n_max] (T's full buffer of queueing per slow-start
+                         round over-estimates a batch's time: the paper states
+                         the match above N = 5)
+    Both take g from model.batching.plan on the variant's topology and app with
+    the batched scheme's first window (scheme.BATCHING_INIT_SEGS).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+KINDS = (
+    "at_least",
+    "at_most",
+    "near",
+    "ordering",
+    "collapse_n",
+    "no_collapse",
+    "matches_bound",
+    "above_bound",
+    "drops_from",
+)
+
+
+class ClaimError(ValueError):
+    """A claim a preset states in a form this module cannot check."""
+
+
+def check_claim(claim: Any, where: str, axis: str = "n") -> None:
+    """Refuse a malformed claim before anything runs (one message naming it);
+    `axis`: the key that names x in the preset's scenario (n, load)."""
+    if not isinstance(claim, dict) or "id" not in claim or "text" not in claim:
+        raise ClaimError(f"{where}: a claim needs at least an id and a text")
+    where = f"{where} ({claim['id']})"
+    kind = claim.get("kind")
+    if kind not in KINDS:
+        raise ClaimError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
+    need = {
+        "at_least": ("scheme", "value"),
+        "at_most": ("scheme", "value"),
+        "near": ("scheme", "value", "tolerance"),
+        "ordering": ("schemes",),
+        "collapse_n": ("scheme", "lo", "hi"),
+        "no_collapse": ("scheme", "n_max"),
+        "matches_bound": ("scheme", "tolerance"),
+        "above_bound": ("scheme",),
+        "drops_from": ("scheme", axis),
+    }[kind]
+    missing = [k for k in need if k not in claim]
+    if missing:
+        raise ClaimError(f"{where}: kind {kind} needs {', '.join(missing)}")
+
+
+def claim_variants(claim: Mapping[str, Any], variants: Sequence[str]) -> list[str]:
+    """The variants (suffix labels, in the preset's order) a claim is about: every one
+    without `variant`; else the one it names, or each of the list it names. Raises
+    ValueError naming what it names that the preset lacks."""
+    if "variant" not in claim:
+        return list(variants)
+    named = claim["variant"]
+    want = [str(v) for v in named] if isinstance(named, list) else [str(named)]
+    missing = [v for v in want if v not in variants]
+    if missing or not want:
+        raise ValueError(
+            f"claim {claim.get('id')} names variant {', '.join(map(repr, missing)) or '[]'}; "
+            f"the preset has {', '.join(repr(v) for v in variants)}"
+        )
+    return [v for v in variants if v in want]
