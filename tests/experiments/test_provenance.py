@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from run_records import fake_record
 
 from p4incast.engines.base import ENGINES
 from p4incast.experiments import config, provenance, results, runner, scenario
@@ -19,19 +20,6 @@ from p4incast.sim import native
 
 MakeRun = Callable[..., dict[str, Any]]
 HEX40 = re.compile(r"[0-9a-f]{40}")
-
-
-def fake_record(commit: str, dirty: bool = False) -> dict[str, Any]:
-    return {
-        "commit": commit,
-        "dirty": dirty,
-        "engine": "sim",
-        "versions": {"ns3": "3.44.post0", "python": "3.11.2", "kernel": "6.1.0"},
-        "host": "box",
-        "cpus": 8,
-        "loadavg": [0.5, 0.25, 0.125],
-        "captured": "2026-11-26T10:00:00+00:00",
-    }
 
 
 def test_capture_in_this_checkout_names_its_commit() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_provenance import fake_record
+from run_records import fake_record
 
 from p4incast.experiments import config, results
 from p4incast.reports import reproduce

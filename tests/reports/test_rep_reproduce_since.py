@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_exp_verdict_classes import report_verdicts, toy, write_results  # noqa: F401
+from test_rep_verdict_classes import report_verdicts, toy, write_results  # noqa: F401
 
 from p4incast.reports import report_diff, reproduce
 
