@@ -1,18 +1,11 @@
-"""experiments/claims.py on constructed summary rows: each kind of claim gives the
-verdict its definition says (holds / diverges / inconclusive), and every shipped
-preset's claims are well formed and name variants the preset has."""
+"""reports/verdicts.py on constructed summary rows: each kind of claim gives the
+verdict its definition says (holds / diverges / inconclusive)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from p4incast.experiments.claims import ClaimError, check_claim, claim_variants
-from p4incast.experiments.config import load_all
 from p4incast.model.scheme import App, Topology, base_rtt_s
-from p4incast.reports.reproduce import presets, variant_of
 from p4incast.reports.verdicts import DIVERGES, HOLDS, INCONCLUSIVE, evaluate
 
 CTX = {"topology": Topology(), "app": App(), "base_rtt_s": base_rtt_s}
@@ -112,26 +105,6 @@ def test_matches_bound_holds_within_tolerance_over_its_n_range() -> None:
     assert evaluate(wide, [row("batched", 1, 900.0)], CTX).verdict == DIVERGES
 
 
-@pytest.mark.parametrize(
-    "bad",
-    [{"id": "x"}, claim(kind="sideways"), claim(kind="collapse_n", scheme="tcp", lo=1)],
-)
-def test_malformed_claims_refused(bad: dict[str, Any]) -> None:
-    with pytest.raises(ClaimError):
-        check_claim(bad, "paper.claims[0]")
-
-
-@pytest.mark.parametrize("path", presets(), ids=lambda p: p.stem)
-def test_shipped_presets_claims_name_their_variants(path: Path) -> None:
-    exps = load_all(path)
-    assert exps[0].paper is not None and exps[0].paper.claims
-    names = {variant_of(e, path.stem) for e in exps}
-    for c in exps[0].paper.claims:
-        assert claim_variants(c, sorted(names)), c["id"]  # raises if it names none
-    for key in exps[0].paper.reference:
-        assert key in names, key
-
-
 def test_ordering_best_needs_only_the_first_to_lead() -> None:
     # "RCC has the best goodput": the others may come in any order
     rows = [row("rcc", 60, 900.0), row("dctcp", 60, 600.0), row("ictcp", 60, 800.0)]
@@ -142,20 +115,6 @@ def test_ordering_best_needs_only_the_first_to_lead() -> None:
     assert evaluate({**c, "best": True}, behind, CTX).verdict == DIVERGES
     fct = {**c, "schemes": ["rcc", "dctcp"], "best": True, "lower": True}
     assert evaluate(fct, [row("rcc", 60, 10.0), row("dctcp", 60, 30.0)], CTX).verdict == HOLDS
-
-
-def test_a_claim_names_a_variant_or_a_list_of_them() -> None:
-    two_axes = ["rto_min_ms10-sru64k", "rto_min_ms10-sru128k", "rto_min_ms200-sru64k"]
-    assert claim_variants({"id": "a"}, two_axes) == two_axes
-    assert claim_variants({"id": "a", "variant": "rto_min_ms10-sru128k"}, two_axes) == [
-        "rto_min_ms10-sru128k"
-    ]
-    both = {"id": "a", "variant": ["rto_min_ms200-sru64k", "rto_min_ms10-sru64k"]}
-    assert claim_variants(both, two_axes) == ["rto_min_ms10-sru64k", "rto_min_ms200-sru64k"]
-    with pytest.raises(ValueError, match="'sru64k'"):
-        claim_variants({"id": "a", "variant": "sru64k"}, two_axes)  # a label, whole
-    with pytest.raises(ValueError, match="rto_min_ms200-sru128k"):
-        claim_variants({"id": "a", "variant": ["rto_min_ms200-sru128k"]}, two_axes)
 
 
 def test_figures_from_1000_up_print_whole() -> None:
