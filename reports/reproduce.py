@@ -17,8 +17,8 @@ widen accordingly); `--only` picks presets by file stem; `--cluster` runs the
 points on a Ray cluster. Presets with `scenario: at-scale` (RCC's 1000-host
 fabric, experiments/atscale.py) run after the incast ones, each a sweep of
 its own that continues what its folder holds; their sections are built the
-same way (experiments/scenario.py: the claims table, then the scenario's own
-body) and `--rounds` does not apply to them. The report's header
+same way (reports/scenario_report.py: the claims table, then the scenario's
+own body) and `--rounds` does not apply to them. The report's header
 says which commit(s) the results came from (every preset's `provenance`,
 experiments/provenance.py; listed per preset when they differ), and each
 table repeats its experiment's provenance line. Then it counts the paper
