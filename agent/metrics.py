@@ -20,10 +20,8 @@ refuses unusable files first.
 
 from __future__ import annotations
 
-import ssl
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, start_http_server
@@ -81,30 +79,12 @@ def parse_listen(value: str) -> tuple[str, int]:
 
 
 def check_tls(tls: MetricsTls) -> None:
-    """The --metrics-tls-* flags (p4incast.model.tls's rule), the files read here and
-    loaded as the HTTPS server will load them; ConfigError naming the first problem.
-    The controller's exporter has its twin (controller/tls.py `check_metrics`): the
-    model, which both share, does no I/O."""
-
-    def read(flag: str, path: str) -> str:
-        try:
-            return Path(path).read_text()
-        except (OSError, UnicodeDecodeError) as err:
-            reason = err.strerror if isinstance(err, OSError) else "not text"
-            raise ConfigError(f"{flag} {path}: cannot read it: {reason}") from None
-
+    """The --metrics-tls-* flags and their files (`MetricsTls.verify`, shared with
+    the controller's exporter); ConfigError naming the first problem."""
     try:
-        tls.check(read)
+        tls.verify()
     except ModelError as err:
         raise ConfigError(str(err)) from None
-    if tls.cert is not None and tls.key is not None:
-        try:
-            ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(tls.cert, tls.key)
-        except ssl.SSLError as err:
-            raise ConfigError(
-                f"--metrics-tls-cert {tls.cert} and --metrics-tls-key {tls.key}: not a "
-                f"certificate and its key ({err.reason})"
-            ) from None
 
 
 def serve(collector: Collector, listen: str, tls: MetricsTls | None = None) -> WSGIServer:
@@ -121,10 +101,7 @@ def serve(collector: Collector, listen: str, tls: MetricsTls | None = None) -> W
             port,
             addr=addr,
             registry=reg,
-            certfile=tls.cert,
-            keyfile=tls.key,
-            client_cafile=tls.client_ca,
-            client_auth_required=tls.client_ca is not None,
+            **tls.server_args(),
         )
     except OSError as err:
         raise ConfigError(f"--metrics {listen}: cannot listen: {err.strerror or err}") from None

@@ -115,10 +115,7 @@ def serve(
             port,
             addr=addr,
             registry=registry,
-            certfile=tls_files.cert,
-            keyfile=tls_files.key,
-            client_cafile=tls_files.client_ca,
-            client_auth_required=tls_files.client_ca is not None,
+            **tls_files.server_args(),
         )
     except ssl.SSLError as err:
         raise ControllerError(

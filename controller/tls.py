@@ -234,24 +234,7 @@ def _client_refused(address: str, tls: TlsSettings, how: str) -> str:
 
 
 def check_metrics(tls: MetricsTls) -> None:
-    """A metrics endpoint's TLS flags (p4incast.model.tls), the files read here and
-    loaded as the HTTPS server will load them (a certificate and key that are no
-    pair are refused before anything is bound)."""
-
-    def read(flag: str, path: str) -> str:
-        try:
-            return Path(path).read_text()
-        except (OSError, UnicodeDecodeError) as err:
-            reason = err.strerror if isinstance(err, OSError) else "not text"
-            raise ControllerError(f"{flag} {path}: cannot read it: {reason}") from None
-
+    """A metrics endpoint's TLS flags and files (`MetricsTls.verify`, shared with
+    the agent): refused before anything is bound."""
     with model_errors():
-        tls.check(read)
-    if tls.cert is not None and tls.key is not None:
-        try:
-            ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(tls.cert, tls.key)
-        except ssl.SSLError as err:
-            raise ControllerError(
-                f"--metrics-tls-cert {tls.cert} and --metrics-tls-key {tls.key}: not a "
-                f"certificate and its key ({err.reason})"
-            ) from None
+        tls.verify()

@@ -21,10 +21,16 @@ Batch size and number of batches (S_f = frame size in bytes):
     n = floor(B / (S_f * wnd_max)),  k = ceil(N / n)
 
 Round time of one batch (C = link rate, R = base RTT, S_ACK = ACK size), the
-serialisation of the data and its ACKs plus one RTT and one full buffer of
-queueing per slow-start round:
+serialisation of the batch's data and ACKs (its n flows share the bottleneck)
+plus one RTT and one full buffer of queueing per slow-start round:
 
-    T = (S_f + S_ACK) * S_SRU / C + ceil(log2(S_SRU + 1)) * (R + B / C)
+    T = n * (S_f + S_ACK) * S_SRU / C + ceil(log2(S_SRU + 1)) * (R + B / C)
+
+The paper's Eq. (16) prints the transmission term of one flow, without the n;
+its own numbers need the n (docs/algorithms.md §4, "Which T"): with it the
+closed form gives 203.4 -> 162.0 Mbit/s at N = 15 -> 16 (§V-A) and
+119.2 -> 240.4 at N = 499 -> 500 (§V-B), which the paper prints as 203, 162,
+119 and 241; the one-flow term gives 216, 169, 237 and 477.
 
 The client staggers batches by T rounded up to its timer granularity Δt,
 after adding the jitter d_max:
@@ -38,7 +44,7 @@ for in a round the goodput is at most
 
 Worked example (docs/algorithms.md §4): S_SRU = 21 -> wnd_A = 8, wnd_B = 6,
 wnd_max = 13; B = 64 KiB, S_f = 1500 B -> n = 3; C = 1 Gbps, R = 100 µs,
-S_ACK = 40 B -> T = 3380.16 µs; Δt = 1 ms, d_max = 20 µs -> T~ = 4 ms;
+S_ACK = 40 B -> T = 3897.6 µs; Δt = 1 ms, d_max = 20 µs -> T~ = 4 ms;
 N = 32 -> k = 11.
 
 Also here, because it answers the same question (how much buffer a
@@ -56,11 +62,13 @@ from .wire import IP_MTU_BYTES, MSS_BYTES
 
 D_MAX_S = 20e-6  # scheduling jitter d_max, seconds (paper: 20 µs)
 DT_S = 1e-3  # client timer granularity Δt, seconds (paper: 1 ms)
-FRAME_BYTES = IP_MTU_BYTES  # S_f, bytes: the paper's frame size (the IP packet)
-ACK_BYTES = 40  # S_ACK, bytes: the paper's ACK size (an IP packet with no payload)
+# S_f, bytes: the IP packet our engines send (the paper's ns-2 packets carry
+# 1000 B, 1040 B with headers: its n = 5 and wnd_max = 6 at B = 32 KB, §V-A)
+FRAME_BYTES = IP_MTU_BYTES
+ACK_BYTES = 40  # S_ACK, bytes: an IP packet with no payload
 MSS = MSS_BYTES
 
-# Ceil of a ratio that is an integer up to float rounding (3380.16e-6 / 1e-6 and
+# Ceil of a ratio that is an integer up to float rounding (2.98e-3 / 1e-3 and
 # the like) must not jump to the next integer.
 _EPS = 1e-9
 
@@ -162,9 +170,13 @@ def round_time_T(
     rtt_s: float,
     buffer_bytes: int,
     init_segs: int = 1,
+    *,
+    n: int,
 ) -> float:
-    """T in seconds: (S_f + S_ACK) * S_SRU / C + ceil(log2(S_SRU + 1)) * (R + B / C),
+    """T in seconds for a batch of `n` flows:
+    n * (S_f + S_ACK) * S_SRU / C + ceil(log2(S_SRU + 1)) * (R + B / C),
     the slow-start rounds counted from a first window of `init_segs` packets."""
+    _positive_int("n", n)
     _positive_int("frame_bytes", frame_bytes)
     _non_negative("ack_bytes", ack_bytes)
     _positive_int("s_sru_pkts", s_sru_pkts)
@@ -172,7 +184,7 @@ def round_time_T(
     _non_negative("rtt_s", rtt_s)
     _positive("buffer_bytes", buffer_bytes)
     ss_rounds = slow_start_rounds(s_sru_pkts, init_segs)
-    serialise = 8 * (frame_bytes + ack_bytes) * s_sru_pkts / link_bps
+    serialise = 8 * n * (frame_bytes + ack_bytes) * s_sru_pkts / link_bps
     return serialise + ss_rounds * (rtt_s + 8 * buffer_bytes / link_bps)
 
 
@@ -259,8 +271,11 @@ def plan(
 ) -> Schedule:
     """The seed-003 schedule for N servers each sending `sru_bytes` (Podlesny & Williamson).
 
-    S_SRU = ceil(sru_bytes / mss). `frame_bytes` is S_f; the paper uses 1500 B
-    (pass 1538 to count Ethernet framing on the wire, which is more cautious).
+    S_SRU = ceil(sru_bytes / mss). `frame_bytes` is S_f, the IP packet (pass
+    1538 to count Ethernet framing on the wire, which is more cautious). T
+    counts the formula's n flows even when fewer than n servers are asked
+    (k = 1), as the paper's numbers do (at N = 16 its batches hold 4 flows,
+    and its 162 Mbit/s is the value for n = 5).
     `init_segs` is the initial window the senders actually use (the paper's
     formulas assume 1; a larger one raises wnd_max and shortens slow start).
     """
@@ -269,7 +284,7 @@ def plan(
     w = wnd_max(s_sru, init_segs)
     n = batch_size(buffer_bytes, frame_bytes, s_sru, init_segs)
     k = batches(n_servers, n)
-    t = round_time_T(frame_bytes, ack_bytes, s_sru, link_bps, rtt_s, buffer_bytes, init_segs)
+    t = round_time_T(frame_bytes, ack_bytes, s_sru, link_bps, rtt_s, buffer_bytes, init_segs, n=n)
     t_tilde = stagger(t, d_max_s, dt_s)
     return Schedule(
         n_servers=n_servers,

@@ -9,9 +9,10 @@ with the one rule for which of them go together (`MetricsTls.check`):
                                                       signed by FILE is required
 
 What a PEM certificate or private key looks like (`pem_problem`) is stated here
-too, for those files and for the controller's P4Runtime TLS files. Pure: the
-files are read by the caller (`read`), which raises its own error when one
-cannot be read; the model only judges the text.
+too, for those files and for the controller's P4Runtime TLS files. `check`
+judges text the caller reads; `verify`, the one place here that touches
+files, reads them and loads the pair as the HTTPS server will, for both
+endpoints (each turns the ModelError into its own error).
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
+from typing import Any
 
 from .errors import ModelError
 
@@ -133,3 +137,35 @@ class MetricsTls:
                 problem = pem_problem(read(flag, path), kind)
                 if problem is not None:
                     raise ModelError(f"{flag} {path}: {problem}")
+
+    def verify(self) -> None:
+        """`check` on the files as they are, then the certificate and key loaded
+        as the HTTPS server will load them: a pair that does not match is refused
+        before anything is bound. ModelError names the flag and file."""
+
+        def read(flag: str, path: str) -> str:
+            try:
+                return Path(path).read_text()
+            except (OSError, UnicodeDecodeError) as err:
+                reason = err.strerror if isinstance(err, OSError) else "not text"
+                raise ModelError(f"{flag} {path}: cannot read it: {reason}") from None
+
+        self.check(read)
+        if self.cert is not None and self.key is not None:
+            try:
+                ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(self.cert, self.key)
+            except ssl.SSLError as err:
+                cert, key = (f.flag for f in METRICS_TLS_FLAGS[:2])
+                raise ModelError(
+                    f"{cert} {self.cert} and {key} {self.key}: not a certificate and "
+                    f"its key ({err.reason})"
+                ) from None
+
+    def server_args(self) -> dict[str, Any]:
+        """prometheus_client.start_http_server's TLS arguments for these files."""
+        return {
+            "certfile": self.cert,
+            "keyfile": self.key,
+            "client_cafile": self.client_ca,
+            "client_auth_required": self.client_ca is not None,
+        }

@@ -76,10 +76,14 @@ def test_batch_size_is_one_when_one_flow_overflows() -> None:
 
 
 def test_round_time_stagger_and_offsets() -> None:
-    t = batching.round_time_T(1500, 40, 21, 1e9, 100e-6, KIB64)
-    assert t == pytest.approx(3380.16e-6, abs=1e-12)
+    # n = 3 flows of 21 packets: 3 * 1540 B * 21 * 8 / 1 Gbit/s = 776.16 µs of
+    # data and ACKs, then 5 slow-start rounds of R + B/C = 624.288 µs
+    t = batching.round_time_T(1500, 40, 21, 1e9, 100e-6, KIB64, n=3)
+    assert t == pytest.approx(3897.6e-6, abs=1e-12)
+    one = batching.round_time_T(1500, 40, 21, 1e9, 100e-6, KIB64, n=1)
+    assert t - one == pytest.approx(2 * 258.72e-6, abs=1e-12)
     assert batching.stagger(t) == pytest.approx(4e-3)
-    assert batching.stagger(t, 20e-6, 0) == pytest.approx(3400.16e-6)
+    assert batching.stagger(t, 20e-6, 0) == pytest.approx(3917.6e-6)
     # exactly on the grid stays there despite float rounding
     assert batching.stagger(2.98e-3, 20e-6, 1e-3) == pytest.approx(3e-3)
     offs = batching.start_offsets(7, 3, 4e-3)
@@ -89,7 +93,7 @@ def test_round_time_stagger_and_offsets() -> None:
 def test_plan_worked_example() -> None:
     s = batching.plan(32, 21 * 1448, KIB64, 1e9, 100e-6, frame_bytes=1500)
     assert (s.s_sru_pkts, s.wnd_max, s.n, s.k) == (21, 13, 3, 11)
-    assert math.isclose(s.T, 3380.16e-6, rel_tol=0, abs_tol=1e-12)
+    assert math.isclose(s.T, 3897.6e-6, rel_tol=0, abs_tol=1e-12)
     assert s.t_tilde == pytest.approx(4e-3)
     assert s.stagger_us == pytest.approx(4000)
     assert s.batched
@@ -98,7 +102,7 @@ def test_plan_worked_example() -> None:
     assert s.offsets[0] == s.offsets[11] == s.offsets[22] == 0
     assert s.offsets[10] == pytest.approx(40e-3)
     # g = S / (T~ (k-1) + T + d_max), S = 32 * SRU bytes
-    span = 4e-3 * 10 + 3380.16e-6 + 20e-6
+    span = 4e-3 * 10 + 3897.6e-6 + 20e-6
     assert s.goodput_bound_bps == pytest.approx(8 * 32 * 21 * 1448 / span)
 
 
@@ -121,8 +125,9 @@ def test_sru_packets_rounds_up() -> None:
         lambda: batching.slow_start_rounds(9, 0),
         lambda: batching.batch_size(0, 1500, 9),
         lambda: batching.batches(0, 3),
-        lambda: batching.round_time_T(1500, 40, 21, 0, 100e-6, KIB64),
-        lambda: batching.round_time_T(1500, 40, 21, 1e9, -1, KIB64),
+        lambda: batching.round_time_T(1500, 40, 21, 0, 100e-6, KIB64, n=1),
+        lambda: batching.round_time_T(1500, 40, 21, 1e9, -1, KIB64, n=1),
+        lambda: batching.round_time_T(1500, 40, 21, 1e9, 100e-6, KIB64, n=0),
         lambda: batching.stagger(math.nan),
         lambda: batching.start_offsets(4, 0, 1e-3),
         lambda: batching.plan(0, 65536, KIB64, 1e9, 100e-6),
@@ -137,3 +142,46 @@ def test_bad_inputs_raise_value_error(call: Callable[[], object]) -> None:
 def test_ictcp_buffer_bound() -> None:
     assert batching.ictcp_buffer_bytes(47, 2, 100e-6, 1e9) == pytest.approx(128_500)
     assert batching.ictcp_buffer_bytes(1, 2, 100e-6, 1e9) == 0  # BDP absorbs it
+
+
+# The paper's own setting (seed 003 §V): C = 1 Gbit/s, R = 100 µs, B = 32 KB,
+# d_max = 20 µs, Δt = 1 ms; ns-2 packets of 1000 B of data, 1040 B with their
+# headers, and 40-B ACKs (not stated: the paper's n and wnd_max below need them).
+PAPER = {"buffer_bytes": 32 * 1024, "link_bps": 1e9, "rtt_s": 100e-6}
+NS2 = {"mss": 1000, "frame_bytes": 1040, "ack_bytes": 40}
+
+
+def paper_plan(n_servers: int, sru_bytes: int) -> batching.Schedule:
+    return batching.plan(n_servers, sru_bytes, **PAPER, **NS2)
+
+
+def test_the_papers_batch_sizes() -> None:
+    # seed 003 §V-A: a 10 KB SRU (10 packets) peaks at wnd_max = 6, so n = 5
+    # servers answer at once: 32768 // (1040 * 6) = 5
+    s = paper_plan(16, 10_000)
+    assert (s.s_sru_pkts, s.wnd_max, s.n) == (10, 6, 5)
+    # §V-C (Fig. 8): a 1 MB block over 25 servers is a 40-packet SRU, wnd_max
+    # 24 (windows 1..16, then 9 left: 16 + 9 - 1); over 100 servers 10 packets, 6
+    assert batching.wnd_max(batching.sru_packets(10**6 // 25, 1000)) == 24
+    assert batching.wnd_max(batching.sru_packets(10**6 // 100, 1000)) == 6
+
+
+@pytest.mark.parametrize(
+    ("n_servers", "sru_bytes", "paper_mbps"),
+    [
+        (15, 10_000, 203),  # §V-A, Fig. 6: 203 Mbit/s at 15 servers ...
+        (16, 10_000, 162),  # ... and 162 at 16 (one more batch, k 3 -> 4)
+        (499, -(-(10**6) // 499), 119),  # §V-B, Fig. 7 (1 MB / N): 119 at 499 ...
+        (500, 10**6 // 500, 241),  # ... 241 at 500 (S_SRU 3 -> 2, n 15 -> 31)
+    ],
+)
+def test_the_closed_form_gives_the_papers_goodputs(
+    n_servers: int, sru_bytes: int, paper_mbps: int
+) -> None:
+    """T's transmission term is the batch's, n (S_f + S_ACK) S_SRU / C: with it
+    the closed form gives 203.4, 162.0, 119.2 and 240.4 Mbit/s, the paper's
+    whole numbers within one unit; the term of one flow, as Eq. (16) prints
+    it, gives 216.0, 169.4, 236.9 and 477.3 (T~ 2 ms at N = 499 and 500
+    needs the n: 15 x 25.92 µs + 724.288 µs = 1113.1 µs > 1 ms - d_max)."""
+    g = paper_plan(n_servers, sru_bytes).goodput_bound_bps / 1e6
+    assert abs(g - paper_mbps) < 1.0, g
