@@ -277,8 +277,18 @@ def test_budget_rotation_holds_the_budget_below_one_segment_per_flow(
         "--rotate",
         "1",
     )
-    client = lab.start_reverse_client(4, parallel=8)
-    time.sleep(1.5)
+    client = lab.start_reverse_client(5, parallel=8)
+
+    def grants() -> int:
+        return [a for a in status() if a["pid"] == agent.pid][0]["totals"]["rot_grant"]
+
+    # Sample once the rotation runs (a busy machine starts iperf3's streams
+    # late, and until their first turns every connection may still spend the
+    # 2 segments it was offered at its handshake).
+    deadline = time.monotonic() + 3.0
+    while (passed := grants()) < 2000:
+        assert time.monotonic() < deadline, f"slots passed on in 3 s: {passed}"
+        time.sleep(0.05)
     queued = []
     for _ in range(20):
         queued.append(lab.bottleneck_backlog())
@@ -289,11 +299,12 @@ def test_budget_rotation_holds_the_budget_below_one_segment_per_flow(
     res = json.loads(out)
     streams = [s["receiver"]["bits_per_second"] for s in res["end"]["streams"]]
     total = res["end"]["sum_received"]["bits_per_second"]
-    # The budget holds: at most 2 segments queued at the bottleneck (a grant
-    # and the release it answers may overlap by one), where 9 windows of one
-    # segment keep 7 or 8 there.
-    assert statistics.median(queued) <= 2 and max(queued) <= 3, queued
-    assert st["totals"]["rot_grant"] > 1000 and st["totals"]["forge_fail"] == 0
+    # The budget holds: H = 2 slots, plus one segment where a grant overlaps
+    # the release it answers, and one more while the rescue gives a slot on
+    # from a holder whose segment was still on its way: 9 windows of one
+    # segment keep 7 or 8 queued.
+    assert statistics.median(queued) <= 3 and max(queued) <= 4, (queued, st["totals"])
+    assert st["totals"]["forge_fail"] == 0
     # Every stream moves at a fair share's order; none waits on a persist timer.
     assert len(streams) == 8 and min(streams) > 0.3 * total / 8, streams
     assert total > 0.1 * lab.rate_mbit * 1e6, total
