@@ -14,6 +14,9 @@ carry error bars: the 95 % confidence interval of summary.csv
 batch means or Wilson over the rounds of the one: experiments/metrics.py).
 Schemes are nudged apart along N (by 1.5 % of its range in all) so their bars do
 not hide each other. Failed (scheme, N) points are left out, not drawn as zero.
+N is on a log axis when it spans more than a decade. An interval is cut to
+what the metric can be: goodput from 0 to the framing limit (when the link
+rate is known), a ratio of rounds from 0 to 1, a time or count from 0.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any, cast
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from p4incast.experiments.metrics import framing_limit_bps, hist_cdf, hist_counts, interval_of
 from p4incast.experiments.results import ResultSet, aggregate, load
@@ -54,15 +58,24 @@ def _schemes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 YErr = tuple[list[float], list[float]]
 
 
+Bounds = tuple[float, float]  # what a metric can be, in the plotted unit
+NON_NEGATIVE: Bounds = (0.0, math.inf)
+
+
 def series(
-    rows: Sequence[Mapping[str, Any]], scheme: str, key: str, scale: float = 1.0, axis: str = "n"
+    rows: Sequence[Mapping[str, Any]],
+    scheme: str,
+    key: str,
+    scale: float = 1.0,
+    axis: str = "n",
+    bounds: Bounds = NON_NEGATIVE,
 ) -> tuple[list[float], list[float], YErr | None]:
     """(x, value, (below, above) or None) of one scheme, skipping points without a value;
     x is the rows' `axis` (N, or an at-scale sweep's load).
 
     below/above are the distances from the value down to the 95 % interval's lo and
-    up to its hi (matplotlib's asymmetric yerr), NaN at a point without an interval;
-    None when no point of the scheme has one.
+    up to its hi (matplotlib's asymmetric yerr), each end cut to `bounds`, NaN at a
+    point without an interval; None when no point of the scheme has one.
     """
     xs, ys, below, above = [], [], [], []
     for r in rows:
@@ -72,20 +85,44 @@ def series(
         ci = interval_of(r, key)
         xs.append(r[axis])
         ys.append(y)
-        below.append(math.nan if ci is None else max(0.0, y - ci.lo * scale))
-        above.append(math.nan if ci is None else max(0.0, ci.hi * scale - y))
+        lo, hi = (None, None) if ci is None else (ci.lo * scale, ci.hi * scale)
+        below.append(math.nan if lo is None else max(0.0, y - max(lo, bounds[0])))
+        above.append(math.nan if hi is None else max(0.0, min(hi, bounds[1]) - y))
     has_err = any(not math.isnan(b) for b in below)
     return xs, ys, (below, above) if has_err else None
 
 
+def log_x(rows: Sequence[Mapping[str, Any]], axis: str = "n") -> bool:
+    """True when the x values are all positive and span more than a decade."""
+    xs = [r[axis] for r in rows if isinstance(r.get(axis), int | float)]
+    return bool(xs) and min(xs) > 0 and max(xs) / min(xs) > 10
+
+
+def _log_axis(ax: Any, rows: Sequence[Mapping[str, Any]], axis: str = "n") -> None:
+    """N on a log axis, labelled in plain numbers (at each N when there are few)."""
+    ax.set_xscale("log")
+    xs = sorted({r[axis] for r in rows if isinstance(r.get(axis), int | float)})
+    if len(xs) <= 12:
+        ax.set_xticks(xs)
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def _dodge(
-    rows: Sequence[Mapping[str, Any]], schemes: Sequence[str], axis: str = "n"
+    rows: Sequence[Mapping[str, Any]], schemes: Sequence[str], axis: str = "n", log: bool = False
 ) -> list[float]:
-    """x offset per scheme: spread over 1.5 % of the x range, centred on the true x."""
+    """x offset per scheme: spread over 1.5 % of the x range, centred on the true x
+    (on a log axis, of the range of log x: the offsets are then exponents of 10)."""
     ns = [r[axis] for r in rows if isinstance(r.get(axis), int | float)]
+    if log:
+        ns = [math.log10(n) for n in ns]
     span = (max(ns) - min(ns)) if ns else 0
     step = 0.015 * span / max(len(schemes) - 1, 1)
     return [(i - (len(schemes) - 1) / 2) * step for i in range(len(schemes))]
+
+
+def _nudge(xs: Sequence[float], dx: float, log: bool) -> list[float]:
+    return [x * 10**dx if log else x + dx for x in xs]
 
 
 def _per_scheme(
@@ -95,15 +132,19 @@ def _per_scheme(
     scale: float = 1.0,
     axis: str = "n",
     x_scale: float = 1.0,
+    bounds: Bounds = NON_NEGATIVE,
 ) -> list[float]:
     values: list[float] = []
     schemes = _schemes(rows)
     bars = False
-    for scheme, dx in zip(schemes, _dodge(rows, schemes, axis), strict=True):
-        xs, ys, yerr = series(rows, scheme, key, scale, axis)
+    log = log_x(rows, axis)
+    if log:
+        _log_axis(ax, rows, axis)
+    for scheme, dx in zip(schemes, _dodge(rows, schemes, axis, log), strict=True):
+        xs, ys, yerr = series(rows, scheme, key, scale, axis, bounds)
         if not xs:
             continue
-        xs = [(x + dx) * x_scale for x in xs]
+        xs = [x * x_scale for x in _nudge(xs, dx, log)]
         ax.errorbar(xs, ys, yerr=yerr, marker="o", capsize=3, label=scheme)
         values += ys
         bars = bars or yerr is not None
@@ -129,9 +170,9 @@ def plot_goodput(
 ) -> Path:
     """Mean round goodput (Mbps) vs senders, per scheme; the framing limit dashed."""
     fig, ax = _figure()
-    _per_scheme(ax, rows, "goodput_mbps")
+    limit = framing_limit_bps(link_bps) / 1e6 if link_bps else math.inf
+    _per_scheme(ax, rows, "goodput_mbps", bounds=(0.0, limit))
     if link_bps:
-        limit = framing_limit_bps(link_bps) / 1e6
         ax.axhline(limit, linestyle="--", color="gray", label=f"framing limit {limit:.0f} Mbps")
     ax.set_ylim(bottom=0)
     _finish(ax, f"{name}: goodput vs senders", "senders N", "goodput (Mbps)")
@@ -141,7 +182,7 @@ def plot_goodput(
 def plot_rto(rows: Sequence[Mapping[str, Any]], path: Path, name: str) -> Path:
     """Percentage of rounds with at least one RTO vs senders, per scheme."""
     fig, ax = _figure()
-    _per_scheme(ax, rows, "rto_round_ratio", 100.0)
+    _per_scheme(ax, rows, "rto_round_ratio", 100.0, bounds=(0.0, 100.0))
     ax.set_ylim(-2, 102)
     _finish(ax, f"{name}: rounds with an RTO", "senders N", "rounds with >= 1 RTO (%)")
     return _save(fig, path)
@@ -319,19 +360,40 @@ REFERENCE_LABELS = {
 }
 
 
+REFERENCE_DPI = 80  # these are committed (docs/reproduce/figures/): all of them under 5 MB
+
+
+def _bounds(metric: str, link_bps: float | None) -> Bounds:
+    """What `metric` can be, as reference_plot draws it."""
+    if metric == "goodput_mbps" and link_bps:
+        return (0.0, framing_limit_bps(link_bps) / 1e6)
+    if metric == "rto_round_ratio":
+        return (0.0, 1.0)
+    return NON_NEGATIVE
+
+
 def reference_plot(
-    rows: Sequence[Mapping[str, Any]], reference: Mapping[str, Any], title: str, out: Path
+    rows: Sequence[Mapping[str, Any]],
+    reference: Mapping[str, Any],
+    title: str,
+    out: Path,
+    link_bps: float | None = None,
 ) -> Path:
     """Our goodput (and any other referenced metric) per scheme with 95 % error bars,
     and a paper's stated numbers over them (make reproduce): points as black markers,
-    peaks as dashed horizontal lines, "collapses near N" as dotted vertical lines."""
+    peaks as dashed horizontal lines, "collapses near N" as dotted vertical lines.
+    N on a log axis when it spans more than a decade; intervals cut to what the
+    metric can be (goodput to the framing limit of `link_bps`, ratios to [0, 1])."""
     keys = [m for m in reference if m in REFERENCE_LABELS] or ["goodput_mbps"]
-    fig = Figure(figsize=(6.5 * len(keys), 4.2), dpi=110)
+    fig = Figure(figsize=(6.5 * len(keys), 4.2), dpi=REFERENCE_DPI)
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(keys), squeeze=False)[0]
+    log = log_x(rows)
     for ax, metric in zip(axes, keys, strict=True):
+        if log:
+            _log_axis(ax, rows)
         for i, s in enumerate(_schemes(rows)):
-            xs, ys, err = series(rows, s, metric)
+            xs, ys, err = series(rows, s, metric, bounds=_bounds(metric, link_bps))
             if not xs:
                 continue
             ax.errorbar(xs, ys, yerr=err, marker="o", ms=3, capsize=2, label=s, color=f"C{i}")

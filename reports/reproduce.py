@@ -52,6 +52,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 import time
 from datetime import UTC, datetime
@@ -446,8 +447,8 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         "--publish",
         type=Path,
         metavar="FILE",
-        help="also write REPORT.md to FILE (docs/reproduce/REPORT.md) with each figure "
-        "named by its path in the results folder instead of embedded",
+        help="also write REPORT.md to FILE (docs/reproduce/REPORT.md), its figures "
+        "copied to figures/ beside it (the PNGs there before are replaced)",
     )
     ap.add_argument(
         "--why",
@@ -562,18 +563,34 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
     report.write_text("\n".join(head + sections))
     print(f"\n{ran}\nreport: {report}")
     if args.publish:
-        args.publish.write_text(published(report.read_text(), root))
+        figures = args.publish.parent / FIGURES_DIR
+        args.publish.write_text(published(report.read_text(), root, figures))
         print(f"published: {args.publish}")
     return 0
 
 
-FIGURE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
+FIGURE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
 
 
-def published(text: str, root: Path) -> str:
-    """REPORT.md for docs/: figures are not kept in the repository, so each embedded
-    one becomes its path in the results folder that `make reproduce` writes."""
-    return FIGURE.sub(lambda m: f"`{root.name}/{m.group(1)}`", text)
+FIGURES_DIR = "figures"  # beside the published report
+
+
+def published(text: str, root: Path, figures: Path) -> str:
+    """REPORT.md for docs/: each embedded figure (a path under the results folder
+    `root`) is copied into `figures`, named by that path with "--" for "/", and
+    linked there. The PNGs `figures` held before are removed first, so it keeps
+    only what the report shows."""
+    figures.mkdir(parents=True, exist_ok=True)
+    for old in figures.glob("*.png"):
+        old.unlink()
+
+    def copy(m: re.Match[str]) -> str:
+        alt, rel = m.group(1), m.group(2)
+        name = "--".join(Path(rel).parts)
+        shutil.copyfile(root / rel, figures / name)
+        return f"![{alt}]({FIGURES_DIR}/{name})"
+
+    return FIGURE.sub(copy, text)
 
 
 if __name__ == "__main__":

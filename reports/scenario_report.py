@@ -71,7 +71,7 @@ class IncastReport:
     ) -> list[str]:
         """One variant's part of REPORT.md: our curves under the paper's numbers, the table."""
         path = rs.out_dir / "reference.png"
-        fig = plots.reference_plot(rs.aggregate(), reference or {}, exp.name, path)
+        fig = plots.reference_plot(rs.aggregate(), reference or {}, exp.name, path, rs.link_bps)
         lines = [f"### {exp.name}", "", f"![{exp.name}]({fig.relative_to(root)})", ""]
         return [*lines, "```", rs.summary_table(), "```", ""]
 

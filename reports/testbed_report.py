@@ -6,9 +6,11 @@
 Writes one Markdown file: where the run came from (its results.json's
 `provenance`, the header reproduce prints: provenance.report_header), "Changed
 since the last report" (with --since), the runner's summary table of the run
-(results.ResultSet.summary_table, what p4incast-run prints), and the twin's
-table when --twin names a folder of reports/twin.py (its twin.md, headers
-one level down).
+(results.ResultSet.summary_table, what p4incast-run prints) under two
+figures, goodput and the ratio of rounds with an RTO against N for every
+scheme (reports/plots.py; written to figures/ beside the report, which keeps
+them in the tree), and the twin's table when --twin names a folder of
+reports/twin.py (its twin.md, headers one level down).
 
 "Changed since the last report" compares per (scheme, N) the run's goodput
 and RTO-round ratio — the summary rows of results.aggregate, with their 95 %
@@ -40,10 +42,12 @@ from typing import Any
 from p4incast.experiments import provenance, results
 from p4incast.experiments.config import first_difference
 
-from . import report_diff
+from . import plots, report_diff
 from .report_diff import NOT_WRITTEN, Value, relative_moved, why_of
 
 METRICS = (("goodput_mbps", "goodput Mbit/s"), ("rto_round_ratio", "RTO rounds %"))
+FIGURES_DIR = "figures"  # beside the report
+FIGURES = ("testbed-goodput.png", "testbed-rto_rounds.png")  # in FIGURES_DIR
 SETTINGS = ("topology", "app", "transport")  # what a (scheme, N) figure depends on
 
 PointKey = tuple[str, int]  # (scheme, N)
@@ -262,8 +266,10 @@ def report(
     twin_dir: str = "",
     since: Sequence[results.ResultSet] = (),
     why: Mapping[str, str] | None = None,
+    figures: Sequence[str] = (),
 ) -> str:
-    """The report's Markdown from loaded results (no files read or written here)."""
+    """The report's Markdown from loaded results (no files read or written here);
+    `figures`: links to embed above the run's table (`draw_figures`)."""
     ok = sum(1 for r in run.runs if r.get("status") == "ok")
     engines = sorted({str(r.get("engine")) for r in run.runs})
     lines = [
@@ -276,11 +282,26 @@ def report(
     if since:
         notes = [(str(rs.out_dir), settings_note(rs, run)) for rs in since]
         lines += changed_section(since_diff(run, since), why or {}, notes)
-    lines += ["## The run", "", "```", run.summary_table().rstrip("\n"), "```", ""]
+    lines += ["## The run", ""]
+    if figures:
+        lines += [" ".join(f"![{Path(f).stem}]({f})" for f in figures), ""]
+    lines += ["```", run.summary_table().rstrip("\n"), "```", ""]
     if twin_md is not None:
         title, _, rest = _demote(twin_md).rstrip("\n").partition("\n")
         lines += [title, "", f"From `{twin_dir}` (reports/twin.py, twin.md).", rest, ""]
     return "\n".join(lines) + "\n"
+
+
+def draw_figures(run: results.ResultSet, out_dir: Path) -> list[str]:
+    """Goodput and RTO-round ratio against N, every scheme, into out_dir/figures/;
+    their links relative to out_dir."""
+    fig_dir = out_dir / FIGURES_DIR
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    rows = run.aggregate()
+    goodput, rto = (fig_dir / f for f in FIGURES)
+    plots.plot_goodput(rows, goodput, run.name, run.link_bps)
+    plots.plot_rto(rows, rto, run.name)
+    return [f"{FIGURES_DIR}/{f}" for f in FIGURES]
 
 
 def _load(path: Path, flag: str) -> results.ResultSet:
@@ -327,7 +348,10 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:  # WhyError is one
         print(f"testbed_report: {err}", file=sys.stderr)
         return 2
-    text = report(run, twin_md=twin_md, twin_dir=str(args.twin or ""), since=since, why=why)
+    figures = draw_figures(run, args.out.parent)
+    text = report(
+        run, twin_md=twin_md, twin_dir=str(args.twin or ""), since=since, why=why, figures=figures
+    )
     stale = unused_why(why, since_diff(run, since)) if since else []
     if stale:
         print(f"testbed_report: --why entries for no moved point: {', '.join(stale)}")

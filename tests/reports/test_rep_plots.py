@@ -81,6 +81,29 @@ def test_error_bars_with_repeats(make_run: MakeRun) -> None:
     assert errs[0] == pytest.approx([112.5]) and errs[1] == pytest.approx([12.706205 * 37.5])
 
 
+def test_intervals_stop_at_what_the_metric_can_be(make_run: MakeRun) -> None:
+    rows = results.aggregate([make_run(repeat=0), make_run(repeat=1, slow=2.0)])
+    # the same interval (112.5 +- 476.5) under a 120 Mbit/s ceiling: the bar
+    # reaches up to 120, not 589; a ratio of rounds cannot pass 1 either
+    _, _, errs = plots.series(rows, "mark-front", "goodput_mbps", bounds=(0.0, 120.0))
+    assert errs is not None and errs[1] == pytest.approx([7.5])
+    row = {"scheme": "s", "n": 4, "status": "ok", "rto_round_ratio": 0.9}
+    row |= {"rto_round_ratio_ci_lo": 0.6, "rto_round_ratio_ci_hi": 1.2}
+    row |= {"rto_round_ratio_ci_n": 3, "rto_round_ratio_ci_method": "t"}
+    _, _, errs = plots.series([row], "s", "rto_round_ratio", 100.0, bounds=(0.0, 100.0))
+    assert errs is not None
+    assert errs[0] == pytest.approx([30.0]) and errs[1] == pytest.approx([10.0])
+
+
+def test_n_on_a_log_axis_when_it_spans_more_than_a_decade() -> None:
+    def rows(*ns: int) -> list[dict[str, Any]]:
+        return [{"scheme": "s", "n": n} for n in ns]
+
+    assert plots.log_x(rows(1, 16, 1000))
+    assert not plots.log_x(rows(8, 16, 64))  # 8x: linear
+    assert not plots.log_x(rows(0, 16, 64))  # N = 0 has no log
+
+
 def test_depth_plots_skip_when_no_data(tmp_path: Path, make_run: MakeRun) -> None:
     runs = [make_run(switch=None)]
     assert plots.plot_depth_cdf(runs, tmp_path / "cdf.png", "demo") is None

@@ -150,6 +150,26 @@ def test_the_current_report_parses_to_one_row_per_claim_of_the_presets() -> None
     assert keys == stated
 
 
+@pytest.mark.parametrize("report", ["docs/reproduce/REPORT.md", "docs/testbed/REPORT.md"])
+def test_the_committed_reports_carry_their_figures(report: str) -> None:
+    """Each figure a committed report embeds is in the tree beside it, and its
+    figures/ folder holds nothing the report does not show."""
+    from p4incast.reports.reproduce import FIGURE
+
+    path = REPO / report
+    links = {rel for _alt, rel in FIGURE.findall(path.read_text(encoding="utf-8"))}
+    assert links, f"{report} embeds no figure"
+    for rel in links:
+        assert (path.parent / rel).is_file(), rel
+    kept = {f"figures/{f.name}" for f in (path.parent / "figures").glob("*")}
+    assert kept == links
+
+
+def test_the_committed_figures_stay_under_5_mb() -> None:
+    sizes = [f.stat().st_size for f in (REPO / "docs").rglob("figures/*")]
+    assert sizes and sum(sizes) < 5 * 2**20, sum(sizes)
+
+
 # -- figures -------------------------------------------------------------------------
 
 

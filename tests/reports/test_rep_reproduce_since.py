@@ -159,7 +159,21 @@ def test_bad_since_or_why_stops_before_anything_runs(
     assert not (toy / "toy").exists()  # nothing ran, no folder made
 
 
-def test_published_report_names_figures_instead_of_embedding_them() -> None:
+def test_published_report_carries_its_figures_beside_it(tmp_path: Path) -> None:
+    root = tmp_path / "reproduce-abc"
+    (root / "newdctcp-fig7" / "sru64k").mkdir(parents=True)
+    (root / "newdctcp-fig7" / "sru64k" / "reference.png").write_bytes(b"png 1")
+    (root / "y.png").write_bytes(b"png 2")
+    figures = tmp_path / "docs" / "figures"
+    figures.mkdir(parents=True)
+    (figures / "stale.png").write_bytes(b"from the report before")
     text = "a\n![fig7](newdctcp-fig7/sru64k/reference.png) ![x](y.png)\nb"
-    out = reproduce.published(text, Path("/somewhere/reproduce-abc"))
-    assert out == ("a\n`reproduce-abc/newdctcp-fig7/sru64k/reference.png` `reproduce-abc/y.png`\nb")
+    out = reproduce.published(text, root, figures)
+    assert out == (
+        "a\n![fig7](figures/newdctcp-fig7--sru64k--reference.png) ![x](figures/y.png)\nb"
+    )
+    assert sorted(p.name for p in figures.iterdir()) == [
+        "newdctcp-fig7--sru64k--reference.png",
+        "y.png",
+    ]
+    assert (figures / "y.png").read_bytes() == b"png 2"

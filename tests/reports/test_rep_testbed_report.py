@@ -113,3 +113,15 @@ def test_report_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "--run" in capsys.readouterr().err and not out.exists()
     assert tb.main(["--run", str(tmp_path), "--why", "w.yaml", "--out", str(out)]) == 2
     assert "--why needs --since" in capsys.readouterr().err
+
+
+def test_report_embeds_goodput_and_rto_against_n(make_run: MakeRun, tmp_path: Path) -> None:
+    folder(tmp_path / "run", make_run, {"droptail": 1.0, "mark-front": 2.0})
+    out = tmp_path / "docs" / "REPORT.md"
+    assert tb.main(["--run", str(tmp_path / "run"), "--out", str(out)]) == 0
+    text = out.read_text()
+    for name in tb.FIGURES:
+        assert f"![{Path(name).stem}](figures/{name})" in text
+        png = out.parent / "figures" / name
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert text.index("figures/") < text.index("```")  # above the run's table
