@@ -501,6 +501,22 @@ class RxAgent : public EgressHook
         return it != flows.end() && InFlight(it->second) > 0 && !FindHeld(key);
     }
 
+    // Frame p (PPP | IPv4 | TCP ...) with its TCP header changed by edit.
+    template <class Edit>
+    static void EditTcp(Ptr<Packet> p, Edit edit)
+    {
+        PppHeader ppp;
+        Ipv4Header ip;
+        TcpHeader tcp;
+        p->RemoveHeader(ppp);
+        p->RemoveHeader(ip);
+        p->RemoveHeader(tcp);
+        edit(tcp);
+        p->AddHeader(tcp);
+        p->AddHeader(ip);
+        p->AddHeader(ppp);
+    }
+
     // Alg. 3 l.7: the receiver's timer fired for the flow; its latest ACK goes
     // out again with PSH, through the clamp (the policy's new window) and the
     // queue like any ACK. PSH means nothing to a stock sender.
@@ -512,16 +528,7 @@ class RxAgent : public EgressHook
             return;
         }
         Ptr<Packet> p = it->second->Copy();
-        PppHeader ppp;
-        Ipv4Header ip;
-        TcpHeader tcp;
-        p->RemoveHeader(ppp);
-        p->RemoveHeader(ip);
-        p->RemoveHeader(tcp);
-        tcp.SetFlags(tcp.GetFlags() | TcpHeader::PSH);
-        p->AddHeader(tcp);
-        p->AddHeader(ip);
-        p->AddHeader(ppp);
+        EditTcp(p, [](TcpHeader& tcp) { tcp.SetFlags(tcp.GetFlags() | TcpHeader::PSH); });
         timerAcks++;
         if (Egress(p))
         {
@@ -738,13 +745,8 @@ class RxAgent : public EgressHook
             {
                 // ours: its part up to the right edge already released leaves now
                 Ptr<Packet> c = p->Copy();
-                c->RemoveHeader(ppp);
-                c->RemoveHeader(ip);
-                c->RemoveHeader(tcp);
-                tcp.SetWindowSize(static_cast<uint16_t>((f.relRe - ackNo) >> f.wscale));
-                c->AddHeader(tcp);
-                c->AddHeader(ip);
-                c->AddHeader(ppp);
+                auto released = static_cast<uint16_t>((f.relRe - ackNo) >> f.wscale);
+                EditTcp(c, [released](TcpHeader& tcp) { tcp.SetWindowSize(released); });
                 m_pending.push_back(c);
                 splitAcks++;
             }
