@@ -51,6 +51,10 @@ RESULTS_JSON = "results.json"
 ROUNDS_CSV = "rounds.csv"
 SUMMARY_CSV = "summary.csv"
 FORMAT = 1  # results.json layout version
+# A run record copied from an identical point of another experiment of the same
+# sweep (runner.share_identical) names the folder that ran it under this key;
+# its wall_s is that run's, so worker time counts it once (reports/cost.py).
+SHARED_FROM = "shared_from"
 
 ROUND_FIELDS = (
     "scheme",

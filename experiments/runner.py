@@ -73,6 +73,20 @@ def pending(
     return todo
 
 
+def share_identical(jobs: Sequence[Job]) -> tuple[list[Job], dict[Any, list[Job]]]:
+    """The jobs to run, each point once, and per point run the jobs of other
+    experiments with an identical point: they take its record. A point is all a
+    run depends on (scheme, N, repeat and its seed, topology, app, transport;
+    the engine is the sweep's) and the engines are deterministic for it, so an
+    ablation's baseline rows that repeat a paper preset's points cost nothing twice."""
+    run: dict[Any, Job] = {}
+    twins: dict[Any, list[Job]] = {}
+    for job in jobs:
+        if run.setdefault(job.point, job) is not job:
+            twins.setdefault(job.point, []).append(job)
+    return list(run.values()), twins
+
+
 def run_experiments(
     exps: Sequence[Any],
     engine: Engine,
@@ -96,7 +110,7 @@ def run_experiments(
     record = provenance.capture(engine.name)
     for rs in sets:
         rs.start(record)
-    todo = pending(exps, out_dirs, sets)
+    todo, twins = share_identical(pending(exps, out_dirs, sets))
     bar = Progress([scenario.of(exps[j.index]).weight(j.point) for j in todo])
     if engine.parallel:
         bar.weights = sorted(bar.weights)  # completion order: the cheapest first
@@ -108,7 +122,11 @@ def run_experiments(
     def finished(job: Job, record: dict[str, Any]) -> None:
         rs = sets[job.index]
         rs.add(record)
-        bar.finish(_prefix(exps, job.index) + rs.line(record))
+        line = _prefix(exps, job.index) + rs.line(record)
+        for twin in twins.get(job.point, []):
+            sets[twin.index].add({**record, results.SHARED_FROM: out_dirs[job.index].name})
+            line += f" (also {_prefix(exps, twin.index).strip() or 'another experiment'})"
+        bar.finish(line)
 
     if executor is None:
         with executor_for(engine, "local", workers=jobs) as local:

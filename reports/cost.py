@@ -4,7 +4,9 @@ cost (pure: records in, figures and REPORT.md lines out).
 Every run record carries `wall_s`, the seconds its worker spent on the point
 (experiments/SCHEMA.md; at-scale records too). From them:
 
-- worker time: the sum of `wall_s` over the runs; the mean and longest point;
+- worker time: the sum of `wall_s` over the runs; the mean and longest point.
+  A record another experiment's identical point gave (results.SHARED_FROM) cost
+  nothing here and is left out;
 - the papers' setting: 100 rounds × 5 repeats for every incast preset. A
   run's time grows with its rounds and a preset's runs with its repeats, so an
   experiment of R rounds × P repeats is scaled by (100 / R) · (5 / P), and its
@@ -25,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from p4incast.experiments.results import SHARED_FROM
+
 PAPER_ROUNDS = 100  # rounds per point in the papers' experiments
 PAPER_REPEATS = 5  # repeats per point in the papers' experiments
 CLUSTER_WORKERS = 100
@@ -44,6 +48,7 @@ class Group:
     missing: int = 0  # runs without a wall time
     rounds: int | None = None  # rounds per point; None: not round-based (at-scale)
     repeats: int = 1
+    shared: int = 0  # runs taken from an identical point of another experiment
 
     @property
     def scale(self) -> float:
@@ -61,9 +66,12 @@ class Group:
 def walls_of(
     records: Iterable[Mapping[str, object]], label: str = "{scheme} N={n} #{repeat}"
 ) -> tuple[tuple[tuple[str, float], ...], int]:
-    """(label, wall_s) of every record with a number for wall_s, and how many had none."""
+    """(label, wall_s) of every record with a number for wall_s, and how many had none;
+    a record shared from an identical point of another experiment is neither."""
     out, missing = [], 0
     for r in records:
+        if r.get(SHARED_FROM):  # ran once, for the experiment it names: counted there
+            continue
         w = r.get("wall_s")
         if isinstance(w, int | float) and not isinstance(w, bool):
             fields = {k: r.get(k) for k in ("scheme", "n", "load", "repeat")}
@@ -77,6 +85,7 @@ def walls_of(
 class Cost:
     runs: int  # runs with a wall time
     missing: int  # runs without one
+    shared: int  # runs taken from an identical point of another experiment (not run)
     worker_s: float
     longest_s: float
     longest: str  # "preset: label" of the longest point
@@ -116,6 +125,7 @@ def cost(groups: Sequence[Group]) -> Cost:
     return Cost(
         runs=len(points),
         missing=sum(g.missing for g in groups),
+        shared=sum(g.shared for g in groups),
         worker_s=sum(w for _g, _label, w in points),
         longest_s=top[2] if top else 0.0,
         longest=f"{top[0].preset}: {top[1]}" if top else "-",
@@ -140,6 +150,11 @@ def section(groups: Sequence[Group], wall_s: float | None, cpus: int) -> list[st
     if not c.runs:
         return lines + ["No run records with a wall time.", ""]
     missing = f" ({c.missing} more without a wall time)" if c.missing else ""
+    if c.shared:
+        missing += (
+            f" (and {c.shared} identical to a point of another preset, run once for both:"
+            " experiments/runner.py share_identical)"
+        )
     this = (
         f"The run took {_dur(wall_s)} wall time on {cpus} cores."
         if wall_s is not None

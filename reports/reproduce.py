@@ -357,7 +357,10 @@ def cost_groups(groups: list[Group]) -> list[cost.Group]:
         sweep = sc.name if sc.shared_sweep else path.stem
         for e, rs in zip(pexps, mine, strict=True):
             walls, missing = cost.walls_of(rs.runs, sc.wall_label)
-            out.append(cost.Group(path.stem, sweep, walls, missing, sc.rounds(e), e.repeats))
+            shared = sum(1 for r in rs.runs if r.get(results.SHARED_FROM))
+            out.append(
+                cost.Group(path.stem, sweep, walls, missing, sc.rounds(e), e.repeats, shared)
+            )
     return out
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from p4incast.reports import cost
@@ -53,6 +55,7 @@ def test_walls_of_records() -> None:
         {"scheme": "b", "n": 4, "repeat": 0},
         {"scheme": "b", "n": 8, "repeat": 0, "wall_s": True},
         {"scheme": "b", "n": 8, "repeat": 1, "wall_s": 3},
+        {"scheme": "b", "n": 8, "repeat": 1, "wall_s": 3, "shared_from": "fig7-sru64k"},
     ]
     walls, missing = cost.walls_of(records)
     assert walls == (("a N=2 #0", 1.25), ("b N=8 #1", 3.0))
@@ -83,3 +86,10 @@ def test_section_prints_what_the_records_say() -> None:
     ran = "\n".join(cost.section(GROUPS, 150.0, 4))
     assert "The run took 2.5 min wall time on 4 cores." in ran
     assert cost.section([], None, 2)[-2] == "No run records with a wall time."
+
+
+def test_section_counts_shared_runs_apart() -> None:
+    shared = [*GROUPS[:-1], dataclasses.replace(GROUPS[-1], shared=3)]
+    text = "\n".join(cost.section(shared, None, 2))
+    assert "5 runs (1 more without a wall time) (and 3 identical to a point of another" in text
+    assert cost.cost(shared).worker_s == cost.cost(GROUPS).worker_s

@@ -6,11 +6,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from p4incast.engines.sim import ENGINE
+from p4incast.experiments import config, results, runner
+from p4incast.experiments.executors import Sequential
 from p4incast.model.scheme import Point, Scheme, Transport
 
 WHY = ENGINE.unavailable()
@@ -54,3 +57,25 @@ def test_testbed_only_settings_are_refused_by_name() -> None:
     point = Point(Scheme("x", "front", 12, "reno"), 2, transport=Transport(tail_loss_probe=True))
     assert [p.split(":")[0] for p in ENGINE.check(point)] == ["transport.tail_loss_probe"]
     assert ENGINE.check(Point(Scheme("x", "front", 12, "reno"), 2)) == []
+
+
+def test_a_point_two_experiments_share_runs_once(p4i: Any, tmp_path: Path) -> None:
+    """An ablation's baseline rows are often a paper preset's points: the sweep runs
+    each identical point once and gives both experiments its record."""
+    base = {
+        "engine": "sim",
+        "app": {"sru_bytes": 16384, "rounds": 2},
+        "schemes": [{"name": "tcp", "ecn": "off", "cc": "reno"}],
+    }
+    paper = config.parse({**base, "name": "paper", "senders": [2]})
+    ablation = config.parse({**base, "name": "ablation", "senders": [2, 4]})
+    dirs = [tmp_path / "paper", tmp_path / "ablation"]
+    sets = runner.run_experiments([paper, ablation], ENGINE, dirs, 1, executor=Sequential(ENGINE))
+    (mine,) = sets[0].runs
+    by_n = {r["n"]: r for r in sets[1].runs}
+    assert sorted(by_n) == [2, 4] and mine["status"] == by_n[4]["status"] == "ok"
+    # the very run, wall time and all (a second run would have its own wall time)
+    assert by_n[2] == {**mine, results.SHARED_FROM: "paper"}
+    assert results.SHARED_FROM not in mine and results.SHARED_FROM not in by_n[4]
+    on_disk = json.loads((dirs[1] / "results.json").read_text())["runs"]
+    assert sorted(r.get(results.SHARED_FROM, "") for r in on_disk) == ["", "paper"]
