@@ -441,10 +441,13 @@ def reference_plot(
                 n_c = reference.get("collapse_n", {}).get(s)
                 if n_c is not None:
                     ax.axvline(n_c, color=f"C{i}", ls=":", lw=1)
+            here: dict[Point, list[str]] = {}  # one circle per point, its claims' ids joined
             for claim_id, p in marks:
                 if p.metric == metric and p.scheme == s:
-                    _mark(ax, claim_id, p, f"C{i}")
+                    here.setdefault(p, []).append(claim_id)
                     drawn.append((claim_id, p))
+            for p, ids in here.items():
+                _mark(ax, ", ".join(dict.fromkeys(ids)), p, f"C{i}")
         ax.set_xlabel("senders N")
         ax.set_ylabel(REFERENCE_LABELS[metric])
         ax.grid(alpha=0.3)

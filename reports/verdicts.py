@@ -301,9 +301,13 @@ def _keeps(claim: Mapping[str, Any], rows: Rows) -> Verdict:
     v_fall = _side(mean >= floor, hi is not None and float(hi) >= floor)
     rn, rm, rlo, _rhi = worst_rto
     v_rto = _side(rm <= rto_max, rlo is not None and float(rlo) <= rto_max)
-    ours = (
+    worst = (
         f"worst N={n}: {_fmt(mean, lo, hi)}, {fall:.0%} below N={bn}'s {_num(bm)}"
-        f" (band {KEEP_BAND:.0%}); RTO rounds up to {rm:.0%} at N={rn} (max {rto_max:.0%})"
+        if fall > 0
+        else "never below its best at fewer senders"
+    )
+    ours = (
+        f"{worst} (band {KEEP_BAND:.0%}); RTO rounds up to {rm:.0%} at N={rn} (max {rto_max:.0%})"
     )
     pts = (
         Point(scheme, bn, "goodput_mbps", bm),
