@@ -45,10 +45,11 @@ from p4incast.model.scheme import BATCHING_INIT_SEGS, App, Topology
 # presets give a number a paper states as "about"/"around" (the `near` claims,
 # e.g. NewDCTCP §5.2 "around 850 Mbps" for TCP's peak, ICTCP §VII 741 Mb/s at
 # 40 senders): a fall larger than what "about" allows is a drop a reader of the
-# figure would see, which "keeps" (NewDCTCP §5.2 on Fig. 7a: the same goodput at
-# both SRU sizes up to about 45 senders) and ICTCP's "smooth and increasing"
-# (§VII on Fig. 8) rule out. Measured from the running best, not the overall
-# peak, so a curve that rises (ICTCP's) keeps, and a slow slide does not.
+# figure would see, which "keeps" rules out (NewDCTCP §5.2 on Fig. 7a: its goodput
+# the same at SRU 64 and 128 KB up to about 45 senders while TCP's and DCTCP's
+# drop; ICTCP §VII on Fig. 8: goodput smooth and increasing with the senders).
+# Measured from the running best, not the overall peak, so a curve that rises
+# (ICTCP's) keeps, and a slow slide does not.
 KEEP_BAND = 0.10
 # Timeouts in most rounds: the papers name frequent retransmission timeouts as
 # what incast collapse is (NewDCTCP §2 and §3: the throughput falls because of
@@ -62,19 +63,21 @@ FREQUENT_RTO = 0.5
 RTO_MAX = FREQUENT_RTO
 # "Drops sharply / a sudden drop from about N" (collapse_n): the step into N loses
 # at least this fraction of the previous N's goodput. The drops the papers call
-# sudden or sharp take goodput to half or a third of its peak within a few
-# senders (NewDCTCP §5.2: DCTCP from about 945 to about 300 Mbps around 20
-# senders at SRU 128 KB, Fig. 7a; to about 475 after 35 senders, Fig. 9a);
-# a quarter lost in one step of the sweep is well past the 10 % a "keeps" allows
-# and short of those, so a drop of that size between neighbours counts, and a
-# slide of small steps (which fails "keeps") does not.
+# sudden or sharp take goodput to a half or a third of its peak (NewDCTCP §5.2:
+# DCTCP peaks at about 945 Mbps, is down to about 300 around 20 senders at SRU
+# 128 KB in Fig. 7a, and to about 475 after 35 senders in Fig. 9a); a quarter
+# lost in one step of the sweep (5 or 10 senders in the presets) is well past the
+# KEEP_BAND a "keeps" allows and short of those, so a drop of that size between
+# neighbours counts, and a slide of small steps (which fails "keeps") does not.
 SHARP_DROP = 0.25
 # "Fewer / lower / the best" (ordering): a difference counts when the 95 % intervals
 # of the two means do not overlap (the gap exceeds the sum of the half widths). The
 # papers plot single curves with no error bars and state the order as something
 # seen, so ours must be one another seed would not reverse; non-overlap is the
 # stricter of the two usual readings and the one a reader checks on the figure
-# (the error bars do not touch). Overlapping intervals: inconclusive.
+# (the error bars do not touch). Overlapping intervals: inconclusive. A mean over a
+# range of x takes its interval from the per-x ones as independent estimates
+# (_mean_of).
 ORDERING_RULE = "the two means' 95 % intervals do not overlap"
 HOLDS, DIVERGES, INCONCLUSIVE, NO_DATA = "holds", "diverges", "inconclusive", "no data"
 
