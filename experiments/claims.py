@@ -32,17 +32,26 @@ Kinds (`metric` defaults to goodput_mbps; x ranges default to every x run):
     at_least / at_most   scheme's metric at every x in [min, max] vs value
     near                 metric at x (n: 10, or peak_goodput_mbps: the best N)
                          within value · (1 ± tolerance)
-    ordering             schemes (first = best) ordered by their mean metric over
+    ordering             "fewer", "lower", "lowest", "ahead of", "the best":
+                         schemes (first = best) ordered by their mean metric over
                          x in [min, max]; higher is better unless lower: true;
                          every: true — ordered at each x, not only on the means;
                          best: true — only the first must lead ("the best"),
-                         the others in any order
+                         the others in any order. Each difference must be real:
+                         the 95 % intervals of the two means do not overlap, else
+                         inconclusive (verdicts.ORDERING_RULE)
     drops_from           the scheme's `drops` (per run, mean over repeats) are 0
                          at every x below the claim's x (load: 0.6) and > 0 at some
                          x at or above it (inconclusive without runs on both sides)
-    collapse_n           the first N whose goodput is below `fraction` (0.5) of the
-                         scheme's peak lies in [lo, hi]
-    no_collapse          no N <= n_max has goodput below `fraction` of the peak
+    collapse_n           "drops sharply from about N": the first N whose goodput
+                         is at least verdicts.SHARP_DROP below the previous
+                         N's, with an RTO in most rounds (over verdicts.FREQUENT_RTO)
+                         at that N, lies in [lo, hi]
+    no_collapse          "keeps its goodput", "stays high": at every N <= n_max
+                         (from n_min) goodput within verdicts.KEEP_BAND of
+                         the best at fewer senders, and rounds with an RTO at most
+                         `rto_max` (default verdicts.RTO_MAX, "not in most rounds";
+                         the paper's own number where it shows one)
     above_bound          seed-003, as the paper states it: T and T~ are upper
                          bounds on a batch's time and on the stagger, so the closed
                          form g is the goodput the schedule guarantees; goodput
@@ -53,6 +62,9 @@ Kinds (`metric` defaults to goodput_mbps; x ranges default to every x run):
                          the match above N = 5)
     Both take g from model.batching.plan on the variant's topology and app with
     the batched scheme's first window (scheme.BATCHING_INIT_SEGS).
+
+Each verdict names the points that decided it (scheme, x, metric), and the
+report's figure marks them with the claim's id (reports/plots.reference_plot).
 """
 
 from __future__ import annotations
@@ -100,6 +112,15 @@ def check_claim(claim: Any, where: str, axis: str = "n") -> None:
     missing = [k for k in need if k not in claim]
     if missing:
         raise ClaimError(f"{where}: kind {kind} needs {', '.join(missing)}")
+    if "fraction" in claim:
+        raise ClaimError(
+            f"{where}: `fraction` is not a claim field; collapse_n and no_collapse read "
+            "the paper's words by fixed rules (reports/verdicts.py: SHARP_DROP, KEEP_BAND)"
+        )
+    if "rto_max" in claim:
+        r = claim["rto_max"]
+        if kind != "no_collapse" or not isinstance(r, int | float) or not 0 <= r <= 1:
+            raise ClaimError(f"{where}: rto_max is a ratio of rounds in [0, 1], of no_collapse")
 
 
 def claim_variants(claim: Mapping[str, Any], variants: Sequence[str]) -> list[str]:

@@ -25,6 +25,7 @@ import argparse
 import math
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -34,6 +35,7 @@ from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from p4incast.experiments.metrics import framing_limit_bps, hist_cdf, hist_counts, interval_of
 from p4incast.experiments.results import ResultSet, aggregate, load
+from p4incast.reports.verdicts import Point
 
 DPI = 120
 SIZE = (6.4, 4.2)  # inches
@@ -357,6 +359,7 @@ REFERENCE_LABELS = {
     "rto_round_ratio": "rounds with an RTO",
     "fct_p99_ms": "FCT p99 (ms)",
     "drops": "drops",
+    "qdepth_p95": "queue p95 (packets)",
 }
 
 
@@ -372,27 +375,58 @@ def _bounds(metric: str, link_bps: float | None) -> Bounds:
     return NON_NEGATIVE
 
 
+Mark = tuple[str, Point]  # (claim id, a point its verdict was decided on)
+
+
+@dataclass(frozen=True)
+class ReferenceFigure:
+    """A preset variant's figure in REPORT.md and the claim points marked on it."""
+
+    path: Path
+    marks: tuple[Mark, ...]
+
+
+def _mark(ax: Any, claim_id: str, p: Point, color: str) -> None:
+    """An open circle at a point a verdict was decided on, labelled with the claim's
+    id; a mean over a range of N as a dashed line across that range."""
+    if isinstance(p.x, tuple):
+        lo, hi = p.x
+        ax.plot([lo, hi], [p.value, p.value], ls="--", lw=1, color=color)
+        x = lo if lo == hi else (lo * hi) ** 0.5 if ax.get_xscale() == "log" else (lo + hi) / 2
+    else:
+        x = p.x
+    ax.plot([x], [p.value], "o", ms=10, mfc="none", mec=color, mew=1.2)
+    ax.annotate(claim_id, (x, p.value), textcoords="offset points", xytext=(5, -9), fontsize=6)
+
+
 def reference_plot(
     rows: Sequence[Mapping[str, Any]],
     reference: Mapping[str, Any],
     title: str,
     out: Path,
     link_bps: float | None = None,
-) -> Path:
-    """Our goodput (and any other referenced metric) per scheme with 95 % error bars,
-    and a paper's stated numbers over them (make reproduce): points as black markers,
-    peaks as dashed horizontal lines, "collapses near N" as dotted vertical lines.
-    N on a log axis when it spans more than a decade; intervals cut to what the
-    metric can be (goodput to the framing limit of `link_bps`, ratios to [0, 1])."""
-    keys = [m for m in reference if m in REFERENCE_LABELS] or ["goodput_mbps"]
+    marks: Sequence[Mark] = (),
+) -> ReferenceFigure:
+    """Our goodput (and any other referenced or marked metric) per scheme with 95 %
+    error bars, and a paper's stated numbers over them (make reproduce): points as
+    black markers, peaks as dashed horizontal lines, "collapses near N" as dotted
+    vertical lines; each point a claim's verdict was decided on (`marks`) as an open
+    circle labelled with the claim's id. N on a log axis when it spans more than a
+    decade; intervals cut to what the metric can be (goodput to the framing limit
+    of `link_bps`, ratios to [0, 1]). Returns the figure's path and the marks drawn
+    (those on a metric REFERENCE_LABELS names and a scheme the rows have)."""
+    schemes = _schemes(rows)
+    wanted = [*reference, *(p.metric for _c, p in marks)]
+    keys = list(dict.fromkeys(m for m in wanted if m in REFERENCE_LABELS)) or ["goodput_mbps"]
     fig = Figure(figsize=(6.5 * len(keys), 4.2), dpi=REFERENCE_DPI)
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(keys), squeeze=False)[0]
     log = log_x(rows)
+    drawn: list[Mark] = []
     for ax, metric in zip(axes, keys, strict=True):
         if log:
             _log_axis(ax, rows)
-        for i, s in enumerate(_schemes(rows)):
+        for i, s in enumerate(schemes):
             xs, ys, err = series(rows, s, metric, bounds=_bounds(metric, link_bps))
             if not xs:
                 continue
@@ -407,12 +441,22 @@ def reference_plot(
                 n_c = reference.get("collapse_n", {}).get(s)
                 if n_c is not None:
                     ax.axvline(n_c, color=f"C{i}", ls=":", lw=1)
+            here: dict[Point, list[str]] = {}  # one circle per point, its claims' ids joined
+            for claim_id, p in marks:
+                if p.metric == metric and p.scheme == s:
+                    here.setdefault(p, []).append(claim_id)
+                    drawn.append((claim_id, p))
+            for p, ids in here.items():
+                _mark(ax, ", ".join(dict.fromkeys(ids)), p, f"C{i}")
         ax.set_xlabel("senders N")
         ax.set_ylabel(REFERENCE_LABELS[metric])
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle(f"{title}\nours: lines with 95 % CI; paper: ★ points, -- peaks, : collapse N")
-    return _save(fig, out)
+    fig.suptitle(
+        f"{title}\nours: lines with 95 % CI; paper: ★ points, -- peaks, : collapse N;"
+        " ○ decides the labelled claim"
+    )
+    return ReferenceFigure(_save(fig, out), tuple(drawn))
 
 
 def main(argv: list[str] | None = None) -> int:

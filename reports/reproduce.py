@@ -55,6 +55,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,7 @@ from p4incast.experiments.runner import executor_for, resume_sets, run_experimen
 from p4incast.model.atscale import ATSCALE_SCENARIO
 from p4incast.model.scheme import INCAST_SCENARIO
 
-from . import cost, report_diff, scenario_report, verdicts
+from . import cost, plots, report_diff, scenario_report, verdicts
 from .verdicts import (
     CLASSES,
     NO_DATA,
@@ -197,9 +198,21 @@ def report_section(
     else:
         lines += ["The paper states no number for this figure in its text; results only.", ""]
     for exp, rs in zip(exps, sets, strict=True):
-        ref = (paper.reference.get(variant_of(exp, base)) if paper else None) or {}
-        lines += rep.section(exp, rs, root, ref)
+        variant = variant_of(exp, base)
+        ref = (paper.reference.get(variant) if paper else None) or {}
+        lines += rep.section(exp, rs, root, ref, claim_marks(shown, variant))
     return "\n".join(lines)
+
+
+def claim_marks(shown: Sequence[tuple[Verdict, str]], variant: str) -> list[plots.Mark]:
+    """(claim id, point) of every verdict about `variant` ("" in a preset of one
+    variant): the points its figure marks."""
+    return [
+        (str(v.claim["id"]), p)
+        for v, _label in shown
+        if str(v.claim.get("variant") or "") == variant
+        for p in v.points
+    ]
 
 
 # REPORT.md's lines on where the results came from (the testbed report prints the same)
@@ -550,11 +563,14 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         f"{ran}{cut}",
         *provenance_header(named),
         "Verdicts (reports/verdicts.py): holds; diverges (wrong side even at the edge of our",
-        "95 % interval); inconclusive (only the mean is on the wrong side). A paper preset's",
-        "divergence is explained by an ablation whose own verdict flips it: a claim of the",
-        "same id holds there under the ablated setting and not under the paper's (its",
-        "baseline rows), and no claim the preset reproduces diverges under that setting,",
-        "in this report; else unexplained (computed, verdicts.classify).",
+        "95 % interval); inconclusive (only the mean is on the wrong side; for an ordering:",
+        "the two means' intervals overlap). What each wording is taken to mean (\"keeps its",
+        'goodput", "drops sharply", "fewer"): the rules at the top of reports/verdicts.py;',
+        "each figure circles the points that decided a verdict, labelled with the claim's id.",
+        "A paper preset's divergence is explained by an ablation whose own verdict flips it:",
+        "a claim of the same id holds there under the ablated setting and not under the",
+        "paper's (its baseline rows), and no claim the preset reproduces diverges under that",
+        "setting, in this report; else unexplained (computed, verdicts.classify).",
         *[f"Not run here: {line}." for line in notes],
         "",
         *classes_header([c for cs in classified.values() for c in cs]),

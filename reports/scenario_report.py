@@ -18,7 +18,7 @@ the report side's half, so that experiments/ never imports plots or verdicts.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -43,7 +43,14 @@ class ScenarioReport(Protocol):
     def claim_context(self, exp: Any) -> dict[str, Any]: ...
     def report(self, exp: Any, rs: results.ResultSet) -> str: ...
     def plots(self, rs: results.ResultSet) -> list[Path]: ...
-    def section(self, exp: Any, rs: results.ResultSet, root: Path, reference: Any) -> list[str]: ...
+    def section(
+        self,
+        exp: Any,
+        rs: results.ResultSet,
+        root: Path,
+        reference: Any,
+        marks: Sequence[plots.Mark] = (),
+    ) -> list[str]: ...
 
 
 class IncastReport:
@@ -67,11 +74,19 @@ class IncastReport:
         return plots.plot_all(rs, rs.out_dir)
 
     def section(
-        self, exp: Experiment, rs: results.ResultSet, root: Path, reference: Any
+        self,
+        exp: Experiment,
+        rs: results.ResultSet,
+        root: Path,
+        reference: Any,
+        marks: Sequence[plots.Mark] = (),
     ) -> list[str]:
-        """One variant's part of REPORT.md: our curves under the paper's numbers, the table."""
+        """One variant's part of REPORT.md: our curves under the paper's numbers and the
+        points its claims' verdicts were decided on (`marks`), the table."""
         path = rs.out_dir / "reference.png"
-        fig = plots.reference_plot(rs.aggregate(), reference or {}, exp.name, path, rs.link_bps)
+        fig = plots.reference_plot(
+            rs.aggregate(), reference or {}, exp.name, path, rs.link_bps, marks
+        ).path
         lines = [f"### {exp.name}", "", f"![{exp.name}]({fig.relative_to(root)})", ""]
         return [*lines, "```", rs.summary_table(), "```", ""]
 
@@ -150,9 +165,15 @@ class AtScaleReport:
         return plots.plot_loads(rs.aggregate(), rs.out_dir, rs.name)
 
     def section(
-        self, exp: AtScaleExperiment, rs: results.ResultSet, root: Path, reference: Any
+        self,
+        exp: AtScaleExperiment,
+        rs: results.ResultSet,
+        root: Path,
+        reference: Any,
+        marks: Sequence[plots.Mark] = (),
     ) -> list[str]:
-        """REPORT.md's body for the preset: the summary and its figures."""
+        """REPORT.md's body for the preset: the summary and its figures (against load;
+        they do not mark claim points, whose verdict text names them)."""
         if not rs.runs:
             return [f"No runs in {rs.out_dir}.", ""]
         figures = " ".join(f"![{f.stem}]({f.relative_to(root)})" for f in sorted(self.plots(rs)))

@@ -20,7 +20,15 @@ def claim(**kw: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     "bad",
-    [{"id": "x"}, claim(kind="sideways"), claim(kind="collapse_n", scheme="tcp", lo=1)],
+    [
+        {"id": "x"},
+        claim(kind="sideways"),
+        claim(kind="collapse_n", scheme="tcp", lo=1),
+        # the collapse kinds read the paper's words by fixed rules (reports/verdicts.py)
+        claim(kind="collapse_n", scheme="tcp", lo=1, hi=5, fraction=0.5),
+        claim(kind="no_collapse", scheme="tcp", n_max=10, rto_max=1.5),
+        claim(kind="collapse_n", scheme="tcp", lo=1, hi=5, rto_max=0.1),
+    ],
 )
 def test_malformed_claims_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ClaimError):

@@ -10,7 +10,8 @@ import pytest
 
 from p4incast.experiments import results
 from p4incast.experiments.results import ResultSet
-from p4incast.reports import plots
+from p4incast.reports import plots, reproduce
+from p4incast.reports.verdicts import Point, evaluate
 
 MakeRun = Callable[..., dict[str, Any]]
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -144,3 +145,28 @@ def test_depth_cdfs_sum_repeats_and_fall_back(make_run: MakeRun) -> None:
         ("a", [(0, 0.25), (1, 0.25), (2, 0.5), (3, 0.5), (4, 1.0)]),
         ("b (N = 4)", [(0, 0.0), (1, 1.0)]),
     ]
+
+
+def test_reference_figure_marks_the_points_that_decided_each_verdict(
+    tmp_path: Path, make_run: MakeRun
+) -> None:
+    """Each verdict's deciding points are drawn on its variant's figure, labelled with
+    the claim's id, on the panel of their metric (a panel added for it when the paper
+    states no number of that metric)."""
+    rs = _result_set(tmp_path, make_run)
+    rows = rs.aggregate()
+    ctx = {"axis": "n"}
+    keeps = {"id": "keeps", "text": "t", "kind": "no_collapse", "scheme": "mark-front", "n_max": 8}
+    fewer = {"id": "fewer", "text": "t", "kind": "ordering", "schemes": ["mark-front", "droptail"]}
+    fewer |= {"metric": "rto_round_ratio", "lower": True}
+    shown = [(evaluate(keeps, rows, ctx), "x"), (evaluate(fewer, rows, ctx), "x")]
+    marks = reproduce.claim_marks(shown, "")
+    assert {c for c, _p in marks} == {"keeps", "fewer"}
+    fig = plots.reference_plot(rows, {}, "demo", tmp_path / "ref.png", 1e9, marks)
+    assert _is_png(fig.path)
+    assert sorted(fig.marks, key=str) == sorted(marks, key=str)  # every one drawn
+    assert any(p.metric == "rto_round_ratio" for _c, p in fig.marks)  # its own panel
+    # a point of a scheme the rows lack, or of a metric no panel shows, is not drawn
+    stray = [("z", Point("absent", 4, "goodput_mbps", 1.0)), ("q", Point("droptail", 4, "x", 1))]
+    assert plots.reference_plot(rows, {}, "demo", tmp_path / "r2.png", marks=stray).marks == ()
+    assert reproduce.claim_marks(shown, "sru64k") == []  # another variant's figure

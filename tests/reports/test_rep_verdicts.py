@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from p4incast.model.scheme import App, Topology, base_rtt_s
-from p4incast.reports.verdicts import DIVERGES, HOLDS, INCONCLUSIVE, evaluate
+from p4incast.reports.verdicts import DIVERGES, HOLDS, INCONCLUSIVE, NO_DATA, Point, evaluate
 
 CTX = {"topology": Topology(), "app": App(), "base_rtt_s": base_rtt_s}
 
@@ -29,26 +29,81 @@ def row(
     }
 
 
-CURVE = [row("tcp", 1, 900), row("tcp", 5, 800), row("tcp", 10, 400), row("tcp", 20, 300)]
+def rto(scheme: str, n: int, goodput: float, ratio: float) -> dict[str, Any]:
+    """A summary row with goodput and the ratio of rounds with an RTO."""
+    return row(scheme, n, goodput, rto_round_ratio=ratio)
 
 
 def claim(**kw: Any) -> dict[str, Any]:
     return {"id": "c", "text": "t", **kw}
 
 
-def test_collapse_n_within_the_stated_range() -> None:
-    assert (
-        evaluate(claim(kind="collapse_n", scheme="tcp", lo=8, hi=12), CURVE, CTX).verdict == HOLDS
-    )
-    v = evaluate(claim(kind="collapse_n", scheme="tcp", lo=20, hi=30), CURVE, CTX)
+# TCP on a clean clone (newdctcp-fig7, SRU 64 KB, 30 rounds): 776 -> 418 Mbit/s into
+# N = 10 (-46 %) with an RTO in 96 % of the rounds there
+TCP = [rto("tcp", 1, 850, 0.0), rto("tcp", 5, 776, 0.1), rto("tcp", 10, 418, 0.96)]
+TCP += [rto("tcp", 15, 380, 1.0), rto("tcp", 20, 300, 1.0)]
+# NewDCTCP, same run: a slide from 909 at N = 20 to 704 at N = 35 (-23 % over 15
+# senders, no step of a quarter), an RTO in every round from N = 25
+NEWDCTCP = [rto("newdctcp", 10, 900, 0.0), rto("newdctcp", 20, 909, 0.2)]
+NEWDCTCP += [rto("newdctcp", 25, 850, 1.0), rto("newdctcp", 30, 780, 1.0)]
+NEWDCTCP += [rto("newdctcp", 35, 704, 1.0), rto("newdctcp", 45, 690, 1.0)]
+
+
+def test_a_sharp_drop_with_timeouts_in_most_rounds_is_where_goodput_drops_sharply() -> None:
+    """ "TCP's goodput drops sharply from about 10 senders": -46 % in one step, 96 % RTO rounds."""
+    v = evaluate(claim(kind="collapse_n", scheme="tcp", lo=5, hi=15), TCP, CTX)
+    assert v.verdict == HOLDS and "sharp drop at N=10" in v.ours
+    assert Point("tcp", 10, "goodput_mbps", 418) in v.points  # the N that decided it
+    assert Point("tcp", 10, "rto_round_ratio", 0.96) in v.points
+    v = evaluate(claim(kind="collapse_n", scheme="tcp", lo=20, hi=30), TCP, CTX)
     assert v.verdict == DIVERGES and "N=10" in v.ours
 
 
-def test_no_collapse() -> None:
-    assert evaluate(claim(kind="no_collapse", scheme="tcp", n_max=5), CURVE, CTX).verdict == HOLDS
+def test_a_slide_or_a_drop_without_timeouts_is_not_a_sharp_drop() -> None:
+    c = claim(kind="collapse_n", scheme="newdctcp", lo=20, hi=45)
+    v = evaluate(c, NEWDCTCP, CTX)
+    assert v.verdict == DIVERGES and "no sharp drop" in v.ours
+    assert v.points  # the steepest step, shown though it is not sharp
+    quiet = [rto("tcp", 5, 776, 0.1), rto("tcp", 10, 418, 0.2)]  # the same step, few RTOs
+    assert evaluate({**c, "scheme": "tcp", "lo": 5}, quiet, CTX).verdict == DIVERGES
+
+
+def test_a_slow_slide_with_timeouts_in_every_round_does_not_keep_its_goodput() -> None:
+    """ "NewDCTCP keeps its goodput up to about 45 senders": 909 -> 704 is no keeping."""
+    v = evaluate(claim(kind="no_collapse", scheme="newdctcp", n_max=45), NEWDCTCP, CTX)
+    assert v.verdict == DIVERGES
+    assert "N=20's 909" in v.ours and "worst N=45" in v.ours
+    assert Point("newdctcp", 20, "goodput_mbps", 909) in v.points
+    assert Point("newdctcp", 45, "goodput_mbps", 690) in v.points
+    assert Point("newdctcp", 25, "rto_round_ratio", 1.0) in v.points
+
+
+def test_keeping_its_goodput_allows_a_rise_and_the_band_but_not_timeouts() -> None:
+    rising = [rto("ictcp", 4, 600, 0.0), rto("ictcp", 20, 800, 0.03), rto("ictcp", 40, 760, 0.06)]
+    c = claim(kind="no_collapse", scheme="ictcp", n_max=47)
+    assert evaluate(c, rising, CTX).verdict == HOLDS  # 760 is 5 % below 800
+    assert evaluate({**c, "rto_max": 0.05}, rising, CTX).verdict == DIVERGES  # 6 % > 5 %
+    assert evaluate({**c, "n_max": 20}, rising, CTX).verdict == HOLDS
+    fell = [*rising, rto("ictcp", 44, 700, 0.0)]  # 12.5 % below 800
+    assert evaluate(c, fell, CTX).verdict == DIVERGES
+    # below the band on the mean, but the interval reaches it: inconclusive
+    edge = [*rising, row("ictcp", 44, 700, 650, 730, rto_round_ratio=0.0)]
+    assert evaluate(c, edge, CTX).verdict == INCONCLUSIVE
+
+
+def test_timeouts_in_most_rounds_break_keeping_even_at_full_goodput() -> None:
+    flat = [rto("tcp", 5, 900, 0.0), rto("tcp", 10, 890, 0.7)]
     assert (
-        evaluate(claim(kind="no_collapse", scheme="tcp", n_max=20), CURVE, CTX).verdict == DIVERGES
+        evaluate(claim(kind="no_collapse", scheme="tcp", n_max=10), flat, CTX).verdict == DIVERGES
     )
+    assert evaluate(claim(kind="no_collapse", scheme="tcp", n_max=5), flat, CTX).verdict == HOLDS
+
+
+def test_collapse_kinds_need_the_rto_ratio() -> None:
+    bare = [row("tcp", 5, 800), row("tcp", 10, 400)]
+    assert evaluate(claim(kind="no_collapse", scheme="tcp", n_max=10), bare, CTX).verdict == NO_DATA
+    c = claim(kind="collapse_n", scheme="tcp", lo=5, hi=15)
+    assert evaluate(c, bare, CTX).verdict == NO_DATA
 
 
 def test_at_least_uses_the_interval_for_inconclusive() -> None:
@@ -69,10 +124,12 @@ def test_at_most_on_drops() -> None:
 
 def test_near_at_n_and_at_the_peak() -> None:
     c = claim(kind="near", scheme="tcp", n=10, value=420, tolerance=0.1)
-    assert evaluate(c, CURVE, CTX).verdict == HOLDS
-    assert evaluate({**c, "value": 600}, CURVE, CTX).verdict == DIVERGES
+    v = evaluate(c, TCP, CTX)
+    assert v.verdict == HOLDS and v.points == (Point("tcp", 10, "goodput_mbps", 418),)
+    assert evaluate({**c, "value": 600}, TCP, CTX).verdict == DIVERGES
     peak = claim(kind="near", scheme="tcp", metric="peak_goodput_mbps", value=850, tolerance=0.1)
-    assert evaluate(peak, CURVE, CTX).verdict == HOLDS  # 900 within 850 ± 85
+    v = evaluate(peak, TCP, CTX)
+    assert v.verdict == HOLDS and v.points == (Point("tcp", 1, "goodput_mbps", 850),)
 
 
 def test_ordering_higher_and_lower() -> None:
@@ -126,3 +183,66 @@ def test_figures_from_1000_up_print_whole() -> None:
         claim(kind="ordering", schemes=["a", "b"]), [row("a", 5, 1430.0), row("b", 5, 9.5)], CTX
     )
     assert o.ours == "mean over N: a 1430, b 9.5"
+
+
+def ratio(scheme: str, n: int, mean: float, lo: float, hi: float) -> dict[str, Any]:
+    """A row of the ratio of rounds with an RTO, with its 95 % interval."""
+    return {
+        "scheme": scheme,
+        "n": n,
+        "rto_round_ratio": mean,
+        "rto_round_ratio_ci_lo": lo,
+        "rto_round_ratio_ci_hi": hi,
+    }
+
+
+FEWER = claim(kind="ordering", schemes=["newdctcp", "dctcp"], metric="rto_round_ratio", lower=True)
+
+
+def test_fewer_with_overlapping_intervals_is_inconclusive() -> None:
+    """ "NewDCTCP has fewer timeouts than DCTCP" on 0.685 vs 0.702: not a real difference."""
+    rows = [ratio("newdctcp", 20, 0.685, 0.62, 0.75), ratio("dctcp", 20, 0.702, 0.64, 0.76)]
+    v = evaluate(FEWER, rows, CTX)
+    assert v.verdict == INCONCLUSIVE and "intervals overlap" in v.ours
+    assert {p.scheme: p.value for p in v.points} == {"newdctcp": 0.685, "dctcp": 0.702}
+    assert all(p.x == (20, 20) and p.metric == "rto_round_ratio" for p in v.points)
+
+
+def test_fewer_holds_or_diverges_when_the_intervals_are_apart() -> None:
+    apart = [ratio("newdctcp", 20, 0.20, 0.15, 0.25), ratio("dctcp", 20, 0.70, 0.64, 0.76)]
+    assert evaluate(FEWER, apart, CTX).verdict == HOLDS
+    swapped = [ratio("newdctcp", 20, 0.70, 0.64, 0.76), ratio("dctcp", 20, 0.20, 0.15, 0.25)]
+    assert evaluate(FEWER, swapped, CTX).verdict == DIVERGES
+
+
+def test_the_interval_of_a_mean_over_n_narrows_with_more_n() -> None:
+    # each N's intervals overlap (half widths 0.05, gap 0.08), but the means over four
+    # N have half widths 0.05 / sqrt(4) = 0.025 each: apart
+    rows = []
+    for n in (10, 20, 30, 40):
+        rows += [ratio("newdctcp", n, 0.50, 0.45, 0.55), ratio("dctcp", n, 0.58, 0.53, 0.63)]
+    assert evaluate(FEWER, rows, CTX).verdict == HOLDS
+    every = evaluate({**FEWER, "every": True}, rows, CTX)
+    assert every.verdict == INCONCLUSIVE
+    assert {p.x for p in every.points} == {10}  # the first N that decided it
+
+
+def test_the_best_needs_a_real_lead_over_each_other() -> None:
+    c = claim(kind="ordering", best=True, schemes=["rcc", "dctcp", "tcp"])
+    rows = [row("rcc", 60, 900, 880, 920), row("dctcp", 60, 890, 870, 910)]
+    rows += [row("tcp", 60, 300, 280, 320)]
+    assert evaluate(c, rows, CTX).verdict == INCONCLUSIVE
+    rows[1] = row("dctcp", 60, 700, 680, 720)
+    assert evaluate(c, rows, CTX).verdict == HOLDS
+
+
+def test_every_other_kind_names_its_deciding_point() -> None:
+    rows = [row("a", 10, 95, 85, 105), row("a", 20, 70, 60, 80)]
+    v = evaluate(claim(kind="at_least", scheme="a", value=100), rows, CTX)
+    assert v.points == (Point("a", 20, "goodput_mbps", 70),)  # the worst N
+    drops = [{"scheme": "rcc", "load": x, "drops": d} for x, d in ((0.4, 0), (0.6, 3), (0.8, 9))]
+    v = evaluate(claim(kind="drops_from", scheme="rcc", load=0.6), drops, {**CTX, "axis": "load"})
+    assert v.verdict == HOLDS
+    assert v.points == (Point("rcc", 0.4, "drops", 0), Point("rcc", 0.6, "drops", 3))
+    b = evaluate(claim(kind="above_bound", scheme="batched"), [row("batched", 8, 110.0)], CTX)
+    assert b.points == (Point("batched", 8, "goodput_mbps", 110.0),)
