@@ -160,11 +160,13 @@ def parse_paper(raw: Any, axis: str = "n") -> Paper | None:
 
 
 def check_sources(raw: Any) -> None:
-    """A whole preset's `paper.sources`: each key names one of its parameters
-    (experiments/sources.py); ExperimentError naming the first that does not."""
+    """A whole preset's `paper.sources`: each key names a parameter of its scenario
+    (experiments/sources.py; that each scheme and variant named is in the file is
+    checked where sources are resolved, as callers may narrow the schemes);
+    ExperimentError naming the first that does not."""
     if isinstance(raw, dict):
         try:
-            paper_sources.check(raw)
+            paper_sources.check(raw, present=False)
         except paper_sources.SourceError as err:
             raise ExperimentError(str(err)) from None
 

@@ -133,13 +133,17 @@ def sources(raw: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): v for k, v in got.items()}
 
 
-def check(raw: Mapping[str, Any]) -> dict[str, str]:
+def check(raw: Mapping[str, Any], present: bool = True) -> dict[str, str]:
     """The preset's sources, every key naming a parameter of the file or a
-    setting it leaves at its default (SourceError naming the first that does not)."""
+    setting it leaves at its default (SourceError naming the first that does not).
+    present=False (a preset as it loads, whose schemes or variants a caller may
+    have narrowed): a `schemes.<name>` or `variants.<key>` need only be well formed."""
     have = parameters(raw)
     got = sources(raw)
     for key in got:
-        if key not in have and not default(raw, key)[0]:
+        kind, _, rest = key.partition(".")
+        formed = (kind == "schemes" and rest) or (kind == "variants" and default(raw, rest)[0])
+        if key not in have and not default(raw, key)[0] and (present or not formed):
             raise SourceError(
                 f"paper.sources.{key}: names no parameter of this preset "
                 f"(its parameters: {', '.join(have)})"

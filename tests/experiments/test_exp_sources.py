@@ -132,11 +132,14 @@ def test_bad_references_give_one_clear_error(papers: Path) -> None:
     )
     with pytest.raises(config.ExperimentError, match="app.nothing: names no parameter"):
         config.load_all(papers / "ablations" / "toy-abl.yaml")
-    (papers / "ablations" / "toy-abl.yaml").write_text(
-        ABLATION.replace("schemes.tcp: as toy", "schemes.dctcp: as toy")
-    )
-    with pytest.raises(config.ExperimentError, match="schemes.dctcp: names no parameter"):
-        config.load_all(papers / "ablations" / "toy-abl.yaml")
+    (papers / "ablations" / "toy-abl.yaml").write_text(ABLATION)
+    raw = sources.read(papers / "ablations" / "toy-abl.yaml")
+    raw["paper"]["sources"]["schemes.dctcp"] = "§4 ¶2"  # a scheme the preset does not run
+    with pytest.raises(sources.SourceError, match="schemes.dctcp: names no parameter"):
+        sources.resolve(raw, papers)
+    raw["paper"]["sources"] = {"variants.app.nothing": "§4 ¶2"}
+    with pytest.raises(sources.SourceError, match="variants.app.nothing: names no parameter"):
+        sources.check(raw, present=False)
     (papers / "ablations" / "toy-abl.yaml").write_text(
         ABLATION.replace("engine: as toy", 'engine: ""')
     )
