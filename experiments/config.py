@@ -126,7 +126,8 @@ class Paper:
 
 def parse_paper(raw: Any, axis: str = "n") -> Paper | None:
     """A preset's `paper:` section (None without one); its claims checked against the
-    claim kinds (`claims.check_claim`; `axis`: what the scenario sweeps, n or load)."""
+    claim kinds (`claims.check_claim`; `axis`: what the scenario sweeps, n or load),
+    its sources' form (`sources.sources`; what they name: `check_sources`)."""
     if raw is None:
         return None
     if not isinstance(raw, dict):
