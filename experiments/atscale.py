@@ -65,6 +65,7 @@ from .config import (
     check_cluster,
     check_name,
     check_repeats,
+    check_sources,
     first_difference,
     parse_paper,
     parse_schemes,
@@ -166,6 +167,7 @@ def parse(raw: Any) -> AtScaleExperiment:
         )
     if raw.get("scenario") != SCENARIO:
         raise ExperimentError(f"scenario: {raw.get('scenario')!r}, expected {SCENARIO}")
+    check_sources(raw)
     name = check_name(raw.get("name", SCENARIO))
     fabric = typed_section("fabric", Fabric, raw.get("fabric"))
     traffic = typed_section("traffic", Traffic, raw.get("traffic"))
@@ -223,8 +225,10 @@ def overridden(raw: Any, over: Mapping[str, Any]) -> Any:
                 for c in paper.get("claims") or []
                 if {c.get("scheme"), *(c.get("schemes") or [])} - {None} <= set(value)
             ]
+            gone = {f"schemes.{n}" for n in have} - {f"schemes.{n}" for n in value}
+            kept = {k: v for k, v in (paper.get("sources") or {}).items() if k not in gone}
             if raw.get("paper"):
-                raw["paper"] = {**paper, "claims": keep}
+                raw["paper"] = {**paper, "claims": keep, **({"sources": kept} if kept else {})}
         else:
             raw[key] = value
     return raw

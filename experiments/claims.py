@@ -14,6 +14,8 @@ A preset (experiments/papers/*.yaml) carries a `paper:` section:
       reference:                       # numbers the paper states, drawn over our curves
         sru64k: {peak_goodput_mbps: {tcp: 850}, collapse_n: {tcp: 10},
                  goodput_mbps: {dctcp: [[20, 300]]}}
+      sources:                         # each setting's place in the paper (experiments/sources.py)
+        topology.delay_us: "§5.1.2 — 25 µs per link"
 
 `variant` names the variant (the suffix p4incast-run gives it, e.g. sru64k),
 or a list of them (variant: [rto_min_ms10-sru64k, rto_min_ms200-sru64k]);

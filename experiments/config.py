@@ -73,6 +73,7 @@ from typing import Any, ClassVar
 import yaml
 
 from p4incast.engines import REGISTRY
+from p4incast.experiments import sources as paper_sources
 from p4incast.experiments.claims import ClaimError, check_claim, claim_variants
 from p4incast.model import ModelError
 from p4incast.model.ecn import EcnMode
@@ -109,6 +110,8 @@ class Paper:
     reference: dict[str, Any] = field(default_factory=dict)
     # an ablation's variant that is the paper's own setting: {variant key: value}
     baseline: dict[str, Any] = field(default_factory=dict)
+    # parameter -> where its value comes from (experiments/sources.py)
+    sources: dict[str, str] = field(default_factory=dict)
 
     def is_baseline(self, exp: Any) -> bool:
         """Whether the experiment (one variant) runs the paper's setting of `baseline`."""
@@ -123,7 +126,8 @@ class Paper:
 
 def parse_paper(raw: Any, axis: str = "n") -> Paper | None:
     """A preset's `paper:` section (None without one); its claims checked against the
-    claim kinds (`claims.check_claim`; `axis`: what the scenario sweeps, n or load)."""
+    claim kinds (`claims.check_claim`; `axis`: what the scenario sweeps, n or load),
+    its sources' form (`sources.sources`; what they name: `check_sources`)."""
     if raw is None:
         return None
     if not isinstance(raw, dict):
@@ -149,7 +153,23 @@ def parse_paper(raw: Any, axis: str = "n") -> Paper | None:
             "paper.baseline: expected a mapping of variant keys (e.g. app.connections) "
             "to the paper's value"
         )
-    return Paper(raw["cite"], raw["figure"], tuple(claims), reference, dict(baseline))
+    try:
+        sources = paper_sources.sources({"paper": raw})
+    except paper_sources.SourceError as err:
+        raise ExperimentError(str(err)) from None
+    return Paper(raw["cite"], raw["figure"], tuple(claims), reference, dict(baseline), sources)
+
+
+def check_sources(raw: Any) -> None:
+    """A whole preset's `paper.sources`: each key names a parameter of its scenario
+    (experiments/sources.py; that each scheme and variant named is in the file is
+    checked where sources are resolved, as callers may narrow the schemes);
+    ExperimentError naming the first that does not."""
+    if isinstance(raw, dict):
+        try:
+            paper_sources.check(raw, present=False)
+        except paper_sources.SourceError as err:
+            raise ExperimentError(str(err)) from None
 
 
 @dataclass(frozen=True)
@@ -366,6 +386,7 @@ VARIANT_KEYS = {f"{name}.{f.name}" for name, cls in SECTIONS.items() for f in fi
 def expand(raw: Any) -> list[Experiment]:
     """An experiment dict with optional `variants` -> one validated Experiment per
     combination (the whole file is validated before anything runs)."""
+    check_sources(raw)
     if not isinstance(raw, dict) or "variants" not in raw:
         return [parse(raw)]
     variants = raw["variants"]

@@ -7,8 +7,9 @@ each paper's claims beside what we measured.
     make reproduce                               (all of them)
 
 Runs experiments/papers/*.yaml (every variant) through the runner, then writes
-results/reproduce-<UTC time>/REPORT.md: per preset its citation, its settings,
-the settings the paper does not state (the preset's header comment, quoted),
+results/reproduce-<UTC time>/REPORT.md: per preset its citation, the preset's
+header comment (quoted), a table of its settings with the place in the paper
+each comes from (`| parameter | value | source |`, experiments/sources.py),
 and one row per claim — the paper's words, our value with its 95 % interval,
 and the verdict of reports/verdicts.py — plus one figure per preset variant
 with the paper's stated numbers drawn over our curves (reference.png).
@@ -63,7 +64,7 @@ from typing import Any
 import yaml
 
 from p4incast.engines.base import resolve
-from p4incast.experiments import provenance, results, scenario
+from p4incast.experiments import provenance, results, scenario, sources
 from p4incast.experiments.claims import claim_variants
 from p4incast.experiments.config import ExperimentError, check_cluster, scenario_of
 from p4incast.experiments.executors import ClusterError
@@ -171,6 +172,15 @@ def base_name(path: Path, exps: list[Any]) -> str:
     return path.stem if exps[0].name.startswith(path.stem) else exps[0].name
 
 
+def settings_table(path: Path) -> list[str]:
+    """The preset's parameters, each with its value and where it comes from
+    (its `paper.sources`, an "as <preset>" resolved in PAPERS: experiments/sources.py)."""
+    try:
+        return sources.table(sources.read(path), PAPERS)
+    except sources.SourceError as err:
+        raise ExperimentError(f"{path}: {err}") from None
+
+
 def report_section(
     path: Path,
     exps: list[Any],
@@ -179,9 +189,10 @@ def report_section(
     classified: list[Classified] | None = None,
 ) -> str:
     """REPORT.md's section of a preset of any scenario: its citation, its header
-    comment, its claims (`classified`: their classes, verdicts.classify, in the
-    verdict column; without it, the plain verdicts), then per variant what its
-    scenario shows (`ScenarioReport.section`, reports/scenario_report.py)."""
+    comment, its settings with their sources (settings_table), its claims
+    (`classified`: their classes, verdicts.classify, in the verdict column;
+    without it, the plain verdicts), then per variant what its scenario shows
+    (`ScenarioReport.section`, reports/scenario_report.py)."""
     rep = scenario_report.of(exps[0])
     base = base_name(path, exps)
     paper = exps[0].paper
@@ -189,6 +200,7 @@ def report_section(
     if paper:
         lines += [f"**{paper.figure}** — {paper.cite}", ""]
     lines += ["```", header_comment(path), "```", ""]
+    lines += [*settings_table(path), ""]
     if classified is None:
         shown = [(v, v.verdict) for v in verdict_rows(exps, sets, base)]
     else:
