@@ -21,6 +21,9 @@ The preset:
               short_flows: 2000, background_flows: 5, background_bytes: 30000000}
     transport: {init_cwnd: 1, delayed_ack: false}        # as an incast experiment's
     loads: [0.1, 0.2, ..., 0.9]                          # offered load, fraction of a link
+    # or arrival_means_us: [300, 700]   short-flow inter-arrival means over the whole
+    #                                   fabric, each run as its load (model.atscale
+    #                                   load_of_arrival_mean); one of the two
     repeats: 1
     cluster: local                                       # as an incast experiment's
     schemes: [...]          # as an incast experiment's (no batching), K below the
@@ -53,6 +56,7 @@ from p4incast.model.atscale import (
     check_fabric,
     check_load,
     check_traffic,
+    load_of_arrival_mean,
 )
 from p4incast.model.errors import ModelError
 from p4incast.model.scheme import Scheme, Transport, check_transport
@@ -80,6 +84,7 @@ TOP_KEYS = (
     "traffic",
     "transport",
     "loads",
+    "arrival_means_us",
     "repeats",
     "cluster",
     "schemes",
@@ -172,16 +177,22 @@ def parse(raw: Any) -> AtScaleExperiment:
     fabric = typed_section("fabric", Fabric, raw.get("fabric"))
     traffic = typed_section("traffic", Traffic, raw.get("traffic"))
     transport = typed_section("transport", Transport, raw.get("transport"))
-    loads = raw.get("loads")
-    if not isinstance(loads, list) or not loads:
-        raise ExperimentError("loads: expected a non-empty list of fractions in (0, 1)")
+    key = "arrival_means_us" if "arrival_means_us" in raw else "loads"
+    if "loads" in raw and key != "loads":
+        raise ExperimentError("experiment: give loads or arrival_means_us, not both")
+    values = raw.get(key)
+    if not isinstance(values, list) or not values:
+        what = "inter-arrival means in µs" if key != "loads" else "fractions in (0, 1)"
+        raise ExperimentError(f"{key}: expected a non-empty list of {what}")
     repeats = check_repeats(raw.get("repeats", 1))
     cluster = check_cluster(raw.get("cluster", "local"))
     try:
         check_fabric(fabric)
         check_traffic(traffic, fabric)
         check_transport(transport)
-        loads = [check_load(x) for x in loads]
+        if key != "loads":
+            values = [load_of_arrival_mean(fabric, traffic, m) for m in values]
+        loads = [check_load(x) for x in values]
     except ModelError as err:
         raise ExperimentError(str(err)) from None
     schemes = parse_schemes(
@@ -211,6 +222,9 @@ def overridden(raw: Any, over: Mapping[str, Any]) -> Any:
         if key in _SECTION_FLAGS:
             section = _SECTION_FLAGS[key]
             raw[section] = {**(raw.get(section) or {}), key: value}
+        elif key == "loads":
+            raw = {k: v for k, v in raw.items() if k != "arrival_means_us"}
+            raw["loads"] = value
         elif key == "schemes":
             have = [s.get("name") for s in raw.get("schemes") or [] if isinstance(s, dict)]
             missing = sorted(set(value) - set(have))

@@ -25,6 +25,7 @@ SUMMARY_METRICS = (
     "drops_root",
     "drops",  # ToR + root
     "short_timeouts",
+    "drops_agg_queue",  # per aggregator's last-hop ToR queue (RCC Fig. 8(c))
 )
 
 
@@ -43,8 +44,10 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One row per (scheme, load): FCT percentiles of the short flows with a 95 %
     interval (one repeat: the run's percentile, order statistics over its flows;
     more: the mean of the repeats' percentiles, Student t over them), long-flow
-    throughput (mean over flows and repeats), drops (ToR, root, both) and short-flow
-    RTOs (mean per run)."""
+    throughput (mean over flows and repeats), drops (ToR, root, both), drops per
+    aggregator queue (a run's drops at the ToR ports facing an aggregator over the
+    number of aggregators: the paper's mean over its aggregators' last-hop queues,
+    RCC §6.2 sixth para) and short-flow RTOs (mean per run)."""
     groups: dict[tuple[str, float], list[Mapping[str, Any]]] = {}
     for r in records:
         groups.setdefault((r["scheme"], r["load"]), []).append(r)
@@ -79,6 +82,12 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         for where in ("tor", "root"):
             row[f"drops_{where}"] = statistics.fmean(r["drops"][where] for r in ok)
         row["drops"] = row["drops_tor"] + row["drops_root"]
+        per_queue = [
+            r["drops"]["aggregator_ports"] / len(r["aggregators"])
+            for r in ok
+            if "aggregator_ports" in r["drops"] and r.get("aggregators")
+        ]
+        row["drops_agg_queue"] = statistics.fmean(per_queue) if per_queue else None
         row["short_timeouts"] = statistics.fmean(r["short_timeouts"] for r in ok)
         row["wall_s"] = statistics.fmean(r["wall_s"] for r in ok)
     rows.sort(key=lambda r: (r["scheme"], r["load"]))

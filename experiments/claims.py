@@ -45,6 +45,12 @@ Kinds (`metric` defaults to goodput_mbps; x ranges default to every x run):
     drops_from           the scheme's `drops` (per run, mean over repeats) are 0
                          at every x below the claim's x (load: 0.6) and > 0 at some
                          x at or above it (inconclusive without runs on both sides)
+    relative             "scheme's metric is `value` (a fraction: -0.475 = 47.5 %
+                         lower) relative to scheme `than`'s": the mean over every x
+                         in [min, max] run for both of (metric − than's) / than's
+                         at that x, within value · (1 ± tolerance). A paper's
+                         "average decrease" over its axis; no interval (two
+                         schemes' ratios), so holds or diverges
     collapse_n           "drops sharply from about N": the first N whose goodput
                          is at least verdicts.SHARP_DROP below the previous
                          N's, with an RTO in most rounds (over verdicts.FREQUENT_RTO)
@@ -84,6 +90,7 @@ KINDS = (
     "matches_bound",
     "above_bound",
     "drops_from",
+    "relative",
 )
 
 
@@ -110,6 +117,7 @@ def check_claim(claim: Any, where: str, axis: str = "n") -> None:
         "matches_bound": ("scheme", "tolerance"),
         "above_bound": ("scheme",),
         "drops_from": ("scheme", axis),
+        "relative": ("scheme", "than", "value", "tolerance"),
     }[kind]
     missing = [k for k in need if k not in claim]
     if missing:

@@ -11,7 +11,11 @@ queue-depth histogram. `summarize` turns it into one flat record:
 - rto_round_ratio: rounds in which >= 1 flow hit an RTO / rounds;
 - FCT p50/p99 and mean: over every flow of every round, pooled;
 - queue depth p50/p95/max: from the bottleneck port's histogram, exact to one
-  bucket (model/histogram.py);
+  bucket (model/histogram.py); these weigh depth per admitted packet;
+- qdepth_mean: packets waiting at the bottleneck port averaged over time (the
+  integral of depth over simulated time divided by its span), from the first
+  round's start to the last round's end: the port's `mean_depth`, which the
+  simulator records (sim/cpp/ecn_queue.h) and the testbed does not;
 - ce_marks: packets the switch turned CE at the bottleneck (`marked`);
   drops: tail drops plus Not-ECT drops (`queue_drops + ecn_drop`);
 - jain: Jain's fairness index (Jain, Chiu & Hawe, DEC-TR-301, 1984),
@@ -86,6 +90,7 @@ SUMMARY_METRICS = (
     "qdepth_p50",
     "qdepth_p95",
     "qdepth_max",
+    "qdepth_mean",
     "ce_marks",
     "drops",
     "jain",
@@ -386,6 +391,8 @@ def _summarize_ok(run: Mapping[str, Any]) -> dict[str, Any]:
         out["qdepth_p50"] = hist_percentile(hist, 50)
         out["qdepth_p95"] = hist_percentile(hist, 95)
         out["qdepth_max"] = hist_max(hist)
+        if port.get("mean_depth") is not None:
+            out["qdepth_mean"] = float(port["mean_depth"])
         if port.get("marked") is not None:
             out["ce_marks"] = int(port["marked"])
         if port.get("queue_drops") is not None or port.get("ecn_drop") is not None:

@@ -377,6 +377,31 @@ def _drops_from(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
     return Verdict(claim, HOLDS if ok else DIVERGES, ours, pts)
 
 
+def _relative(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
+    """The mean over x of (scheme's metric − than's) / than's, against value · (1 ± tolerance)."""
+    metric = claim.get("metric", "goodput_mbps")
+    mine, theirs = (
+        {x: m for x, m, _lo, _hi in _series(rows, s, metric, axis) if _in_range(x, claim, axis)}
+        for s in (claim["scheme"], claim["than"])
+    )
+    common = sorted(x for x in set(mine) & set(theirs) if theirs[x] != 0)
+    if not common:
+        return Verdict(claim, NO_DATA, f"no {axis} with {metric} for both and {claim['than']} > 0")
+    ratios = [(mine[x] - theirs[x]) / theirs[x] for x in common]
+    mean = sum(ratios) / len(ratios)
+    lo, hi = sorted(
+        (claim["value"] * (1 - claim["tolerance"]), claim["value"] * (1 + claim["tolerance"]))
+    )
+    each = ", ".join(f"{_at(axis, x)}: {r:+.1%}" for x, r in zip(common, ratios, strict=True))
+    pts = tuple(
+        Point(s, x, metric, vals[x])
+        for s, vals in ((claim["scheme"], mine), (claim["than"], theirs))
+        for x in common
+    )
+    ok = lo <= mean <= hi
+    return Verdict(claim, HOLDS if ok else DIVERGES, f"mean {mean:+.1%} ({each})", pts)
+
+
 def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Verdict:
     """One claim against the summary rows of the variant it is about.
 
@@ -395,6 +420,8 @@ def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Ve
         return _keeps(claim, rows)
     if kind == "collapse_n":
         return _sharp_drop(claim, rows)
+    if kind == "relative":
+        return _relative(claim, rows, axis)
     series = _series(
         rows, claim["scheme"], "goodput_mbps" if metric == "peak_goodput_mbps" else metric, axis
     )

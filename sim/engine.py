@@ -359,6 +359,7 @@ def _fill(sc: Any, out: RunResult) -> None:
         "not_ect": int(q.notEct),
         "peak": int(q.peak),
         "peak_bytes": int(q.peakBytes),
+        "mean_depth": float(q.MeanDepth()),
     }
     out.extra["depth_series"] = _decimate(list(q.seriesT), list(q.seriesD), SERIES_POINTS)
     out.base_rtt_ms = float(sc.baseRtt) * 1e3 if sc.baseRtt > 0 else None

@@ -28,6 +28,13 @@ defined and ablated in experiments/papers/ablations/rcc-at-scale-*.yaml:
   that the capped distribution's mean is mean_bytes exactly (pareto_scale);
 - a point is `short_flows` arrivals (2000: a p99 over 20 flows per percent);
   the arrival window is however long they take at that load.
+
+The paper's own traffic figures (§6.2 first para), for its ablation
+(experiments/papers/ablations/rcc-at-scale-arrivals.yaml): exponential
+inter-arrival means of 300–700 µs, read as one arrival process over the whole
+fabric (`load_of_arrival_mean` turns a mean into the load above), and the
+background flows as 75 % of all bytes (`Traffic.background_share`, which then
+sets the number of short flows: `short_flow_count`).
 """
 
 from __future__ import annotations
@@ -71,7 +78,10 @@ class Traffic:
     mean_bytes: float = 50_000.0  # short flows' mean size (KB = 1000 B)
     pareto_shape: float = 1.2
     max_bytes: int = 30_000_000  # short flows are capped at the background flows' size
-    short_flows: int = 2000  # arrivals per point
+    short_flows: int = 2000  # arrivals per point; 0 with background_share
+    # > 0: the background flows' share of all bytes, which sets the number of
+    # short flows instead of short_flows (short_flow_count); 0: short_flows
+    background_share: float = 0.0
     background_flows: int = 5  # one per aggregator while there are aggregators left
     background_bytes: int = 30_000_000
     start_s: float = 0.001  # first arrival after this much simulated time
@@ -136,8 +146,17 @@ def check_traffic(t: Traffic, fabric: Fabric) -> None:
         raise ModelError(
             f"traffic: mean_bytes ({t.mean_bytes}) must be in (0, max_bytes = {t.max_bytes})"
         )
-    if t.short_flows < 1 or t.background_flows < 0 or t.background_bytes < 1:
-        raise ModelError("traffic: short_flows >= 1, background_flows >= 0, background_bytes >= 1")
+    if t.background_flows < 0 or t.background_bytes < 1:
+        raise ModelError("traffic: background_flows >= 0, background_bytes >= 1")
+    if not 0 <= t.background_share < 1:
+        raise ModelError(f"traffic.background_share: {t.background_share} must be in [0, 1)")
+    if t.background_share and (t.short_flows != 0 or t.background_flows < 1):
+        raise ModelError(
+            "traffic.background_share sets the number of short flows: it needs "
+            f"short_flows: 0 (got {t.short_flows}) and background_flows >= 1"
+        )
+    if not t.background_share and t.short_flows < 1:
+        raise ModelError("traffic: short_flows >= 1 (or a background_share that sets it)")
     if t.start_s < 0:
         raise ModelError("traffic.start_s must be >= 0")
 
@@ -150,6 +169,38 @@ def check_load(load: object) -> float:
     ):
         raise ModelError(f"load: {load!r} must be a fraction in (0, 1)")
     return float(load)
+
+
+def short_flow_count(t: Traffic) -> int:
+    """Short flows per point: `short_flows`, or with a background_share s the count
+    whose expected bytes (count × mean_bytes) make the background flows' bytes s of
+    all bytes: background bytes × (1 − s) / s / mean_bytes, rounded (at least 1).
+    The background flows are min(background_flows, aggregators), as `plan` starts."""
+    if not t.background_share:
+        return t.short_flows
+    background = min(t.background_flows, t.aggregators) * t.background_bytes
+    share = t.background_share
+    return max(1, round(background * (1 - share) / share / t.mean_bytes))
+
+
+def arrival_rate(fabric: Fabric, traffic: Traffic, load: float) -> float:
+    """Short-flow arrivals per second over the whole fabric at this offered load: each
+    aggregator's link gets `load` of its rate in short-flow bytes (the module docstring)."""
+    return traffic.aggregators * load * fabric.host_gbps * 1e9 / (8 * traffic.mean_bytes)
+
+
+def load_of_arrival_mean(fabric: Fabric, traffic: Traffic, mean_us: object) -> float:
+    """The offered load whose arrivals over the whole fabric are `mean_us` apart on
+    average (the inverse of `arrival_rate`); ModelError unless it is a load in (0, 1)."""
+    if isinstance(mean_us, bool) or not isinstance(mean_us, int | float) or not mean_us > 0:
+        raise ModelError(f"arrival mean: {mean_us!r} must be a number of µs > 0")
+    load = 1 / (mean_us * 1e-6) / arrival_rate(fabric, traffic, 1.0)
+    if not MIN_LOAD < load < MAX_LOAD:
+        raise ModelError(
+            f"arrival mean {mean_us} µs is {load:.0%} of each aggregator's link; a load "
+            f"must be in (0, 1)"
+        )
+    return load
 
 
 def capped_mean(scale: float, shape: float, cap: float) -> float:
@@ -211,10 +262,10 @@ def plan(fabric: Fabric, traffic: Traffic, load: float, seed: int) -> Plan:
         long.append(True)
     scale = pareto_scale(traffic.mean_bytes, traffic.pareto_shape, traffic.max_bytes)
     # arrivals to all aggregators together: Poisson, rate = aggregators × per-link rate
-    rate = len(aggs) * load * fabric.host_gbps * 1e9 / (8 * traffic.mean_bytes)
+    rate = arrival_rate(fabric, traffic, load)
     t = traffic.start_s
     short_bytes = 0
-    for k in range(traffic.short_flows):
+    for k in range(short_flow_count(traffic)):
         if k:
             t += rng.expovariate(rate)
         u = 1.0 - rng.random()  # (0, 1]

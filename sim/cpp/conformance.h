@@ -26,6 +26,7 @@ struct WireBurst
     std::vector<uint32_t> order;   // arrival order of all frames
     std::vector<uint64_t> hist;    // the queue's depth histogram
     uint64_t ect = 0, markedCount = 0;
+    double meanDepth = 0, endS = 0; // the queue's time-averaged depth from t = 0 to endS
 
     void Rx(Ptr<NetDevice>, Ptr<const Packet> p, uint16_t, const Address&, const Address&,
             NetDevice::PacketType)
@@ -69,6 +70,8 @@ HeldQueueOnWire(int mode, uint32_t k, uint32_t n, double rateBps = 1e6)
         out.hist.assign(q->hist.begin(), q->hist.end());
         out.ect = q->ect;
         out.markedCount = q->marked;
+        out.meanDepth = q->MeanDepth();
+        out.endS = Simulator::Now().GetSeconds();
         Simulator::Destroy();
     }
     std::sort(out.marked.begin(), out.marked.end());

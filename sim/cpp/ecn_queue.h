@@ -17,7 +17,9 @@
 // (IP length + 14; the model carries 12 bytes of TCP timestamp option as
 // frame padding, see scenario.h). Histogram: one count per admitted packet at
 // its enqueue depth, buckets 0..127 (last bucket = 127 and above), the
-// pipeline's queue_depth_stats form.
+// pipeline's queue_depth_stats form. Time-averaged depth: the integral of
+// packets waiting over simulated time from StartMean to MeanDepth
+// (experiments/metrics.py qdepth_mean).
 #ifndef P4INCAST_SIM_ECN_QUEUE_H
 #define P4INCAST_SIM_ECN_QUEUE_H
 
@@ -139,6 +141,22 @@ class EcnQueue : public Queue<Packet>
         seriesT.clear();
         seriesD.clear();
         m_bin = -1;
+        StartMean();
+    }
+
+    // Start the time average of the depth now (ResetCounters does too).
+    void StartMean()
+    {
+        m_areaT0 = m_areaT = Simulator::Now().GetSeconds();
+        m_area = 0.0;
+    }
+
+    // Packets waiting, averaged over simulated time since StartMean; 0 over no time.
+    double MeanDepth()
+    {
+        Integrate();
+        double span = m_areaT - m_areaT0;
+        return span > 0 ? m_area / span : 0.0;
     }
 
     bool Enqueue(Ptr<Packet> p) override
@@ -184,6 +202,7 @@ class EcnQueue : public Queue<Packet>
         {
             notEct++;
         }
+        Integrate();
         if (!DoEnqueue(GetContainer().end(), p))
         {
             drops++;
@@ -205,6 +224,7 @@ class EcnQueue : public Queue<Packet>
 
     Ptr<Packet> Dequeue() override
     {
+        Integrate();
         Ptr<Packet> p = DoDequeue(GetContainer().begin());
         if (!p)
         {
@@ -227,6 +247,7 @@ class EcnQueue : public Queue<Packet>
 
     Ptr<Packet> Remove() override
     {
+        Integrate();
         Ptr<Packet> p = DoRemove(GetContainer().begin());
         if (p)
         {
@@ -262,6 +283,14 @@ class EcnQueue : public Queue<Packet>
         }
     }
 
+    // Adds the depth held since the last change to the area (called before a change).
+    void Integrate()
+    {
+        double now = Simulator::Now().GetSeconds();
+        m_area += GetNPackets() * (now - m_areaT);
+        m_areaT = now;
+    }
+
     void Sample(uint32_t depth)
     {
         if (seriesBinS <= 0)
@@ -283,6 +312,7 @@ class EcnQueue : public Queue<Packet>
 
     int64_t m_bin = -1;
     uint32_t m_binMax = 0;
+    double m_area = 0.0, m_areaT = 0.0, m_areaT0 = 0.0; // packet-seconds; its span
 };
 
 // -- held-queue conformance helpers (tests/sim): numbered ECT(0) frames as the

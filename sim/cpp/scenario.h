@@ -771,6 +771,10 @@ class Scenario
     {
         round++;
         roundStart = Simulator::Now().GetSeconds();
+        if (round == 0)
+        {
+            bottleneck->StartMean(); // the mean depth covers the rounds, not the set-up
+        }
         roundTimeouts0 = TotalTimeouts();
         roundRetrans0 = TotalRetrans();
         remaining = cfg.n;

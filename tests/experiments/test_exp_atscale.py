@@ -148,7 +148,7 @@ def test_the_claims_table_is_the_shared_one_and_report_diff_reads_it(tmp_path: P
     for r in [record("rcc", 0.3, 0, 5.0), record("rcc", 0.6, 4, 6.0)]:
         rs.add(r)
     text = reproduce.report_section(PRESET, [exp], [rs], tmp_path)
-    (row,) = reproduce.report_diff.parse_report(text)
+    row = reproduce.report_diff.parse_report(text)[0]  # the preset's first claim
     assert (row.preset, row.claim, row.ours, row.verdict) == (
         "rcc-at-scale",
         "rcc-drops-from-60",
@@ -180,3 +180,37 @@ def test_a_folder_of_the_old_at_scale_runner_loads_and_resumes(tmp_path: Path) -
     other = atscale.load(PRESET, {"schemes": ["rcc"], "loads": [0.3], "tors": 3})
     with pytest.raises(config.ExperimentError, match="fabric.tors: 40 there vs 3 now"):
         runner.resume_sets([other], atscale.ENGINE, [tmp_path])
+
+
+def test_drops_per_aggregator_queue_are_a_runs_aggregator_port_drops_over_aggregators() -> None:
+    runs = [record("rcc", 0.6, 9, 6.0, repeat=r) for r in (0, 1)]
+    for r, agg in zip(runs, (10, 30), strict=True):
+        r["drops"]["aggregator_ports"] = agg
+        r["aggregators"] = [1, 2, 3, 4, 5]
+    (row,) = atscale_summary.summarize(runs)
+    assert row["drops_agg_queue"] == 4.0  # (10 / 5 + 30 / 5) / 2
+    (old,) = atscale_summary.summarize([record("rcc", 0.6, 9, 6.0)])
+    assert old["drops_agg_queue"] is None  # a record without aggregator_ports
+
+
+def test_arrival_means_are_run_as_their_loads() -> None:
+    raw = config.read_yaml(PRESET)
+    del raw["loads"]
+    raw["arrival_means_us"] = [400, 800]
+    exp = atscale.parse(raw)
+    # 5 aggregators, 50 KB mean, 1 Gbit/s: 400 µs apart is 400 kbit / 2 ms = 20 %
+    assert exp.loads == pytest.approx((0.2, 0.1))
+    for bad, words in [
+        ({"loads": [0.5]}, "not both"),
+        ({"arrival_means_us": []}, "non-empty list of inter-arrival means"),
+        ({"arrival_means_us": [50]}, "160% of each aggregator's link"),
+        ({"arrival_means_us": [-1]}, "must be a number of µs > 0"),
+    ]:
+        with pytest.raises(config.ExperimentError, match=words):
+            atscale.parse({**raw, **bad})
+    del raw["arrival_means_us"]
+    with pytest.raises(config.ExperimentError, match="non-empty list of fractions"):
+        atscale.parse(raw)
+    assert atscale.overridden({**raw, "arrival_means_us": [400]}, {"loads": [0.3]})["loads"] == [
+        0.3
+    ]

@@ -145,6 +145,7 @@ def test_summarize_every_field(make_run: MakeRun) -> None:
         "qdepth_p50": 0,
         "qdepth_p95": 10,
         "qdepth_max": 40,
+        "qdepth_mean": None,  # the port has no mean_depth (the testbed records none)
         "ce_marks": 30,
         "drops": 5,  # 4 tail + 1 Not-ECT, bottleneck port only
         "jain": 0.95,  # rounds: 0.9, 0.9, 1, 1
@@ -155,6 +156,12 @@ def test_summarize_every_field(make_run: MakeRun) -> None:
             assert s[key] == pytest.approx(want), key
         else:
             assert s[key] == want, key
+
+
+def test_summarize_reads_the_time_averaged_depth(make_run: MakeRun) -> None:
+    run = copy.deepcopy(make_run())
+    run["switch"]["ports"]["2"]["mean_depth"] = 3.25
+    assert metrics.summarize(run)["qdepth_mean"] == 3.25
 
 
 def test_summarize_failed_run_has_no_metrics(make_run: MakeRun) -> None:

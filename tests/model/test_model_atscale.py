@@ -13,9 +13,12 @@ from p4incast.experiments.stats import quantile_interval
 from p4incast.model.atscale import (
     Fabric,
     Traffic,
+    arrival_rate,
     capped_mean,
+    load_of_arrival_mean,
     pareto_scale,
     plan,
+    short_flow_count,
 )
 from p4incast.model.errors import ModelError
 
@@ -87,6 +90,15 @@ def test_plan_depends_on_the_seed_only() -> None:
         (SMALL, Traffic(aggregators=2, mean_bytes=4e7), 0.5, "mean_bytes"),
         (Fabric(tors=0), Traffic(), 0.5, "tors"),
         (Fabric(buffer_bytes=100), Traffic(), 0.5, "buffer_bytes"),
+        (SMALL, Traffic(aggregators=2, background_share=0.75), 0.5, "short_flows: 0"),
+        (SMALL, Traffic(aggregators=2, short_flows=0), 0.5, "short_flows >= 1"),
+        (SMALL, Traffic(aggregators=2, short_flows=0, background_share=1.0), 0.5, r"in \[0, 1\)"),
+        (
+            SMALL,
+            Traffic(aggregators=2, short_flows=0, background_share=0.5, background_flows=0),
+            0.5,
+            "background_flows >= 1",
+        ),
     ],
 )
 def test_bad_settings_name_the_setting(
@@ -115,3 +127,30 @@ def test_quantile_interval_covers_the_true_quantile_at_least_95_percent(q: int, 
 
 def test_quantile_interval_needs_two_values() -> None:
     assert quantile_interval([1.0], 50) is None
+
+
+def test_background_share_sets_the_short_flows_bytes() -> None:
+    """RCC §6.2: 5 background flows of 30 MB are 75 % of the bytes, so the short
+    flows carry 50 MB: 1000 of the 50 KB mean; their realised share is near it."""
+    paper = Traffic(short_flows=0, background_share=0.75)
+    assert short_flow_count(paper) == 1000
+    assert short_flow_count(Traffic()) == 2000  # without a share: short_flows
+    t = Traffic(
+        aggregators=2, short_flows=0, background_share=0.5, background_flows=3,
+        background_bytes=10**6, max_bytes=10**6,
+    )  # fmt: skip
+    p = plan(SMALL, t, 0.5, seed=3)
+    assert len(p.short) == 40  # 2 background flows (one per aggregator): 2 MB of short flows
+    short = sum(p.nbytes[i] for i in p.short)
+    assert 0.25 < 2e6 / (2e6 + short) < 0.75  # Pareto sizes: the share holds on average
+
+
+def test_an_arrival_mean_is_the_load_whose_arrivals_are_that_far_apart() -> None:
+    f, t = Fabric(), Traffic()
+    for mean_us in (300, 700):
+        load = load_of_arrival_mean(f, t, mean_us)
+        assert 1 / arrival_rate(f, t, load) == pytest.approx(mean_us * 1e-6)
+    # RCC's stated 300 µs over 5 aggregators: 50 KB every 300 µs is 1.33 Gbit/s, 26.7 % of 5
+    assert load_of_arrival_mean(f, t, 300) == pytest.approx(0.4e6 / 300e-6 / 5e9)
+    with pytest.raises(ModelError, match="must be in"):
+        load_of_arrival_mean(f, t, 50)

@@ -246,3 +246,22 @@ def test_every_other_kind_names_its_deciding_point() -> None:
     assert v.points == (Point("rcc", 0.4, "drops", 0), Point("rcc", 0.6, "drops", 3))
     b = evaluate(claim(kind="above_bound", scheme="batched"), [row("batched", 8, 110.0)], CTX)
     assert b.points == (Point("batched", 8, "goodput_mbps", 110.0),)
+
+
+def test_relative_is_the_mean_over_n_of_the_per_n_differences() -> None:
+    """RCC's "47.5 % lower mean queue than TCP, on average": -40 % at N = 10 and
+    -55 % at N = 20 average to -47.5 % (the ratio of the means would be -50 %)."""
+    rows = [
+        row("rcc", 10, 0, qdepth_mean=6.0), row("tcp", 10, 0, qdepth_mean=10.0),
+        row("rcc", 20, 0, qdepth_mean=18.0), row("tcp", 20, 0, qdepth_mean=40.0),
+        row("rcc", 40, 0, qdepth_mean=1.0),  # no tcp at N = 40: left out
+    ]  # fmt: skip
+    c = claim(kind="relative", scheme="rcc", than="tcp", metric="qdepth_mean", tolerance=0.1)
+    v = evaluate({**c, "value": -0.475}, rows, CTX)
+    assert v.verdict == HOLDS and v.ours.startswith("mean -47.5% (N=10: -40.0%, N=20: -55.0%)")
+    assert {(p.scheme, p.x) for p in v.points} == {(s, n) for s in ("rcc", "tcp") for n in (10, 20)}
+    # the band is value · (1 ± tolerance): -0.44 gives [-0.484, -0.396]
+    assert evaluate({**c, "value": -0.44}, rows, CTX).verdict == HOLDS
+    assert evaluate({**c, "value": -0.42}, rows, CTX).verdict == DIVERGES
+    assert evaluate({**c, "value": -0.475, "n_max": 10}, rows, CTX).verdict == DIVERGES
+    assert evaluate({**c, "value": -0.4, "than": "dctcp"}, rows, CTX).verdict == "no data"

@@ -84,3 +84,14 @@ def test_byte_buffer_drops_at_the_tail(p4i: Any) -> None:
     assert queue.GetNPackets() == 3
     assert queue.drops == 2
     assert queue.admitted == 3
+
+
+@pytest.mark.parametrize("n", [2, 10, 40])
+def test_mean_depth_is_the_time_average_of_packets_waiting(p4i: Any, n: int) -> None:
+    """A burst of n frames into an idle port: the first leaves at once and one more
+    leaves every serialisation time tau, so n - 1, n - 2, ..., 0 wait for tau each:
+    n(n - 1)/2 packet-taus, averaged over the run (it ends when the last frame has
+    crossed the 25 us link, n tau + 25 us after the burst)."""
+    res = p4i.HeldQueueOnWire(OFF, 0, n, 1e6)
+    tau = (res.endS - 25e-6) / n
+    assert res.meanDepth == pytest.approx(tau * n * (n - 1) / 2 / res.endS, rel=1e-9)

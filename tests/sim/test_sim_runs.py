@@ -128,6 +128,7 @@ def test_run_dict_has_the_contract_shape(p4i: Any) -> None:
     for key in ("marked", "ect", "ce_in", "ecn_drop", "queue_drops", "egress", "hist"):
         assert key in port
     assert sum(port["hist"].values()) == port["egress"]  # one count per packet, all left
+    assert 0 < port["mean_depth"] <= port["peak"]  # a time average of the depth
     assert run["agent"]["clamped_acks"] > 0  # the receiver clamped windows
 
 
