@@ -348,7 +348,7 @@ def test_at_scale_section_shows_the_class(tmp_path: Path) -> None:
         rs.add({"scheme": p.scheme.name, "load": p.load, "repeat": 0, "status": "ok",
                 "fct_ms": [1.0, 2.0], "offered_load": p.load, "long_mbps": [500.0],
                 "drops": drops, "short_timeouts": 0, "wall_s": 0.1})  # fmt: skip
-    (c,) = reproduce.verdict_rows([exp], [rs], "rcc-at-scale")
+    c = reproduce.verdict_rows([exp], [rs], "rcc-at-scale")[0]  # the preset's first claim
     assert (c.claim["id"], c.verdict, c.ours) == ("rcc-drops-from-60", DIVERGES, "30%: 0, 70%: 0")
     classified = classify([("rcc-at-scale", c)], [("abl", v("rcc-drops-from-60", HOLDS))])
     text = reproduce.report_section(preset, [exp], [rs], tmp_path, classified)
