@@ -5,7 +5,7 @@ atscale.parse; resolved for REPORT.md's settings table, reports/reproduce.py).
 A preset's parameters, as a settings table names them (`parameters`):
 
     engine, senders, repeats              top-level settings (incast)
-    loads, repeats                        top-level settings (at scale)
+    loads (or arrival_means_us), repeats  top-level settings (at scale)
     topology.<key> app.<key> transport.<key>   each key a section sets (incast;
     fabric.<key> traffic.<key> transport.<key>   at scale); a key a variant
                                           sweeps is the variant's, not the section's
@@ -50,7 +50,7 @@ from p4incast.model.scheme import INCAST_SCENARIO, App, Topology, Transport
 # per scenario: its top-level settings (with their defaults) and its sections
 TOP = {
     INCAST_SCENARIO: {"engine": "auto", "senders": None, "repeats": 1},
-    ATSCALE_SCENARIO: {"loads": None, "repeats": 1},
+    ATSCALE_SCENARIO: {"loads": None, "arrival_means_us": None, "repeats": 1},
 }
 SECTIONS: dict[str, dict[str, type]] = {
     INCAST_SCENARIO: {"topology": Topology, "app": App, "transport": Transport},
