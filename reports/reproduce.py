@@ -179,8 +179,10 @@ def report_section(
 ) -> str:
     """REPORT.md's section of a preset of any scenario: its citation, its header
     comment, its claims (`classified`: their classes, verdicts.classify, in the
-    verdict column; without it, the plain verdicts), then per variant what its
-    scenario shows (`ScenarioReport.section`, reports/scenario_report.py)."""
+    verdict column; without it, the plain verdicts), what its scenario shows of
+    the whole preset (`ScenarioReport.preset_lines`: seed 003's schedule table),
+    then per variant what it shows (`ScenarioReport.section`,
+    reports/scenario_report.py)."""
     rep = scenario_report.of(exps[0])
     base = base_name(path, exps)
     paper = exps[0].paper
@@ -196,6 +198,7 @@ def report_section(
         lines += [*verdicts.table(shown), ""]
     else:
         lines += ["The paper states no number for this figure in its text; results only.", ""]
+    lines += rep.preset_lines(exps)
     for exp, rs in zip(exps, sets, strict=True):
         ref = (paper.reference.get(variant_of(exp, base)) if paper else None) or {}
         lines += rep.section(exp, rs, root, ref)
