@@ -26,6 +26,7 @@ from p4incast.model.scheme import (
     RunResult,
     Scheme,
 )
+from p4incast.model.wire import MSS_BYTES
 
 from .base import IncastEngine, register
 
@@ -165,6 +166,12 @@ class Bmv2Engine(IncastEngine):
             problems.append(
                 "transport.delack_ms: the testbed's Linux hosts delay ACKs by their own "
                 "40 ms minimum (about 1 ms at the testbed's time dilation)"
+            )
+        if point.transport.mss_bytes != MSS_BYTES:
+            problems.append(
+                f"transport.mss_bytes: the testbed's Linux hosts send their own "
+                f"{MSS_BYTES}-byte segments (1500-byte MTU, timestamps); "
+                f"{point.transport.mss_bytes} is a simulator setting"
             )
         if point.transport.syn_rto_ms != SIM_SYN_RTO_MS:
             problems.append(

@@ -68,8 +68,9 @@ Kinds (`metric` defaults to goodput_mbps; x ranges default to every x run):
                          [n_min, n_max] (T's full buffer of queueing per slow-start
                          round over-estimates a batch's time: the paper states
                          the match above N = 5)
-    Both take g from model.batching.plan on the variant's topology and app with
-    the batched scheme's first window (scheme.BATCHING_INIT_SEGS).
+    Both take g from model.batching.plan on the variant's topology, app and
+    transport (its segment size), with the batched scheme's first window: the
+    schedule the simulator ran (model.scheme.batch_schedule).
 
 Each verdict names the points that decided it (scheme, x, metric), and the
 report's figure marks them with the claim's id (reports/plots.reference_plot).

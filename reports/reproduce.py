@@ -191,8 +191,9 @@ def report_section(
     """REPORT.md's section of a preset of any scenario: its citation, its header
     comment, its settings with their sources (settings_table), its claims
     (`classified`: their classes, verdicts.classify, in the verdict column;
-    without it, the plain verdicts), then per variant what its scenario shows
-    (`ScenarioReport.section`, reports/scenario_report.py)."""
+    without it, the plain verdicts), what its scenario shows of the whole preset
+    (`ScenarioReport.preset_lines`: seed 003's schedule table), then per variant
+    what it shows (`ScenarioReport.section`, reports/scenario_report.py)."""
     rep = scenario_report.of(exps[0])
     base = base_name(path, exps)
     paper = exps[0].paper
@@ -209,6 +210,7 @@ def report_section(
         lines += [*verdicts.table(shown), ""]
     else:
         lines += ["The paper states no number for this figure in its text; results only.", ""]
+    lines += rep.preset_lines(exps)
     for exp, rs in zip(exps, sets, strict=True):
         variant = variant_of(exp, base)
         ref = (paper.reference.get(variant) if paper else None) or {}

@@ -10,6 +10,9 @@ the report side's half, so that experiments/ never imports plots or verdicts.
     plots      plots(rs) -> the PNGs written
     section    section(exp, rs, root, reference) -> REPORT.md's body for one
                experiment (reports/reproduce.py)
+    preset     preset_lines(exps) -> REPORT.md's lines for a whole preset (all
+               its variants), after its claims: an incast preset with a
+               batched scheme shows the seed-003 schedule of every point
 
 `REPORTS` has one entry per scenario of experiments/scenario.py's SCENARIOS
 (tests/reports/test_rep_scenario_report.py checks that none is missing).
@@ -26,7 +29,7 @@ from p4incast.experiments import atscale_summary, provenance, results, scenario
 from p4incast.experiments.atscale import AT_SCALE, AtScaleExperiment
 from p4incast.experiments.config import Experiment
 from p4incast.model.atscale import ATSCALE_SCENARIO, Fabric, Traffic
-from p4incast.model.scheme import INCAST_SCENARIO, Transport, base_rtt_s
+from p4incast.model.scheme import INCAST_SCENARIO, Transport, batch_schedule
 
 from . import plots, verdicts
 
@@ -51,6 +54,7 @@ class ScenarioReport(Protocol):
         reference: Any,
         marks: Sequence[plots.Mark] = (),
     ) -> list[str]: ...
+    def preset_lines(self, exps: list[Any]) -> list[str]: ...
 
 
 class IncastReport:
@@ -64,7 +68,7 @@ class IncastReport:
             "axis": scenario.INCAST.axis,
             "topology": exp.topology,
             "app": exp.app,
-            "base_rtt_s": base_rtt_s,
+            "transport": exp.transport,
         }
 
     def report(self, exp: Experiment, rs: results.ResultSet) -> str:
@@ -89,6 +93,34 @@ class IncastReport:
         ).path
         lines = [f"### {exp.name}", "", f"![{exp.name}]({fig.relative_to(root)})", ""]
         return [*lines, "```", rs.summary_table(), "```", ""]
+
+    def preset_lines(self, exps: list[Experiment]) -> list[str]:
+        return schedule_table(exps)
+
+
+def schedule_table(exps: list[Experiment]) -> list[str]:
+    """The seed-003 schedule a batched scheme ran at every (variant, N) of a preset
+    (model.scheme.batch_schedule, the same the simulator and the bound claims use):
+    S_SRU, wnd_max, n, k, T, T~ and the closed form g. Empty without a batched scheme."""
+    if not any(s.batching for e in exps for s in e.schemes):
+        return []
+    lines = [
+        "Schedule of the batched scheme (docs/algorithms.md §4; S_SRU in segments of "
+        f"{exps[0].transport.mss_bytes} B):",
+        "",
+        "| buffer (B) | N | SRU (B) | S_SRU | wnd_max | n | k | T (µs) | T~ (ms) | g (Mbit/s) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for exp in exps:
+        for n in exp.senders:
+            p = batch_schedule(n, exp.topology, exp.app, exp.transport)
+            over = " (overflows)" if p.overflows else ""
+            lines.append(
+                f"| {exp.topology.port_buffer_bytes:.0f} | {n} | {p.sru_bytes} | {p.s_sru_pkts} "
+                f"| {p.wnd_max}{over} | {p.n} | {p.k} | {p.T * 1e6:.1f} | {p.t_tilde * 1e3:g} "
+                f"| {p.goodput_bound_bps / 1e6:.1f} |"
+            )
+    return [*lines, ""]
 
 
 def _settings_line(config: Mapping[str, Any], key: str, cls: type) -> str:
@@ -178,6 +210,9 @@ class AtScaleReport:
             return [f"No runs in {rs.out_dir}.", ""]
         figures = " ".join(f"![{f.stem}]({f.relative_to(root)})" for f in sorted(self.plots(rs)))
         return [*summary_body(rs), "", figures, ""]
+
+    def preset_lines(self, exps: list[AtScaleExperiment]) -> list[str]:
+        return []
 
 
 REPORTS: dict[str, ScenarioReport] = {

@@ -33,12 +33,11 @@ of the same report, never typed.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from p4incast.model import batching
-from p4incast.model.scheme import BATCHING_INIT_SEGS, App, Topology
+from p4incast.model.scheme import App, Topology, Transport, batch_schedule
 
 # "Keeps its goodput" (no_collapse): no N up to n_max falls more than this fraction
 # below the best goodput of the scheme at fewer senders. The same 10 % band the
@@ -145,21 +144,14 @@ def _bound(claim: Mapping[str, Any], rows: Rows, claim_ctx: Mapping[str, Any]) -
     within tolerance of it (matches_bound)."""
     topo: Topology = claim_ctx["topology"]
     app: App = claim_ctx["app"]
-    rtt_s: Callable[[Topology], float] = claim_ctx["base_rtt_s"]
+    transport: Transport = claim_ctx["transport"]
     above = claim["kind"] == "above_bound"
     worst, parts = HOLDS, []
     closest: tuple[float, Any, float] | None = None
     for n, mean, lo, hi in _series(rows, claim["scheme"], "goodput_mbps"):
         if not _in_range(n, claim):
             continue
-        plan = batching.plan(
-            n,
-            app.bytes_per_server(n),
-            int(topo.port_buffer_bytes),
-            topo.link_gbps * 1e9,
-            rtt_s(topo),
-            init_segs=BATCHING_INIT_SEGS,
-        )
+        plan = batch_schedule(n, topo, app, transport)
         g = plan.goodput_bound_bps / 1e6
         if above:
             band = (g, float("inf"))
@@ -406,8 +398,8 @@ def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Ve
     """One claim against the summary rows of the variant it is about.
 
     ctx: axis (the row key x is read from: n, the default, or load); topology,
-    app (the variant's), base_rtt_s (a function of a Topology), needed by
-    matches_bound and above_bound only."""
+    app and transport (the variant's), needed by matches_bound and above_bound
+    only (the schedule the batched scheme ran, model.scheme.batch_schedule)."""
     kind, metric = claim["kind"], claim.get("metric", "goodput_mbps")
     axis = ctx.get("axis", "n")
     if kind in ("matches_bound", "above_bound"):

@@ -30,7 +30,7 @@ from p4incast.model.atscale import (
 )
 from p4incast.model.errors import ModelError
 from p4incast.model.scheme import Point
-from p4incast.model.wire import ACK_WIRE_BYTES, WIRE_FRAME_BYTES
+from p4incast.model.wire import ACK_WIRE_BYTES, MSS_BYTES, wire_frame_bytes
 from p4incast.sim import native
 from p4incast.sim.engine import (
     AGENT_CODES,
@@ -45,10 +45,10 @@ from p4incast.sim.engine import check_point as check_incast_point
 MAX_DRAIN_S = 5.0  # simulated seconds a point may run past its last arrival before it is cut
 
 
-def base_rtt_s(f: Fabric) -> float:
-    """Unloaded RTT between hosts on different ToRs: 8 link delays, a full frame and
-    an ACK over two host links and two uplinks."""
-    per_frame = 8 * (WIRE_FRAME_BYTES + ACK_WIRE_BYTES)
+def base_rtt_s(f: Fabric, mss: int = MSS_BYTES) -> float:
+    """Unloaded RTT between hosts on different ToRs: 8 link delays, a full frame (of
+    an `mss`-byte segment) and an ACK over two host links and two uplinks."""
+    per_frame = 8 * (wire_frame_bytes(mss) + ACK_WIRE_BYTES)
     ser = 2 * per_frame / (f.host_gbps * 1e9) + 2 * per_frame / (f.uplink_gbps * 1e9)
     return 8 * f.delay_us * 1e-6 + ser
 
@@ -90,7 +90,7 @@ def _config(p: AtScalePoint, fl: Plan) -> Any:
     t.bufferBytes = fab.buffer_bytes
     t.rtoMinMs = float(fab.rto_min_ms)
     # newdctcp-budget: each aggregator's ToR port, its buffer and base BDP
-    rtt = base_rtt_s(fab)
+    rtt = base_rtt_s(fab, tr.mss_bytes)
     budget = port_budget_bytes(tr, fab.buffer_bytes, t.linkBps, rtt)
     hosts_config(t, sch, tr, budget, policy_tick_s(tr, rtt))
     t.seed = p.seed
@@ -245,6 +245,6 @@ def _fill(p: AtScalePoint, fl: Plan, sc: Any, rec: dict[str, Any]) -> None:
             },
             "marks": {"tor": int(sc.TorMarks()), "root": int(sc.RootMarks())},
             "sim_s": float(sc.Now()),
-            "base_rtt_ms": base_rtt_s(p.fabric) * 1e3,
+            "base_rtt_ms": base_rtt_s(p.fabric, p.transport.mss_bytes) * 1e3,
         }
     )

@@ -3,7 +3,7 @@
     run_point(point) -> RunResult            (experiments/SCHEMA.md)
 
 The model (sim/cpp/scenario.h): star or leaf-spine of point-to-point links
-(topology.link_gbps, topology.delay_us per link, model.wire.WIRE_FRAME_BYTES
+(topology.link_gbps, topology.delay_us per link, model.wire.wire_frame_bytes
 of wire time per full packet), a byte buffer per switch port
 (topology.buffer_bytes), the P4 pipeline's OFF / MARK_TAIL / MARK_FRONT
 decision with K in packets on the ports that face the receiver
@@ -21,7 +21,8 @@ receiver's NIC, as the host agent does:
   simulated time (default: one base RTT), with the counters the C++ data path
   keeps — shared code, not a port.
 Batch scheduling (seed 003, docs/algorithms.md §4): model.batching.plan gives
-each server's request offset.
+each server's request offset (model.scheme.batch_schedule). The senders'
+segment size is transport.mss_bytes (model/wire.py: the frame follows it).
 
 Each process loads ns-3 and compiles the C++ once (about 30 s); run_point can
 then be called any number of times (the runner's pool workers do).
@@ -35,7 +36,6 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from p4incast.model import batching
 from p4incast.model.ecn import EcnMode
 from p4incast.model.scheme import (
     BUDGET_AGENT,
@@ -44,20 +44,15 @@ from p4incast.model.scheme import (
     Point,
     RunResult,
     Scheme,
-    Topology,
     Transport,
     base_rtt_s,
+    batch_schedule,
     receiver_clears_ece,
     receiver_delayed_ack,
     rx_budget_bytes,
     rx_min_segs,
 )
-from p4incast.model.wire import (
-    MODEL_GAP_BYTES,
-    MSS_BYTES,
-    QUEUED_FRAME_BYTES,
-    WIRE_FRAME_BYTES,
-)
+from p4incast.model.wire import MODEL_GAP_BYTES, eth_frame_bytes, wire_frame_bytes
 from p4incast.policies.config import POLICY_MODES, start_segs, tunables
 from p4incast.policies.ictcp import FlowSample, Ictcp, IctcpParams
 from p4incast.policies.rcc import Rcc, RccParams
@@ -119,26 +114,21 @@ def _decimate(ts: list[float], ds: list[int], limit: int) -> list[list[float]]:
     return out
 
 
-def _offsets(n: int, size: int, topo: Topology, rtt_s: float, init_segs: int) -> list[float]:
-    """Seed-003 request offsets (seconds) of servers 1..n whose first window is
-    `init_segs` packets."""
-    buffer = int(topo.port_buffer_bytes)
-    sched = batching.plan(n, size, buffer, topo.link_gbps * 1e9, rtt_s, init_segs=init_segs)
-    return list(sched.offsets)
-
-
 def port_budget_bytes(t: Transport, buffer_bytes: float, link_bps: float, rtt_s: float) -> int:
     """newdctcp-budget's B on the model: the full frames a bottleneck port's buffer
-    holds, plus its base bandwidth-delay product."""
-    bdp = link_bps * rtt_s / (8 * WIRE_FRAME_BYTES)
-    return rx_budget_bytes(t, buffer_bytes // QUEUED_FRAME_BYTES, bdp)
+    holds, plus its base bandwidth-delay product (frames of the transport's MSS)."""
+    bdp = link_bps * rtt_s / (8 * wire_frame_bytes(t.mss_bytes))
+    return rx_budget_bytes(t, buffer_bytes // eth_frame_bytes(t.mss_bytes), bdp)
 
 
 def budget_bytes(point: Point) -> int:
     """newdctcp-budget's B for an incast point: the receiver's port."""
     topo = point.topology
     return port_budget_bytes(
-        point.transport, topo.port_buffer_bytes, topo.link_gbps * 1e9, base_rtt_s(topo)
+        point.transport,
+        topo.port_buffer_bytes,
+        topo.link_gbps * 1e9,
+        base_rtt_s(topo, point.transport.mss_bytes),
     )
 
 
@@ -252,13 +242,13 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int, tick_s: float) 
     c.agentClearEce = receiver_clears_ece(sch.agent, sch.sender_ecn)
     c.agentSharePkts = int(tun["queue_maxsize"]) if sch.agent == "rcc" else 0
     ackq = sch.agent == "rcc" and t.ack_queue
-    c.ackQueueBytes = int(tun["queue_maxsize"]) * MSS_BYTES if ackq else 0
+    c.ackQueueBytes = int(tun["queue_maxsize"]) * t.mss_bytes if ackq else 0
     c.initCwnd = t.init_cwnd
     c.delAckCount = 2 if receiver_delayed_ack(sch, t) else 1
     c.delAckTimeoutMs = t.delack_ms
     c.synRtoMs = t.syn_rto_ms
     c.dctcpG = t.dctcp_g
-    c.segSize = MSS_BYTES
+    c.segSize = t.mss_bytes
     c.gapBytes = MODEL_GAP_BYTES
 
 
@@ -281,7 +271,7 @@ def run_config(point: Point, max_sim_s: float = MAX_SIM_S) -> Any:
     c.sharedBufferBytes = topo.shared_buffer_bytes
     c.dtAlpha = topo.dt_alpha
     c.rtoMinMs = float(topo.rto_min_ms)
-    tick = policy_tick_s(point.transport, base_rtt_s(topo))
+    tick = policy_tick_s(point.transport, base_rtt_s(topo, point.transport.mss_bytes))
     hosts_config(c, sch, point.transport, budget_bytes(point), tick)
     c.sizeBytes = size
     c.rounds = app.rounds
@@ -294,7 +284,7 @@ def run_config(point: Point, max_sim_s: float = MAX_SIM_S) -> Any:
     c.restartEachRound = point.transport.restart_each_round
     offs: list[float] = []  # all at once
     if sch.batching:
-        offs = _offsets(n, size, topo, base_rtt_s(topo), point.transport.init_cwnd)
+        offs = list(batch_schedule(n, topo, app, point.transport).offsets)
     c.offsets = native.double_vector(offs)
     return c
 

@@ -62,8 +62,10 @@ from .wire import IP_MTU_BYTES, MSS_BYTES
 
 D_MAX_S = 20e-6  # scheduling jitter d_max, seconds (paper: 20 µs)
 DT_S = 1e-3  # client timer granularity Δt, seconds (paper: 1 ms)
-# S_f, bytes: the IP packet our engines send (the paper's ns-2 packets carry
-# 1000 B, 1040 B with headers: its n = 5 and wnd_max = 6 at B = 32 KB, §V-A)
+# S_f, bytes: the IP packet of a full default segment (MSS); a point that runs
+# another segment size passes its own (model.scheme.batch_schedule). The
+# paper's ns-2 packets carry 1000 B, 1040 B with headers: its n = 5 and
+# wnd_max = 6 at B = 32 KB, §V-A.
 FRAME_BYTES = IP_MTU_BYTES
 ACK_BYTES = 40  # S_ACK, bytes: an IP packet with no payload
 MSS = MSS_BYTES

@@ -26,9 +26,18 @@ import math
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, cast
 
+from . import batching
 from .ecn import EcnMode
 from .errors import ModelError
-from .wire import ACK_WIRE_BYTES, MSS_BYTES, QUEUED_FRAME_BYTES, WIRE_FRAME_BYTES
+from .wire import (
+    ACK_WIRE_BYTES,
+    MIN_MSS_BYTES,
+    MSS_BYTES,
+    QUEUED_FRAME_BYTES,
+    WIRE_FRAME_BYTES,
+    ip_packet_bytes,
+    wire_frame_bytes,
+)
 
 INCAST_SCENARIO = "incast"  # what a Point is part of (a preset's `scenario:` when absent)
 TOPOLOGIES = ("incast_star", "leaf_spine")
@@ -133,12 +142,13 @@ class Topology:
         return self.link_gbps * 1e9
 
 
-def base_rtt_s(topo: Topology) -> float:
+def base_rtt_s(topo: Topology, mss: int = MSS_BYTES) -> float:
     """Unloaded RTT of the simulator's model of `topo` (its link_gbps and delay_us):
-    4 link delays, a full frame twice, an ACK frame twice (leaf_spine: twice that)."""
+    4 link delays, a full frame of an `mss`-byte segment twice, an ACK frame
+    twice (leaf_spine: twice that)."""
     rate = topo.link_gbps * 1e9
     hops = 4 if topo.kind == "incast_star" else 8
-    frames = (hops // 2) * 8 * (WIRE_FRAME_BYTES + ACK_WIRE_BYTES) / rate
+    frames = (hops // 2) * 8 * (wire_frame_bytes(mss) + ACK_WIRE_BYTES) / rate
     return hops * topo.delay_us * 1e-6 + frames
 
 
@@ -186,6 +196,28 @@ class Transport:
     # hosts predate it, the simulator has none, and its 2 ms floor cannot be
     # dilated (docs/testbed.md, "Time dilation").
     tail_loss_probe: bool = False
+    # sim: the senders' segment size, bytes (ns-3 TcpSocket SegmentSize); the
+    # frames, buffer and wire time follow it (model/wire.py). Seed 003's ns-2
+    # packets carry 1000 bytes; bmv2 runs Linux's own (MSS_BYTES).
+    mss_bytes: int = MSS_BYTES
+
+
+def batch_schedule(n: int, topo: Topology, app: App, t: Transport) -> batching.Schedule:
+    """The seed-003 schedule a batched scheme runs with for n servers (both the
+    simulator's request offsets and the closed form g a report compares with):
+    S_SRU of the transport's segments, S_f their IP packet, R the model's base
+    RTT, the first window BATCHING_INIT_SEGS."""
+    mss = t.mss_bytes
+    return batching.plan(
+        n,
+        app.bytes_per_server(n),
+        int(topo.port_buffer_bytes),
+        topo.link_gbps * 1e9,
+        base_rtt_s(topo, mss),
+        mss=mss,
+        frame_bytes=ip_packet_bytes(mss),
+        init_segs=BATCHING_INIT_SEGS,
+    )
 
 
 @dataclass(frozen=True)
@@ -287,7 +319,7 @@ def rx_budget_bytes(t: Transport, queue_pkts: float, bdp_pkts: float) -> int:
     the bottleneck holds — its queue plus the bandwidth-delay product, in full
     segments (so the windows of all flows together cannot overflow it)."""
     pkts = t.rx_budget_pkts or queue_pkts + bdp_pkts
-    return max(1, int(pkts)) * MSS_BYTES
+    return max(1, int(pkts)) * t.mss_bytes
 
 
 def check_transport(t: Transport) -> None:
@@ -300,6 +332,11 @@ def check_transport(t: Transport) -> None:
         raise ModelError(f"transport.dctcp_g: {t.dctcp_g} must be in (0, 1]")
     _at_least("transport.policy_tick_us", t.policy_tick_us, 0)
     _at_least("transport.rx_idle_ms", t.rx_idle_ms, 0)
+    if not MIN_MSS_BYTES <= t.mss_bytes <= MSS_BYTES:
+        raise ModelError(
+            f"transport.mss_bytes: {t.mss_bytes} must be in [{MIN_MSS_BYTES}, {MSS_BYTES}] "
+            f"(TCP's default MSS up to a full segment of a 1500-byte IP MTU with timestamps)"
+        )
 
 
 def check_scheme(s: Scheme, topo: Topology, engine: str | None = None) -> None:

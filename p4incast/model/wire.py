@@ -13,13 +13,41 @@ these bytes, so a buffer of Q·QUEUED_FRAME_BYTES holds Q full frames). The
 ns-3 model's packet of a full segment is MODEL_PACKET_BYTES (PPP + IP + TCP
 without options + MSS); its queue adds the rest of the frame to every packet
 it admits, and its links the rest of the wire time as a gap.
+
+The simulator can run a smaller segment (transport.mss_bytes: seed 003's
+ns-2 packets carry 1000 bytes). ip_packet_bytes, eth_frame_bytes and
+wire_frame_bytes give a full segment's sizes for any MSS, the one place that
+relation is written; the model's queue and gap add the same bytes to every
+packet, so its framing holds at any segment size.
 """
 
 MSS_BYTES = 1448  # TCP payload of a full segment: 1500 - 20 (IP) - 20 (TCP) - 12 (timestamps)
-IP_MTU_BYTES = 1500  # IP packet of a full segment
-ETH_FRAME_BYTES = 1514  # Ethernet frame without FCS: 14 + 1500 (what a buffer holds)
-WIRE_FRAME_BYTES = 1538  # wire time of a full frame: 1514 + 4 FCS + 8 preamble + 12 IFG
+MIN_MSS_BYTES = 536  # the smallest segment a preset may ask for: TCP's default MSS (RFC 1122)
+TCP_IP_HEADER_BYTES = 20 + 20 + 12  # IP, TCP, timestamp option
+ETH_HEADER_BYTES = 14
+ETH_WIRE_EXTRA_BYTES = 4 + 8 + 12  # FCS, preamble/SFD, inter-frame gap
+
+
+def ip_packet_bytes(mss: int) -> int:
+    """The IP packet of a full segment carrying `mss` bytes."""
+    return mss + TCP_IP_HEADER_BYTES
+
+
+def eth_frame_bytes(mss: int) -> int:
+    """Its Ethernet frame without FCS (what a switch buffer holds of it)."""
+    return ip_packet_bytes(mss) + ETH_HEADER_BYTES
+
+
+def wire_frame_bytes(mss: int) -> int:
+    """Its wire time on Ethernet, in bytes (frame + FCS + preamble + gap)."""
+    return eth_frame_bytes(mss) + ETH_WIRE_EXTRA_BYTES
+
+
+IP_MTU_BYTES = ip_packet_bytes(MSS_BYTES)  # 1500: IP packet of a full segment
+ETH_FRAME_BYTES = eth_frame_bytes(MSS_BYTES)  # 1514 (what a buffer holds)
+WIRE_FRAME_BYTES = wire_frame_bytes(MSS_BYTES)  # 1538
 ACK_WIRE_BYTES = 84  # wire time of a minimum (64-byte) frame: + 8 preamble + 12 IFG
 QUEUED_FRAME_BYTES = ETH_FRAME_BYTES  # one full frame of a switch buffer, both engines
 MODEL_PACKET_BYTES = 2 + 20 + 20 + MSS_BYTES  # a full segment as ns-3 queues it: PPP, IP, TCP, MSS
-MODEL_GAP_BYTES = WIRE_FRAME_BYTES - MODEL_PACKET_BYTES  # the model's wire time beyond its packet
+# the model's wire time beyond its packet, the same for every segment size
+MODEL_GAP_BYTES = WIRE_FRAME_BYTES - MODEL_PACKET_BYTES

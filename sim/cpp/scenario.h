@@ -10,8 +10,9 @@
 // makes a full 1500-byte IP packet take 1538 bytes of wire time (Ethernet
 // header, FCS, preamble, IFG; and the 12 bytes of TCP timestamp option the
 // model does not carry — timestamps are off so that RTT samples are exact, the
-// segment size is 1448 as with timestamps on). Every switch egress port has an
-// EcnQueue with `bufferBytes`; ports facing the receiver (the receiver's leaf/
+// segment size `segSize` is 1448 as with timestamps on, or a smaller
+// transport.mss_bytes, whose packets carry the same gap). Every switch egress
+// port has an EcnQueue with `bufferBytes`; ports facing the receiver (the receiver's leaf/
 // ToR port, spine ports toward leaf 0) get the ECN mode and K, as on BMv2.
 //
 // Incast application (apps/incast.py): persistent TCP connections from the
@@ -253,7 +254,7 @@ AttachAgent(RxAgent& a, const RunConfig& c, Ptr<PointToPointNetDevice> nic, Ptr<
 // A point-to-point link a-b of `bps` and `delayUs` one way; returns (a's, b's)
 // device. Wire time of a full packet = 1538 bytes: 1490 queued (PPP 2 + IP 20 +
 // TCP 20 + 1448) + a `gapBytes` (48) gap (Ethernet's 38 bytes of framing, 12 of
-// TCP timestamps).
+// TCP timestamps); a segment of another size carries the same 48.
 inline std::pair<Ptr<PointToPointNetDevice>, Ptr<PointToPointNetDevice>>
 P2pLink(Ptr<Node> a, Ptr<Node> b, double bps, double delayUs, uint32_t gapBytes)
 {

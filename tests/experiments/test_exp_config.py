@@ -82,6 +82,14 @@ def _bad(mutate, match: str) -> None:
             lambda r: r["app"].update(connections="sometimes"),
             "app.connections: 'sometimes' is not one of persistent, per-round",
         ),
+        (
+            lambda r: r.setdefault("transport", {}).update(mss_bytes=1460),
+            r"transport.mss_bytes: 1460 must be in \[536, 1448\]",
+        ),
+        (
+            lambda r: r.setdefault("transport", {}).update(mss_bytes=100),
+            r"transport.mss_bytes: 100 must be in \[536, 1448\]",
+        ),
         (lambda r: r.update(name="a b"), "name"),
         (lambda r: r.pop("schemes"), "schemes"),
     ],

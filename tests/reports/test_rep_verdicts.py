@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from p4incast.model.scheme import App, Topology, base_rtt_s
+from p4incast.model.scheme import App, Topology, Transport
 from p4incast.reports.verdicts import DIVERGES, HOLDS, INCONCLUSIVE, NO_DATA, Point, evaluate
 
-CTX = {"topology": Topology(), "app": App(), "base_rtt_s": base_rtt_s}
+CTX = {"topology": Topology(), "app": App(), "transport": Transport()}
 
 
 def row(

@@ -409,3 +409,21 @@ def test_per_round_connections_close_in_order_through_rccs_ack_queue(p4i: Any) -
     assert run["status"] == "ok", run["error"]
     assert len(run["rounds"]) == 20 and run["agent"]["flows"] == 40 * 20
     assert run["agent"]["ack_queue"]["held"] > 0
+
+
+def test_a_smaller_segment_is_sent_framed_and_buffered_as_its_own_size(p4i: Any) -> None:
+    """transport.mss_bytes: 1000 (seed 003's ns-2 payloads): a long flow's goodput
+    is capped at 1000 of every 1090 wire bytes (not 1448 / 1538), and an
+    overflowing 32 KB buffer holds 30 frames of 1066 B (not 21 of 1514)."""
+    t = {"mss_bytes": 1000}
+    one = run_point({"scheme": DROPTAIL, "n": 1, "app": {"sru_bytes": 4 << 20, "rounds": 2},
+                     "transport": t})  # fmt: skip
+    assert one["status"] == "ok", one["error"]
+    last = one["rounds"][-1]["goodput_bps"]
+    assert 0.9 * 1000 / 1090 * LINK_BPS <= last <= 1000 / 1090 * LINK_BPS * 1.001, last
+    # 63 984 B + the server's 16-B header: 64 full segments, so every queued frame is full
+    burst = run_point({"scheme": DROPTAIL, "n": 16, "topology": {"buffer_bytes": 32768},
+                       "app": {"sru_bytes": 63984, "rounds": 2}, "transport": t})  # fmt: skip
+    port = burst["switch"]["ports"]["1"]
+    assert port["queue_drops"] > 0
+    assert port["peak_bytes"] == 30 * 1066, port["peak_bytes"]
