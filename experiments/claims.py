@@ -19,9 +19,10 @@ A preset (experiments/papers/*.yaml) carries a `paper:` section:
 
 `variant` names the variant (the suffix p4incast-run gives it, e.g. sru64k),
 or a list of them (variant: [rto_min_ms10-sru64k, rto_min_ms200-sru64k]);
-absent: every variant (claim_variants). Every tolerance a verdict
-uses is written in the claim itself, next to the paper's wording, so a
-reader sees what "about 10 senders" was taken to mean.
+absent: every variant (claim_variants). What a wording is taken to mean
+("about", "keeps", "drops sharply", "fewer") is the kind's, stated once with
+its reason in reports/verdicts.py (NEAR_TOLERANCE, KEEP_BAND, SHARP_DROP,
+ORDERING_RULE, BOUND_TOLERANCE), never a claim's own number.
 
 Rows are a scenario's summary rows, one per (scheme, x): x is what the
 scenario sweeps, the `axis` of the evaluation context — N (senders) for an
@@ -33,7 +34,7 @@ Kinds (`metric` defaults to goodput_mbps; x ranges default to every x run):
 
     at_least / at_most   scheme's metric at every x in [min, max] vs value
     near                 metric at x (n: 10, or peak_goodput_mbps: the best N)
-                         within value · (1 ± tolerance)
+                         within value · (1 ± NEAR_TOLERANCE)
     ordering             "fewer", "lower", "lowest", "ahead of", "the best":
                          schemes (first = best) ordered by their mean metric over
                          x in [min, max]; higher is better unless lower: true;
@@ -48,7 +49,7 @@ Kinds (`metric` defaults to goodput_mbps; x ranges default to every x run):
     relative             "scheme's metric is `value` (a fraction: -0.475 = 47.5 %
                          lower) relative to scheme `than`'s": the mean over every x
                          in [min, max] run for both of (metric − than's) / than's
-                         at that x, within value · (1 ± tolerance). A paper's
+                         at that x, within value · (1 ± NEAR_TOLERANCE). A paper's
                          "average decrease" over its axis; no interval (two
                          schemes' ratios), so holds or diverges
     collapse_n           "drops sharply from about N": the first N whose goodput
@@ -64,7 +65,7 @@ Kinds (`metric` defaults to goodput_mbps; x ranges default to every x run):
                          bounds on a batch's time and on the stagger, so the closed
                          form g is the goodput the schedule guarantees; goodput
                          >= g at every N in [n_min, n_max]
-    matches_bound        seed-003: goodput within g·(1 ± tolerance) at every N in
+    matches_bound        seed-003: goodput within g·(1 ± BOUND_TOLERANCE) at every N in
                          [n_min, n_max] (T's full buffer of queueing per slow-start
                          round over-estimates a batch's time: the paper states
                          the match above N = 5)
@@ -111,18 +112,23 @@ def check_claim(claim: Any, where: str, axis: str = "n") -> None:
     need = {
         "at_least": ("scheme", "value"),
         "at_most": ("scheme", "value"),
-        "near": ("scheme", "value", "tolerance"),
+        "near": ("scheme", "value"),
         "ordering": ("schemes",),
         "collapse_n": ("scheme", "lo", "hi"),
         "no_collapse": ("scheme", "n_max"),
-        "matches_bound": ("scheme", "tolerance"),
+        "matches_bound": ("scheme",),
         "above_bound": ("scheme",),
         "drops_from": ("scheme", axis),
-        "relative": ("scheme", "than", "value", "tolerance"),
+        "relative": ("scheme", "than", "value"),
     }[kind]
     missing = [k for k in need if k not in claim]
     if missing:
         raise ClaimError(f"{where}: kind {kind} needs {', '.join(missing)}")
+    if "tolerance" in claim:
+        raise ClaimError(
+            f'{where}: `tolerance` is not a claim field; what "about" allows is the '
+            "kind's (reports/verdicts.py: NEAR_TOLERANCE, BOUND_TOLERANCE)"
+        )
     if "fraction" in claim:
         raise ClaimError(
             f"{where}: `fraction` is not a claim field; collapse_n and no_collapse read "

@@ -28,7 +28,7 @@ def claim(**kw: Any) -> dict[str, Any]:
         claim(kind="collapse_n", scheme="tcp", lo=1, hi=5, fraction=0.5),
         claim(kind="no_collapse", scheme="tcp", n_max=10, rto_max=1.5),
         claim(kind="collapse_n", scheme="tcp", lo=1, hi=5, rto_max=0.1),
-        claim(kind="relative", scheme="rcc", value=-0.5, tolerance=0.1),  # than whom?
+        claim(kind="relative", scheme="rcc", value=-0.5),  # than whom?
     ],
 )
 def test_malformed_claims_refused(bad: dict[str, Any]) -> None:

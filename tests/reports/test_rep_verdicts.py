@@ -123,11 +123,11 @@ def test_at_most_on_drops() -> None:
 
 
 def test_near_at_n_and_at_the_peak() -> None:
-    c = claim(kind="near", scheme="tcp", n=10, value=420, tolerance=0.1)
+    c = claim(kind="near", scheme="tcp", n=10, value=420)
     v = evaluate(c, TCP, CTX)
     assert v.verdict == HOLDS and v.points == (Point("tcp", 10, "goodput_mbps", 418),)
     assert evaluate({**c, "value": 600}, TCP, CTX).verdict == DIVERGES
-    peak = claim(kind="near", scheme="tcp", metric="peak_goodput_mbps", value=850, tolerance=0.1)
+    peak = claim(kind="near", scheme="tcp", metric="peak_goodput_mbps", value=850)
     v = evaluate(peak, TCP, CTX)
     assert v.verdict == HOLDS and v.points == (Point("tcp", 1, "goodput_mbps", 850),)
 
@@ -154,11 +154,11 @@ def test_above_bound_reads_g_as_the_guaranteed_goodput_at_every_n() -> None:
 def test_matches_bound_holds_within_tolerance_over_its_n_range() -> None:
     # 64 KB buffer, 1 Gbit/s, SRU 64 KB: g(N=8) ~ 106 Mbit/s; N = 1 (g ~ 117, a full
     # buffer of queueing per slow-start round in T) is left out by n_min
-    c = claim(kind="matches_bound", scheme="batched", tolerance=0.25, n_min=6)
+    c = claim(kind="matches_bound", scheme="batched", n_min=6)
     v = evaluate(c, [row("batched", 1, 900.0), row("batched", 8, 110.0)], CTX)
     assert v.verdict == HOLDS and "N=1 " not in v.ours and "N=8 (k=8)" in v.ours
     assert evaluate(c, [row("batched", 8, 990.0)], CTX).verdict == DIVERGES
-    wide = claim(kind="matches_bound", scheme="batched", tolerance=0.25)
+    wide = claim(kind="matches_bound", scheme="batched")
     assert evaluate(wide, [row("batched", 1, 900.0)], CTX).verdict == DIVERGES
 
 
@@ -176,7 +176,7 @@ def test_ordering_best_needs_only_the_first_to_lead() -> None:
 
 def test_figures_from_1000_up_print_whole() -> None:
     """A reader sees 1430 drops or an interval up to 1000, never 1.43e+03."""
-    c = claim(kind="near", scheme="tcp", n=20, value=300, tolerance=0.5)
+    c = claim(kind="near", scheme="tcp", n=20, value=300)
     v = evaluate(c, [row("tcp", 20, 777.4, 550.2, 1004.6)], CTX)
     assert v.ours == "N=20: 777 [550, 1005]"
     o = evaluate(
@@ -256,11 +256,11 @@ def test_relative_is_the_mean_over_n_of_the_per_n_differences() -> None:
         row("rcc", 20, 0, qdepth_mean=18.0), row("tcp", 20, 0, qdepth_mean=40.0),
         row("rcc", 40, 0, qdepth_mean=1.0),  # no tcp at N = 40: left out
     ]  # fmt: skip
-    c = claim(kind="relative", scheme="rcc", than="tcp", metric="qdepth_mean", tolerance=0.1)
+    c = claim(kind="relative", scheme="rcc", than="tcp", metric="qdepth_mean")
     v = evaluate({**c, "value": -0.475}, rows, CTX)
     assert v.verdict == HOLDS and v.ours.startswith("mean -47.5% (N=10: -40.0%, N=20: -55.0%)")
     assert {(p.scheme, p.x) for p in v.points} == {(s, n) for s in ("rcc", "tcp") for n in (10, 20)}
-    # the band is value · (1 ± tolerance): -0.44 gives [-0.484, -0.396]
+    # the band is value · (1 ± NEAR_TOLERANCE): -0.44 gives [-0.484, -0.396]
     assert evaluate({**c, "value": -0.44}, rows, CTX).verdict == HOLDS
     assert evaluate({**c, "value": -0.42}, rows, CTX).verdict == DIVERGES
     assert evaluate({**c, "value": -0.475, "n_max": 10}, rows, CTX).verdict == DIVERGES
