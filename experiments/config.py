@@ -109,6 +109,9 @@ class Paper:
     reference: dict[str, Any] = field(default_factory=dict)
     # an ablation's variant that is the paper's own setting: {variant key: value}
     baseline: dict[str, Any] = field(default_factory=dict)
+    # where each setting comes from: {setting key: the paper's place, or why it
+    # is not stated and what we chose} (read by people; not checked against runs)
+    sources: dict[str, str] = field(default_factory=dict)
 
     def is_baseline(self, exp: Any) -> bool:
         """Whether the experiment (one variant) runs the paper's setting of `baseline`."""
@@ -149,7 +152,17 @@ def parse_paper(raw: Any, axis: str = "n") -> Paper | None:
             "paper.baseline: expected a mapping of variant keys (e.g. app.connections) "
             "to the paper's value"
         )
-    return Paper(raw["cite"], raw["figure"], tuple(claims), reference, dict(baseline))
+    sources = raw.get("sources") or {}
+    if not isinstance(sources, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in sources.items()
+    ):
+        raise ExperimentError(
+            "paper.sources: expected a mapping of setting key (e.g. topology.delay_us) "
+            "to the paper's place as text"
+        )
+    return Paper(
+        raw["cite"], raw["figure"], tuple(claims), reference, dict(baseline), dict(sources)
+    )
 
 
 @dataclass(frozen=True)

@@ -356,6 +356,7 @@ REFERENCE_LABELS = {
     "goodput_mbps": "goodput (Mbit/s)",
     "rto_round_ratio": "rounds with an RTO",
     "fct_p99_ms": "FCT p99 (ms)",
+    "fct_mean_ms": "FCT mean (ms)",
     "drops": "drops",
 }
 
