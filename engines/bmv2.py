@@ -20,6 +20,7 @@ from p4incast.controller.config import EcnPolicy, Pipeline
 from p4incast.model.dilation import Dilation
 from p4incast.model.scheme import (
     DCTCP_G,
+    SENDER_MIN_CWND_SEGS,
     SIM_DELACK_MS,
     SIM_SYN_RTO_MS,
     Point,
@@ -151,6 +152,12 @@ class Bmv2Engine(IncastEngine):
             problems.append(
                 "transport.restart_each_round: the testbed's Linux senders keep their "
                 "windows across rounds; the restart is a simulator ablation"
+            )
+        if point.transport.min_cwnd_segs != SENDER_MIN_CWND_SEGS:
+            problems.append(
+                f"transport.min_cwnd_segs: the testbed's Linux senders (kernel DCTCP and "
+                f"p4i_newdctcp) keep at least {SENDER_MIN_CWND_SEGS} segments after an ECN "
+                "cut; a 1-segment floor is a simulator ablation"
             )
         if point.topology.shared_buffer_bytes:
             problems.append(

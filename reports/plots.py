@@ -358,6 +358,7 @@ REFERENCE_LABELS = {
     "goodput_mbps": "goodput (Mbit/s)",
     "rto_round_ratio": "rounds with an RTO",
     "fct_p99_ms": "FCT p99 (ms)",
+    "fct_mean_ms": "FCT mean (ms)",
     "drops": "drops",
     "qdepth_p95": "queue p95 (packets)",
 }

@@ -87,6 +87,7 @@ from .verdicts import (
 REPO = Path(__file__).resolve().parent.parent
 PAPERS = REPO / "experiments" / "papers"
 ABLATIONS = PAPERS / "ablations"
+UNRUN_FIGURES = REPO / "reports" / "unrun_figures.yaml"  # figures without a preset, and why
 RUN_HERE = tuple(scenario.SCENARIOS)  # the scenarios make reproduce runs
 # (preset, its scenario, its experiments (one per variant), their result sets)
 Group = tuple[Path, scenario.Scenario, list[Any], list[results.ResultSet]]
@@ -129,6 +130,19 @@ def skipped(only: list[str] | None = None) -> list[str]:
     """One line per preset of a scenario reproduce does not run."""
     notes = [skip_note(p) for p in _all_presets(only)]
     return [n for n in notes if n]
+
+
+def unrun_figures(path: Path = UNRUN_FIGURES) -> list[str]:
+    """One line per paper figure no preset reproduces, with what it needs that we
+    lack (reports/unrun_figures.yaml: a list of {paper, figure, why})."""
+    raw = yaml.safe_load(path.read_text()) or []
+    keys = ("paper", "figure", "why")
+    if not isinstance(raw, list) or not all(
+        isinstance(e, dict) and set(e) == set(keys) and all(isinstance(e[k], str) for k in keys)
+        for e in raw
+    ):
+        raise ExperimentError(f"{path}: expected a list of {{paper, figure, why}}, each text")
+    return [f"{e['paper']} {e['figure']}: {e['why']}" for e in raw]
 
 
 def variant_of(exp: Any, base_name: str) -> str:
@@ -510,6 +524,7 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
             loaded.append((p, sc, sc.load(p, over)))
         note = "engine: results on disk" if args.report_only else resolve("sim")[1]
         cluster = check_cluster(args.cluster, "--cluster")
+        figures_unrun = unrun_figures()
     except (ExperimentError, RuntimeError) as err:
         print(f"{prog}: {err}", file=sys.stderr)
         return 2
@@ -518,6 +533,8 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
     notes = skipped(args.only)
     for line in notes:
         print(f"skipped {line}", flush=True)
+    for line in figures_unrun:
+        print(f"no preset for {line}", flush=True)
     print(f"{note}; {len(paths)} presets, {total} runs; results in {root}", flush=True)
     t0, t0_wall = time.monotonic(), datetime.now(UTC)
     load0 = os.getloadavg()
@@ -586,6 +603,7 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         "paper's (its baseline rows), and no claim the preset reproduces diverges under that",
         "setting, in this report; else unexplained (computed, verdicts.classify).",
         *[f"Not run here: {line}." for line in notes],
+        *[f"Not run here, no preset: {line}." for line in figures_unrun],
         "",
         *classes_header([c for cs in classified.values() for c in cs]),
         *changed,

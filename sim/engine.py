@@ -248,6 +248,7 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int, tick_s: float) 
     c.delAckTimeoutMs = t.delack_ms
     c.synRtoMs = t.syn_rto_ms
     c.dctcpG = t.dctcp_g
+    c.minCwndSegs = t.min_cwnd_segs
     c.segSize = t.mss_bytes
     c.gapBytes = MODEL_GAP_BYTES
 

@@ -51,6 +51,11 @@ APP_CONNECTIONS = ("persistent", "per-round")
 # servers' scheduling would (no paper states it; 10 µs = a tenth of the base RTT).
 SERVER_JITTER_US = 10.0
 RX_MIN_SEGS = 2  # receiver policies' window floor, MSS: 1 segment alone waits on a delayed ACK
+# DCTCP's and NewDCTCP's senders: the smallest window an ECN cut leaves, segments.
+# 2 is Linux's floor for every congestion control (and ns-3's); NewDCTCP's eq. (3)
+# (seed 004 §4.2) allows 1 MSS, the other value an experiment may set.
+SENDER_MIN_CWND_SEGS = 2
+SENDER_MIN_CWND_CHOICES = (1, 2)
 # newdctcp-budget: floor 1 MSS (N flows of 1 MSS fit a queue of N packets) and
 # the receiver ACKs every segment, so a 1-MSS window never waits on a delayed ACK.
 # A flow starts at 2 MSS: a window once advertised cannot be taken back, and a
@@ -188,6 +193,9 @@ class Transport:
     # a few RTTs between rounds, which only a threshold below that counts.
     rx_idle_ms: float = 0.0
     restart_each_round: bool = False  # sim: cwnd back to init_cwnd at each round's start
+    # sim: the window floor of DCTCP's and NewDCTCP's ECN cut, segments (a loss
+    # still halves to at least 2, RFC 5681 eq. 4)
+    min_cwnd_segs: int = SENDER_MIN_CWND_SEGS
     ack_queue: bool = True  # rcc: the receiver's ACK queue (both engines; off: an ablation)
     # rcc: the receiver timer RTO^r (seed 002 Alg. 3), first value, ms (the testbed
     # stretches it as it does the min RTO); 0 = none (an ablation)
@@ -336,6 +344,11 @@ def check_transport(t: Transport) -> None:
         raise ModelError(
             f"transport.mss_bytes: {t.mss_bytes} must be in [{MIN_MSS_BYTES}, {MSS_BYTES}] "
             f"(TCP's default MSS up to a full segment of a 1500-byte IP MTU with timestamps)"
+        )
+    if t.min_cwnd_segs not in SENDER_MIN_CWND_CHOICES:
+        raise ModelError(
+            f"transport.min_cwnd_segs: {t.min_cwnd_segs} must be "
+            f"{' or '.join(map(str, SENDER_MIN_CWND_CHOICES))} (segments)"
         )
 
 

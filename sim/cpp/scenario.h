@@ -100,6 +100,7 @@ struct RunConfig
     uint32_t delAckCount = 0; // 1 = no delayed ACK
     double dctcpG = 0;        // DCTCP's gain g (ns3::TcpDctcp::DctcpShiftG)
     bool restartEachRound = false; // reno/dctcp/newdctcp: cwnd back to IW at each round
+    uint32_t minCwndSegs = 0;      // dctcp/newdctcp: the window floor of an ECN cut, segments
     bool perRoundConnections = false; // app.connections: per-round (a new connection per round)
     double delAckTimeoutMs = 0;
     double synRtoMs = 0; // SYN retransmission timeout (ns-3 ConnTimeout)
@@ -151,6 +152,7 @@ ApplyDefaults(const RunConfig& c)
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(c.delAckCount));
     Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(c.dctcpG));
     g_restartEachRound = c.restartEachRound;
+    g_minCwndSegs = c.minCwndSegs;
     Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
                        TimeValue(MicroSeconds(c.delAckTimeoutMs * 1000)));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8u << 20));

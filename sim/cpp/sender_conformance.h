@@ -306,17 +306,21 @@ BigQueue()
     return q;
 }
 
-// One scripted flow: `segments` segments from sender to receiver under `cc`.
+// One scripted flow: `segments` segments from sender to receiver under `cc`;
+// `minCwndSegs`: DCTCP's and NewDCTCP's ECN-cut floor (transport.min_cwnd_segs).
 inline SenderRun
 RunSenderScript(const std::string& cc,
                 uint32_t segments,
                 const std::vector<int>& marks,
                 const std::vector<int>& drops,
-                bool delayedAck)
+                bool delayedAck,
+                uint32_t minCwndSegs)
 {
     const uint32_t mss = 1448;
     bool restart = g_restartEachRound;
     g_restartEachRound = false;
+    uint32_t floor = g_minCwndSegs;
+    g_minCwndSegs = minCwndSegs; // the ECN cut's floor (transport.min_cwnd_segs)
     // DCTCP's g and initial α (read by TcpDctcpLinux::Init when a socket is made)
     Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(1.0 / 16));
     Config::SetDefault("ns3::TcpDctcp::DctcpAlphaOnInit", DoubleValue(1.0));
@@ -393,6 +397,7 @@ RunSenderScript(const std::string& cc,
         Simulator::Destroy();
     }
     g_restartEachRound = restart;
+    g_minCwndSegs = floor;
     return probe.out;
 }
 

@@ -16,7 +16,8 @@
 // + g·F, F the fraction of the window's segments acknowledged by ECE ACKs. α
 // is updated as Linux's dctcp_update_alpha, in in_ack_event (InAckEvent):
 // before the ECE of the same ACK is acted on. The first ECE in Open/Disorder:
-// ssthresh = max(cwnd − ⌊cwnd·α/2⌋, 2) segments (dctcp_ssthresh); a loss:
+// ssthresh = max(cwnd − ⌊cwnd·α/2⌋, floor) segments (dctcp_ssthresh: floor 2;
+// g_minCwndSegs below); a loss:
 // see below.
 //
 // NewDCTCP (TcpNewDctcp; Sreekumari, Jung, Lee, "An early congestion feedback
@@ -27,7 +28,8 @@
 // before that ACK, high = SND.NXT. No cut there (ssthresh = cwnd0, and cwnd does
 // not grow during the episode). When the cumulative ACK reaches high, with m the
 // segments of the window acknowledged by ECE ACKs (from the first ECE ACK, itself
-// included), A = n − m and ssthresh = cwnd = min(max(⌊cwnd0/2⌋, A, 2), cwnd0).
+// included), A = n − m and ssthresh = cwnd = min(max(⌊cwnd0/2⌋, A, floor), cwnd0),
+// floor = g_minCwndSegs (2, Linux's; 1 MSS as eq. (3) allows: min_cwnd_segs).
 // The decision is taken in InAckEvent, before ns-3 looks at the ACK: when that
 // ACK also passes ns-3's CWR point (SND.NXT at the first ECE, so any ACK past
 // high) ReceivedAck leaves CWR and sets cwnd = ssthresh before the congestion
@@ -109,6 +111,12 @@ RestartOnTxStart(Ptr<TcpSocketState> tcb, TcpSocketState::TcpCAEvent_t event)
         }
     }
 }
+
+// The smallest window an ECN cut of DCTCP or NewDCTCP leaves, in segments
+// (transport.min_cwnd_segs, set for every run by scenario.h ApplyDefaults and by
+// sender_conformance.h): 2 is Linux's floor, 1 the MSS NewDCTCP's eq. (3)
+// allows. A loss halves to at least 2 segments whatever it is (HalfCwnd).
+inline uint32_t g_minCwndSegs = 0;
 
 // max(cwnd / 2, 2 segments): NewReno's halving (RFC 5681 eq. 4 over cwnd, as
 // Linux's tcp_reno_ssthresh and dctcp_react_to_loss).
@@ -458,10 +466,11 @@ class TcpDctcpLinux : public TcpDctcp, public TcpAckObserver
         switch (m_call.Classify(tcb))
         {
         case SsThreshCall::ECN_CUT: {
-            // dctcp_ssthresh: cwnd − ⌊cwnd·α/2⌋ segments, at least 2
+            // dctcp_ssthresh: cwnd − ⌊cwnd·α/2⌋ segments, at least the floor
+            // (Linux's 2; transport.min_cwnd_segs)
             uint32_t w = tcb->m_cWnd / tcb->m_segmentSize;
             auto cut = w - static_cast<uint32_t>(w * m_alpha / 2.0);
-            return std::max<uint32_t>(2, cut) * tcb->m_segmentSize;
+            return std::max<uint32_t>(g_minCwndSegs, cut) * tcb->m_segmentSize;
         }
         case SsThreshCall::ECN_NO_CUT:
             return tcb->m_ssThresh;
@@ -713,8 +722,9 @@ class TcpNewDctcp : public TcpDctcp, public TcpAckObserver
     }
 
     // Seed 004 eq. (3)-(4): cwnd = max(cwnd0 / 2, A), A = n − m unmarked
-    // segments of the window; at least 2 segments, never above cwnd0. Ends the
-    // episode; returns the new ssthresh (bytes).
+    // segments of the window; at least the floor (g_minCwndSegs: Linux's 2, or
+    // the 1 MSS eq. (3) allows), never above cwnd0. Ends the episode; returns
+    // the new ssthresh (bytes).
     uint32_t Decide(Ptr<const TcpSocketState> tcb)
     {
         uint32_t mss = tcb->m_segmentSize;
@@ -722,7 +732,7 @@ class TcpNewDctcp : public TcpDctcp, public TcpAckObserver
         uint32_t m = (m_marked + mss - 1) / mss;
         uint32_t a = n > m ? n - m : 0;
         uint32_t w0 = m_cwnd0 / mss;
-        uint32_t w = std::min(std::max({w0 / 2, a, 2u}), w0);
+        uint32_t w = std::min(std::max({w0 / 2, a, g_minCwndSegs}), w0);
         m_episode = false;
         m_decidedEvent = Simulator::GetEventCount();
         cuts++;

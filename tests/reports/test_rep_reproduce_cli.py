@@ -37,6 +37,12 @@ def test_reproduce_subcommand_writes_a_report_with_verdicts(tmp_path: Path) -> N
     verdicts = [ln for ln in report.splitlines() if ln.startswith("| ictcp-timeouts")]
     verdict = re.compile(r"\| \*\*(holds|diverges|inconclusive)\*\* \|$")
     assert verdicts and all(verdict.search(ln.rstrip()) for ln in verdicts), verdicts
+    # the papers' figures without a preset, each with its reason, whatever --only picks
+    from p4incast.reports import reproduce
+
+    unrun = reproduce.unrun_figures()
+    assert any(line.startswith("NewDCTCP (Sreekumari et al. 2015) Fig. 10: ") for line in unrun)
+    assert all(f"Not run here, no preset: {line}." in report for line in unrun), unrun
     # --report-only rebuilds the report from the results already there
     again = p4incast_run("reproduce", "--only", "ictcp-policy-tick", "--report-only",
                          "--out", str(out))  # fmt: skip
@@ -78,3 +84,18 @@ def test_presets_are_split_by_scenario(tmp_path: Path) -> None:
     assert reproduce.PAPERS / "rcc-heavy.yaml" in incast
     assert scale[0].parent == reproduce.PAPERS  # the preset before its ablations
     assert reproduce.skipped() == []
+
+
+def test_unrun_figures_need_a_paper_a_figure_and_a_reason(tmp_path: Path) -> None:
+    """reports/unrun_figures.yaml: one line per figure; an entry without its reason
+    is one error naming the file, before anything runs."""
+    from p4incast.experiments.config import ExperimentError
+    from p4incast.reports import reproduce
+
+    ok = tmp_path / "ok.yaml"
+    ok.write_text("- {paper: P, figure: Fig. 2, why: needs a fabric we lack}\n")
+    assert reproduce.unrun_figures(ok) == ["P Fig. 2: needs a fabric we lack"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- {paper: P, figure: Fig. 2}\n")
+    with pytest.raises(ExperimentError, match="bad.yaml: expected a list of"):
+        reproduce.unrun_figures(bad)

@@ -16,6 +16,7 @@ from typing import Any
 
 import sender_table as table  # tests/senders is on sys.path (pytest's rootdir import)
 
+from p4incast.model.scheme import SENDER_MIN_CWND_SEGS
 from p4incast.sim import native
 
 
@@ -33,8 +34,11 @@ def _lib() -> Any:
     return p4i
 
 
-def run(cc: str, scenario: table.Scenario) -> table.Trace:
-    """One flow of `scenario` under `cc` ("reno", "dctcp", "newdctcp")."""
+def run(
+    cc: str, scenario: table.Scenario, min_cwnd_segs: int = SENDER_MIN_CWND_SEGS
+) -> table.Trace:
+    """One flow of `scenario` under `cc` ("reno", "dctcp", "newdctcp"); `min_cwnd_segs`:
+    the window floor of DCTCP's and NewDCTCP's ECN cut (transport.min_cwnd_segs)."""
     if cc not in table.CCS:
         raise ValueError(f"cc {cc!r}: one of {table.CCS}")
     p4i = _lib()
@@ -44,6 +48,7 @@ def run(cc: str, scenario: table.Scenario) -> table.Trace:
         native.int_vector(sorted(scenario.marks)),
         native.int_vector(sorted(scenario.drops)),
         scenario.delayed_ack,
+        min_cwnd_segs,
     )
     if not r.complete:
         raise RuntimeError(

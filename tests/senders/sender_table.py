@@ -185,17 +185,21 @@ def reno_ssthresh(cwnd0: int) -> int:
     return max(cwnd0 // 2, 2)
 
 
-def newdctcp_ssthresh(cwnd0: int, n: int, m: int) -> int:
+LINUX_MIN_CWND = 2  # segments: the floor of every Linux congestion control's cut
+
+
+def newdctcp_ssthresh(cwnd0: int, n: int, m: int, floor: int = LINUX_MIN_CWND) -> int:
     # Seed 004 §4.2 eq. (3)-(4): cwnd = max(cwnd / 2, A·MSS), A = the unmarked ACKs of
     # the last window of data (one per segment here, so A = n − m); never above the
-    # window it cuts, never below Linux's 2-segment floor (docs/algorithms.md §2.2).
-    return min(max(cwnd0 // 2, n - m, 2), cwnd0)
+    # window it cuts, never below `floor`: Linux's 2 segments (docs/algorithms.md
+    # §2.2), or the 1 MSS the equation itself allows (§4.2, after eq. 4).
+    return min(max(cwnd0 // 2, n - m, floor), cwnd0)
 
 
-def dctcp_ssthresh(cwnd0: int, alpha: float) -> int:
+def dctcp_ssthresh(cwnd0: int, alpha: float, floor: int = LINUX_MIN_CWND) -> int:
     # Alizadeh et al. 2010 eq. (2), RFC 8257 §3.3: cwnd ← cwnd · (1 − α/2), at least
-    # 2 segments (tcp_dctcp.c dctcp_ssthresh).
-    return max(round(cwnd0 * (1 - alpha / 2)), 2)
+    # `floor` segments (tcp_dctcp.c dctcp_ssthresh: 2).
+    return max(round(cwnd0 * (1 - alpha / 2)), floor)
 
 
 def dctcp_alpha(trace: Trace, scenario: Scenario, upto: int) -> float:
@@ -218,8 +222,11 @@ def dctcp_alpha(trace: Trace, scenario: Scenario, upto: int) -> float:
     return alpha
 
 
-def episodes(cc: str, scenario: Scenario, trace: Trace) -> list[Episode]:
-    """Each congestion episode of the trace, with the ssthresh the paper gives.
+def episodes(
+    cc: str, scenario: Scenario, trace: Trace, floor: int = LINUX_MIN_CWND
+) -> list[Episode]:
+    """Each congestion episode of the trace, with the ssthresh the paper gives
+    (`floor`: the smallest window an ECN cut of DCTCP or NewDCTCP leaves).
 
     An episode begins when the sender leaves Open/Disorder for CWR (an ECE),
     Recovery (a loss found by the ACKs) or Loss (a retransmission timeout). It
@@ -263,12 +270,12 @@ def episodes(cc: str, scenario: Scenario, trace: Trace) -> list[Episode]:
                 # proceeds like TCP NewReno"). ECN for Reno: RFC 3168 §6.1.2.
                 exp, tol = reno_ssthresh(cwnd0), 0
             elif cc == "newdctcp":
-                exp, tol = newdctcp_ssthresh(cwnd0, n, m), 0
+                exp, tol = newdctcp_ssthresh(cwnd0, n, m, floor), 0
             else:
                 assert last_ack is not None
                 # α is kept ×1024 in integers by Linux and by the BPF module: ±1 segment
                 alpha = dctcp_alpha(trace, scenario, trace.acks.index(last_ack))
-                exp, tol = dctcp_ssthresh(cwnd0, alpha), 1
+                exp, tol = dctcp_ssthresh(cwnd0, alpha, floor), 1
             cur = dict(
                 kind=kind,
                 cwnd0=cwnd0,
@@ -316,8 +323,11 @@ def echo_errors(scenario: Scenario, trace: Trace) -> list[str]:
     return errs
 
 
-def check(cc: str, scenario: Scenario, trace: Trace) -> tuple[list[Episode], list[str]]:
-    """The scenario's episodes and every way the trace departs from the papers."""
+def check(
+    cc: str, scenario: Scenario, trace: Trace, floor: int = LINUX_MIN_CWND
+) -> tuple[list[Episode], list[str]]:
+    """The scenario's episodes and every way the trace departs from the papers
+    (`floor`: the ECN cut's smallest window, as `episodes`)."""
     errs = [
         f"impossible window: cwnd {e.cwnd}, ssthresh {e.ssthresh}"
         for e in trace.events
@@ -325,7 +335,7 @@ def check(cc: str, scenario: Scenario, trace: Trace) -> tuple[list[Episode], lis
     ][:1]
     if scenario.name == "echo":
         return [], errs + echo_errors(scenario, trace)
-    eps = episodes(cc, scenario, trace)
+    eps = episodes(cc, scenario, trace, floor)
     kinds = tuple(e.kind for e in eps)
     if scenario.kinds is not None and kinds != scenario.expected_kinds(cc):
         errs.append(f"episodes {kinds}, expected {scenario.expected_kinds(cc)}")
