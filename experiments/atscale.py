@@ -212,7 +212,8 @@ _SECTION_FLAGS = {"tors": "fabric", "hosts_per_tor": "fabric", "short_flows": "t
 
 def overridden(raw: Any, over: Mapping[str, Any]) -> Any:
     """The preset's YAML with p4incast-run's flags (FLAGS; None: not given) applied;
-    --schemes keeps the claims that name only the chosen schemes."""
+    --schemes keeps the claims that name only the chosen schemes; --short-flows
+    replaces a background_share that would set the count."""
     if not isinstance(raw, dict):
         return raw
     raw = dict(raw)
@@ -221,7 +222,10 @@ def overridden(raw: Any, over: Mapping[str, Any]) -> Any:
             continue
         if key in _SECTION_FLAGS:
             section = _SECTION_FLAGS[key]
-            raw[section] = {**(raw.get(section) or {}), key: value}
+            kept = dict(raw.get(section) or {})
+            if key == "short_flows":  # a count given outright, not the share's
+                kept.pop("background_share", None)
+            raw[section] = {**kept, key: value}
         elif key == "loads":
             raw = {k: v for k, v in raw.items() if k != "arrival_means_us"}
             raw["loads"] = value

@@ -112,7 +112,11 @@ def _parser() -> argparse.ArgumentParser:
     scale.add_argument("--loads", type=_numbers(float), help="only these loads, e.g. 0.3,0.6")
     scale.add_argument("--tors", type=int, help="ToRs (scale the fabric down for a quick look)")
     scale.add_argument("--hosts-per-tor", type=int, help="hosts per ToR")
-    scale.add_argument("--short-flows", type=int, help="short-flow arrivals per point")
+    scale.add_argument(
+        "--short-flows",
+        type=int,
+        help="short-flow arrivals per point (instead of the preset's background_share)",
+    )
     ap.add_argument(
         "--cluster",
         metavar="ADDRESS",
