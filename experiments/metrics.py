@@ -73,7 +73,7 @@ from p4incast.experiments.stats import (
     wilson_interval,
 )
 from p4incast.model import histogram
-from p4incast.model.wire import MSS_BYTES, WIRE_FRAME_BYTES
+from p4incast.model.wire import MSS_BYTES, WIRE_FRAME_BYTES, wire_frame_bytes
 
 MSS = MSS_BYTES  # TCP payload bytes per full packet
 WIRE = WIRE_FRAME_BYTES  # wire bytes per full packet
@@ -208,8 +208,10 @@ def hist_cdf(hist: Mapping[str, int] | Sequence[int]) -> list[tuple[int, float]]
     return out
 
 
-def framing_limit_bps(link_bps: float, mss: int = MSS, wire: int = WIRE) -> float:
-    """Most goodput a link of `link_bps` carries with full packets: C * MSS / wire bytes."""
+def framing_limit_bps(link_bps: float, mss: int = MSS, wire: int | None = None) -> float:
+    """Most goodput a link of `link_bps` carries with full packets: C * MSS / wire bytes
+    (`wire`: by default what a segment of `mss` takes on Ethernet, wire.wire_frame_bytes)."""
+    wire = wire_frame_bytes(mss) if wire is None else wire
     if not link_bps > 0 or not 0 < mss <= wire:
         raise ValueError(f"framing_limit: need link_bps > 0 and 0 < mss <= wire, got {link_bps}")
     return link_bps * mss / wire

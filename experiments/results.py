@@ -46,6 +46,7 @@ from p4incast.experiments.metrics import (
 )
 from p4incast.experiments.stats import WILSON, Interval, percentile
 from p4incast.model.scheme import INCAST_SCENARIO
+from p4incast.model.wire import MSS_BYTES
 
 RESULTS_JSON = "results.json"
 ROUNDS_CSV = "rounds.csv"
@@ -378,6 +379,13 @@ class ResultSet:
         kept as the set's provenance when it is new, else appended to the first
         record's `resumed` list (`provenance.note_start`). Written with the next `add`."""
         self.provenance = _jsonable(prov.note_start(self.provenance, record, len(self.runs)))
+
+    @property
+    def mss_bytes(self) -> int:
+        """The segment size its runs used: the config's transport.mss_bytes (sets
+        written before the key existed: the default, wire.MSS_BYTES)."""
+        transport = (self.config or {}).get("transport") or {}
+        return int(transport.get("mss_bytes") or MSS_BYTES)
 
     def add(self, run: Mapping[str, Any], *, write: bool = True) -> dict[str, Any]:
         """Keep one run (experiments/SCHEMA.md schema), rewrite the files, return its summary."""

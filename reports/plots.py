@@ -35,6 +35,7 @@ from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from p4incast.experiments.metrics import framing_limit_bps, hist_cdf, hist_counts, interval_of
 from p4incast.experiments.results import ResultSet, aggregate, load
+from p4incast.model.wire import MSS_BYTES
 from p4incast.reports.verdicts import Point
 
 DPI = 120
@@ -168,11 +169,16 @@ def _finish(ax: Any, title: str, xlabel: str, ylabel: str) -> None:
 
 
 def plot_goodput(
-    rows: Sequence[Mapping[str, Any]], path: Path, name: str, link_bps: float | None = None
+    rows: Sequence[Mapping[str, Any]],
+    path: Path,
+    name: str,
+    link_bps: float | None = None,
+    mss: int = MSS_BYTES,
 ) -> Path:
-    """Mean round goodput (Mbps) vs senders, per scheme; the framing limit dashed."""
+    """Mean round goodput (Mbps) vs senders, per scheme; the framing limit of
+    segments of `mss` bytes dashed."""
     fig, ax = _figure()
-    limit = framing_limit_bps(link_bps) / 1e6 if link_bps else math.inf
+    limit = framing_limit_bps(link_bps, mss) / 1e6 if link_bps else math.inf
     _per_scheme(ax, rows, "goodput_mbps", bounds=(0.0, limit))
     if link_bps:
         ax.axhline(limit, linestyle="--", color="gray", label=f"framing limit {limit:.0f} Mbps")
@@ -318,7 +324,7 @@ def plot_all(
     rows = aggregate(rs.runs)
     rate = link_bps if link_bps is not None else rs.link_bps
     paths = [
-        plot_goodput(rows, out / "goodput.png", rs.name, rate),
+        plot_goodput(rows, out / "goodput.png", rs.name, rate, rs.mss_bytes),
         plot_rto(rows, out / "rto_rounds.png", rs.name),
         plot_fct(rows, out / "fct_p99.png", rs.name),
     ]
@@ -367,10 +373,10 @@ REFERENCE_LABELS = {
 REFERENCE_DPI = 80  # these are committed (docs/reproduce/figures/): all of them under 5 MB
 
 
-def _bounds(metric: str, link_bps: float | None) -> Bounds:
-    """What `metric` can be, as reference_plot draws it."""
+def _bounds(metric: str, link_bps: float | None, mss: int) -> Bounds:
+    """What `metric` can be, as reference_plot draws it (segments of `mss` bytes)."""
     if metric == "goodput_mbps" and link_bps:
-        return (0.0, framing_limit_bps(link_bps) / 1e6)
+        return (0.0, framing_limit_bps(link_bps, mss) / 1e6)
     if metric == "rto_round_ratio":
         return (0.0, 1.0)
     return NON_NEGATIVE
@@ -407,6 +413,7 @@ def reference_plot(
     out: Path,
     link_bps: float | None = None,
     marks: Sequence[Mark] = (),
+    mss: int = MSS_BYTES,
 ) -> ReferenceFigure:
     """Our goodput (and any other referenced or marked metric) per scheme with 95 %
     error bars, and a paper's stated numbers over them (make reproduce): points as
@@ -414,8 +421,9 @@ def reference_plot(
     vertical lines; each point a claim's verdict was decided on (`marks`) as an open
     circle labelled with the claim's id. N on a log axis when it spans more than a
     decade; intervals cut to what the metric can be (goodput to the framing limit
-    of `link_bps`, ratios to [0, 1]). Returns the figure's path and the marks drawn
-    (those on a metric REFERENCE_LABELS names and a scheme the rows have)."""
+    of `link_bps` with segments of `mss` bytes, ratios to [0, 1]). Returns the
+    figure's path and the marks drawn (those on a metric REFERENCE_LABELS names
+    and a scheme the rows have)."""
     schemes = _schemes(rows)
     wanted = [*reference, *(p.metric for _c, p in marks)]
     keys = list(dict.fromkeys(m for m in wanted if m in REFERENCE_LABELS)) or ["goodput_mbps"]
@@ -428,7 +436,7 @@ def reference_plot(
         if log:
             _log_axis(ax, rows)
         for i, s in enumerate(schemes):
-            xs, ys, err = series(rows, s, metric, bounds=_bounds(metric, link_bps))
+            xs, ys, err = series(rows, s, metric, bounds=_bounds(metric, link_bps, mss))
             if not xs:
                 continue
             ax.errorbar(xs, ys, yerr=err, marker="o", ms=3, capsize=2, label=s, color=f"C{i}")

@@ -89,7 +89,7 @@ class IncastReport:
         points its claims' verdicts were decided on (`marks`), the table."""
         path = rs.out_dir / "reference.png"
         fig = plots.reference_plot(
-            rs.aggregate(), reference or {}, exp.name, path, rs.link_bps, marks
+            rs.aggregate(), reference or {}, exp.name, path, rs.link_bps, marks, rs.mss_bytes
         ).path
         lines = [f"### {exp.name}", "", f"![{exp.name}]({fig.relative_to(root)})", ""]
         return [*lines, "```", rs.summary_table(), "```", ""]

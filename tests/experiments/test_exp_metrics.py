@@ -58,6 +58,8 @@ def test_goodput_and_framing_limit() -> None:
         metrics.goodput_bps(-1, 1)
     assert metrics.framing_limit_bps(1e9) == pytest.approx(941.482e6, rel=1e-6)
     assert metrics.framing_limit_bps(1e9, mss=1460, wire=1538) == pytest.approx(949.285e6, rel=1e-6)
+    # seed 003's 1000-B segments: 1000 + 52 (IP, TCP, timestamps) + 14 + 24 = 1090 on the wire
+    assert metrics.framing_limit_bps(1e9, mss=1000) == pytest.approx(1e9 * 1000 / 1090, rel=1e-9)
     with pytest.raises(ValueError):
         metrics.framing_limit_bps(0)
 

@@ -245,3 +245,10 @@ def test_numpy_scalars_and_dataclass_config_are_plain_json(
     assert back.runs[0]["rounds"][0]["bytes"] == 200_000
     assert type(back.runs[0]["rounds"][0]["bytes"]) is int
     assert back.runs[0]["rounds"][0]["goodput_bps"] == 160e6
+
+
+def test_a_set_knows_its_segment_size(tmp_path: Path) -> None:
+    """Plots draw the framing limit of the segments the runs sent (seed 003: 1000 B)."""
+    small = ResultSet(tmp_path, "s", {"transport": {"mss_bytes": 1000}}, link_bps=1e9)
+    assert small.mss_bytes == 1000
+    assert ResultSet(tmp_path, "d", {"senders": [2]}).mss_bytes == 1448  # the default
