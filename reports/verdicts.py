@@ -530,7 +530,7 @@ class Classified:
         """What the report adds to an unexplained divergence ("" when nothing)."""
         parts = []
         if self.not_run:
-            parts.append(f"ablations not run: {', '.join(self.not_run)}")
+            parts.append(f"no data for it in: {', '.join(self.not_run)}")
         flips: dict[tuple[str, str], list[str]] = {}
         for abl, variant, claim in self.broke:
             flips.setdefault((abl, variant), []).append(claim)
@@ -569,7 +569,7 @@ def classify(
     if the ablated setting breaks nothing the preset reproduces: no claim that holds
     in `paper` diverges in that ablation's rows of the same variant (else it is named
     in `broke`). Else unexplained, naming the ablations that state that id but have
-    no data for it (not run). Pure: verdicts in, classes out."""
+    no data for it (not run, or not at the x it names). Pure: verdicts in, classes out."""
     holding = {v.claim.get("id") for _p, v in paper if v.verdict == HOLDS}
     out = []
     for preset, v in paper:

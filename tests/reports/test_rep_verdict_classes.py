@@ -157,7 +157,7 @@ def test_unexplained_names_the_ablations_without_results_for_that_id() -> None:
     ]
     (c,) = classify([("p", v("a", DIVERGES))], ablation)
     assert c.cls == UNEXPLAINED and c.not_run == ("unrun",)
-    assert c.label == "diverges — unexplained (ablations not run: unrun)"
+    assert c.label == "diverges — unexplained (no data for it in: unrun)"
 
 
 def test_class_counts_has_every_class() -> None:
@@ -297,11 +297,11 @@ def test_report_counts_and_classes(toy: Path, make_run: MakeRun) -> None:
         "1 diverge, explained by an ablation; 1 diverge, unexplained; "
         "0 inconclusive; 0 no data." in head
     )
-    assert "- toy: a-fast — ablations not run: toy-unrun" in head
+    assert "- toy: a-fast — no data for it in: toy-unrun" in head
     assert head.index("Results from commit") < head.index("Paper claims")  # after provenance
     got = report_verdicts(report)
     assert got["a-first"] == "diverges — explained by toy-abl (init_cwnd10)"
-    assert got["a-fast"] == "diverges — unexplained (ablations not run: toy-unrun)"
+    assert got["a-fast"] == "diverges — unexplained (no data for it in: toy-unrun)"
     assert got["b-first"] == "holds"
     # the ablation's own rows keep their plain verdicts
     assert got["a-first (init_cwnd3)"] == "diverges"
@@ -332,8 +332,8 @@ def test_report_with_the_ablation_unrun_says_so(toy: Path, make_run: MakeRun) ->
     write_results(toy, "toy-abl", [2.0, 0.5], make_run)  # on disk, but not in this report
     assert reproduce.main(["--only", "toy", "--report-only", "--out", str(toy)]) == 0
     got = report_verdicts((toy / "REPORT.md").read_text())
-    assert got["a-first"] == "diverges — unexplained (ablations not run: toy-abl)"
-    assert got["a-fast"] == "diverges — unexplained (ablations not run: toy-unrun)"
+    assert got["a-first"] == "diverges — unexplained (no data for it in: toy-abl)"
+    assert got["a-fast"] == "diverges — unexplained (no data for it in: toy-unrun)"
 
 
 def test_at_scale_section_shows_the_class(tmp_path: Path) -> None:
