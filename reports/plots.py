@@ -370,7 +370,7 @@ REFERENCE_LABELS = {
 }
 
 
-REFERENCE_DPI = 80  # these are committed (docs/reproduce/figures/): all of them under 5 MB
+REFERENCE_DPI = 72  # these are committed (docs/reproduce/figures/): all of them under 5 MB
 
 
 def _bounds(metric: str, link_bps: float | None, mss: int) -> Bounds:
