@@ -6,6 +6,12 @@ hook with an explicit cleanup path), BPF_PROG_TEST_RUN, struct_ops
 registration. Every bpf() call goes through libbpf; there are no raw
 syscalls here. Struct layouts follow /usr/include/bpf/{bpf,libbpf}.h of
 libbpf 1.1 (each starts with its own size, so newer libbpf accepts them).
+
+Every object is opened through `open_object`, which first checks that the
+object and its directory can be changed by nobody but root or the running
+user (`open_trusted`): the agent runs as root, and whoever can write an object
+it loads runs code in the kernel (a struct_ops congestion control stays
+registered system-wide). libbpf then reads the very file that was checked.
 """
 
 from __future__ import annotations
@@ -14,10 +20,11 @@ import ctypes
 import ctypes.util
 import errno
 import os
+import stat
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["BpfError", "Lib", "lib"]
+__all__ = ["BpfError", "Lib", "UntrustedObject", "lib", "open_trusted"]
 
 _K = TypeVar("_K", bound=ctypes.Structure)  # a map's key type
 _V = TypeVar("_V", bound="ctypes.Structure | ctypes._SimpleCData[Any]")  # its value type
@@ -39,6 +46,67 @@ class BpfError(RuntimeError):
     def __init__(self, what: str, err: int) -> None:
         self.errno = abs(err)
         super().__init__(f"{what}: {os.strerror(self.errno)} (errno {self.errno})")
+
+
+class UntrustedObject(PermissionError):
+    """A BPF object, or its directory, that someone but root (or the running
+    user) could have written; the message names the file and the fix."""
+
+
+# Mode bits that let group or others change a file, or a directory's entries.
+_WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
+
+
+def _untrusted(st: os.stat_result, path: Path) -> str | None:
+    """Why `st` (of `path`) is not trusted, or None."""
+    if st.st_uid not in (0, os.geteuid()):
+        return f"owned by uid {st.st_uid}, not root"
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & _WRITABLE_BY_OTHERS:
+        return f"writable by group or others (mode {mode:04o})"
+    return None
+
+
+def _refuse(path: Path, why: str) -> UntrustedObject:
+    return UntrustedObject(
+        f"refusing to load BPF from {path}: {why}; whoever can change it runs code in "
+        f"the kernel as root. Fix: chown root: {path} && chmod go-w {path}"
+    )
+
+
+def open_trusted(path: Path) -> int:
+    """An O_RDONLY descriptor of the BPF object `path`, once the object (a regular
+    file, not a symbolic link) and its directory are each owned by root or the
+    running user and writable by no one else; UntrustedObject otherwise. The file
+    is opened from the directory checked, and checked as opened, so neither can
+    be swapped between check and load."""
+    path = Path(path)
+    folder = path.parent
+    dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        why = _untrusted(os.fstat(dfd), folder)
+        if why is not None:
+            raise _refuse(folder, why)
+        try:
+            fd = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+        except OSError as err:
+            if err.errno == errno.ELOOP:
+                raise _refuse(path, "a symbolic link") from None
+            raise
+    finally:
+        os.close(dfd)
+    st = os.fstat(fd)
+    why = _untrusted(st, path) if stat.S_ISREG(st.st_mode) else "not a regular file"
+    if why is not None:
+        os.close(fd)
+        raise _refuse(path, why)
+    return fd
+
+
+class OpenOpts(ctypes.Structure):
+    """The leading fields of struct bpf_object_open_opts."""
+
+    _fields_ = [("sz", ctypes.c_size_t), ("object_name", ctypes.c_char_p)]
 
 
 class TestRunOpts(ctypes.Structure):
@@ -158,7 +226,15 @@ class Lib:
 
     # -- objects -----------------------------------------------------------------
     def open_object(self, path: Path) -> int:
-        obj = self.c.bpf_object__open_file(str(path).encode(), None)
+        """Open the object at `path` once `open_trusted` accepts it. libbpf reads
+        the descriptor checked (/proc/self/fd/N), under the name it would give
+        `path` itself (its file name up to the first dot)."""
+        fd = open_trusted(path)
+        try:
+            opts = OpenOpts(ctypes.sizeof(OpenOpts), Path(path).name.split(".")[0].encode())
+            obj = self.c.bpf_object__open_file(f"/proc/self/fd/{fd}".encode(), ctypes.byref(opts))
+        finally:
+            os.close(fd)
         if not obj:
             raise BpfError(f"open {path}", ctypes.get_errno() or errno.EINVAL)
         return obj
