@@ -4,7 +4,10 @@
 # this kernel's BTF (build/agent/vmlinux.h; never committed).
 # Missing clang/bpftool/BTF: one line says what to install, exit 0 (scripts/build.sh
 # must not fail because of the agent).
+# The objects are written writable by their owner only: the agent (root) refuses
+# an object or build/agent/ that group or others could change (agent/libbpf.py).
 set -euo pipefail
+umask 022
 cd "$(dirname "$0")/.."
 SRC=agent/bpf
 OUT=build/agent

@@ -18,12 +18,16 @@ compile() {  # compile SRC OUTDIR NAME
     -o "$out/$name.json" "$src"
 }
 
-if P4C=$("$PY" -m p4incast.tools which p4c-bm2-ss 2>/tmp/p4incast-build.err); then
+# The lookup's complaint goes to a file of our own (mktemp: a fixed /tmp name could
+# be another user's symlink, which a root build would then write through).
+err=$(mktemp -t p4incast-build.XXXXXX)
+trap 'rm -f "$err"' EXIT
+if P4C=$("$PY" -m p4incast.tools which p4c-bm2-ss 2>"$err"); then
   compile p4src/v1model/main.p4 build/v1model p4incast
   "$PY" scripts/gen_p4names.py  # controller/p4info_names.py from the p4info
   compile p4src/bench/minimal.p4 build/bench minimal
 else
-  echo "build: skipping P4 — $(cat /tmp/p4incast-build.err)"
+  echo "build: skipping P4 — $(cat "$err")"
 fi
 
 if [ -x scripts/build-agent.sh ]; then

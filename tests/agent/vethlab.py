@@ -23,6 +23,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -294,31 +295,35 @@ class VethLab:
         return p
 
     def start_agent(self, policy: str, *extra: str, timeout: float = 15.0) -> subprocess.Popen:
-        ready = Path(f"/tmp/p4ia-agent-ready-{self.tag}")
-        ready.unlink(missing_ok=True)
+        # the ready file in a directory of our own (a fixed /tmp name could be
+        # another user's symlink)
+        tmp = Path(tempfile.mkdtemp(prefix="p4ia-agent-"))
+        ready = tmp / "ready"
         exe = [sys.executable, "-m", "p4incast.agent"]
-        p = self.spawn(
-            self.ns_r,
-            *exe,
-            "run",
-            "--iface",
-            self.dev_r,
-            "--policy",
-            policy,
-            "--ready-file",
-            str(ready),
-            *extra,
-        )
-        t0 = time.monotonic()
-        while not ready.exists():
-            if p.poll() is not None:
-                raise RuntimeError(
-                    f"agent exited {p.returncode}: {p.stderr.read() if p.stderr else ''}"
-                )
-            if time.monotonic() - t0 > timeout:
-                raise RuntimeError("agent did not become ready")
-            time.sleep(0.05)
-        ready.unlink(missing_ok=True)
+        try:
+            p = self.spawn(
+                self.ns_r,
+                *exe,
+                "run",
+                "--iface",
+                self.dev_r,
+                "--policy",
+                policy,
+                "--ready-file",
+                str(ready),
+                *extra,
+            )
+            t0 = time.monotonic()
+            while not ready.exists():
+                if p.poll() is not None:
+                    raise RuntimeError(
+                        f"agent exited {p.returncode}: {p.stderr.read() if p.stderr else ''}"
+                    )
+                if time.monotonic() - t0 > timeout:
+                    raise RuntimeError("agent did not become ready")
+                time.sleep(0.05)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
         return p
 
     @staticmethod
