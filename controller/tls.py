@@ -10,9 +10,10 @@
                          instead of the address's host (and sent as SNI)
 
 Anything else (a cert without its key, a key or cert or name without a CA) is
-refused, as is a file that cannot be read or is not PEM of its kind, or a
-certificate and key that are not a pair: `check` raises one ControllerError
-before any connection.
+refused, as is a file that cannot be read or is not PEM of its kind, a
+private key that group or others may access (`key_access_problem`, checked
+again wherever the key is read), or a certificate and key that are not a
+pair: `check` raises one ControllerError before any connection.
 
 gRPC reports every handshake failure as the same UNAVAILABLE, after its
 connect timeout. `probe` therefore shakes hands itself first, with Python's
@@ -31,7 +32,7 @@ from pathlib import Path
 
 import finsy as fy
 
-from p4incast.model.tls import MetricsTls, Pem, pem_problem
+from p4incast.model.tls import MetricsTls, Pem, key_access_problem, pem_problem
 
 from .errors import ControllerError, model_errors
 
@@ -96,6 +97,8 @@ def check(tls: TlsSettings, source: str) -> None:
         if path is None:
             continue
         problem = pem_problem(_read(path, field, source), kind)
+        if problem is None and kind is Pem.KEY:
+            problem = key_access_problem(path)
         if problem is not None:
             raise ControllerError(f"{source}: {name(field)} {path}: {problem}")
     context(tls, source)
@@ -127,6 +130,9 @@ def credentials(tls: TlsSettings | None) -> fy.GRPCCredentialsTLS | None:
     """finsy's channel credentials for `tls` (None: plaintext)."""
     if tls is None or tls.ca is None:
         return None
+    problem = key_access_problem(tls.key) if tls.key else None
+    if problem is not None:
+        raise ControllerError(f"{name('key')} {tls.key}: {problem}")
     try:
         return fy.GRPCCredentialsTLS(
             cacert=tls.ca.read_bytes(),

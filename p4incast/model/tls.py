@@ -9,7 +9,9 @@ with the one rule for which of them go together (`MetricsTls.check`):
                                                       signed by FILE is required
 
 What a PEM certificate or private key looks like (`pem_problem`) is stated here
-too, for those files and for the controller's P4Runtime TLS files. `check`
+too, for those files and for the controller's P4Runtime TLS files, and so is
+who may read a private key (`key_access_problem`: its owner only, as ssh
+demands of an identity file), for every key the project reads. `check`
 judges text the caller reads; `verify`, the one place here that touches
 files, reads them and loads the pair as the HTTPS server will, for both
 endpoints (each turns the ModelError into its own error).
@@ -19,8 +21,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import os
 import re
 import ssl
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -60,6 +64,27 @@ def pem_problem(text: str, kind: Pem) -> str | None:
             base64.b64decode("".join(body.split()), validate=True)
         except (binascii.Error, ValueError):
             return f"its PEM {kind} is not valid base64"
+    return None
+
+
+# A private key's mode bits that give anyone but its owner access: ssh refuses an
+# identity file with any of them (OpenSSH authfile.c, sshkey_perm_ok), and so do we.
+KEY_MODE_FORBIDDEN = 0o077
+
+
+def key_access_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why the private key at `path` is refused for its permissions (group or
+    others may access it: one line naming the file and the fix), or None. A file
+    that cannot be stat'ed is None here: reading it reports that."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return None
+    if mode & KEY_MODE_FORBIDDEN:
+        return (
+            f"private key accessible by group or others (mode {mode:04o}); refused as ssh "
+            f"refuses such a key: chmod 600 {path}"
+        )
     return None
 
 
@@ -151,6 +176,11 @@ class MetricsTls:
                 raise ModelError(f"{flag} {path}: cannot read it: {reason}") from None
 
         self.check(read)
+        if self.key is not None:
+            problem = key_access_problem(self.key)
+            if problem is not None:
+                key = METRICS_TLS_FLAGS[1].flag
+                raise ModelError(f"{key} {self.key}: {problem}")
         if self.cert is not None and self.key is not None:
             try:
                 ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(self.cert, self.key)
