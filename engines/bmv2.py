@@ -123,6 +123,9 @@ class Bmv2Engine(IncastEngine):
         missing = tools.missing_reason("simple_switch_grpc", "simple_switch_CLI")
         if missing:
             return missing
+        unfenced = bmv2.fence_unavailable()
+        if unfenced:
+            return unfenced
         config = Pipeline.default().config
         if config is None or not config.is_file():
             return "build/v1model/p4incast.json is not built (make build; needs p4c-bm2-ss)"

@@ -28,6 +28,7 @@ from mininet.link import TCLink
 from mininet.log import setLogLevel
 from mininet.net import Mininet
 
+from p4incast import bmv2
 from p4incast.agent.runner import process_cpu_s
 from p4incast.controller import app, stats
 from p4incast.controller.config import (
@@ -262,7 +263,11 @@ def quiet_switches() -> None:
 def network(
     topology: str, n: int, *, spines: int, host_mbps: float, background: bool, log_dir: Path
 ) -> Iterator[Any]:
-    """A started Mininet network of BMv2 switches (no pipeline yet); stopped on exit."""
+    """A started Mininet network of BMv2 switches (no pipeline yet); stopped on exit.
+    The switches run in the root namespace and BMv2 binds thrift on every
+    interface: their thrift and P4Runtime ports are fenced to this host
+    (`bmv2.LoopbackFence`) from before the first switch starts until the last
+    has stopped, whatever happens in between."""
     quiet_switches()
     log_dir.mkdir(parents=True, exist_ok=True)
     topo = topos[topology](n=n, spines=spines, host_mbps=host_mbps, background=background)
@@ -275,11 +280,18 @@ def network(
         autoStaticArp=True,
         build=True,
     )
+    fence = bmv2.LoopbackFence(
+        tuple(p for sw in net.switches for p in (sw.thrift_port, sw.grpc_port))
+    )
     try:
+        fence.up()
         net.start()
         yield net
     finally:
-        net.stop()
+        try:
+            net.stop()
+        finally:
+            fence.down()
 
 
 def switch_configs(

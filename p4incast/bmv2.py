@@ -5,6 +5,8 @@ pushes it over P4Runtime), its P4Runtime port on loopback, its thrift port on
 every address (BMv2 has no option for that; its default, 9090, is also
 Prometheus's), and a
 log file. `stop()` ends only the process this object started, by pid.
+`LoopbackFence` keeps such ports from every peer but this host (nftables);
+the testbed runs its switches inside one.
 Also: veth pairs for data-plane tests, with IPv6 autoconfiguration and checksum
 offloads off so that nothing but the test's own packets crosses them and
 checksums on the wire are the ones the switch wrote.
@@ -12,8 +14,10 @@ checksums on the wire are the ones the switch wrote.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -216,3 +220,94 @@ def del_veth(a: str) -> None:
 
 def have_root() -> bool:
     return os.geteuid() == 0
+
+
+# -- the fence: a switch's control ports reachable from this host only ----------------
+# BMv2 binds its thrift port on every interface and has no option to do otherwise;
+# anyone who reaches it writes tables and queues with no authentication. A fence
+# is one nftables table of our own (inet: IPv4 and IPv6) whose input chain resets
+# every TCP connection to the fenced ports that did not arrive on lo, i.e. that
+# came from anywhere but this host. Deleting the table removes every rule at once.
+FENCE_TABLE_PREFIX = "p4incast_fence_"
+_NFT_HINT = "apt-get install nftables (make setup installs it)"
+_fence_seq = itertools.count()
+
+
+def nft_path() -> str | None:
+    """nft (Debian's nftables; /usr/sbin is not on every PATH), or None."""
+    return shutil.which("nft") or next(
+        (p for p in ("/usr/sbin/nft", "/sbin/nft") if os.access(p, os.X_OK)), None
+    )
+
+
+def fence_unavailable() -> str | None:
+    """Why a LoopbackFence cannot be set up here, or None."""
+    if nft_path() is None:
+        return f"fencing the BMv2 switches' control ports needs nft: {_NFT_HINT}"
+    return None
+
+
+def _nft(*args: str, script: str | None = None) -> subprocess.CompletedProcess[str]:
+    nft = nft_path()
+    if nft is None:
+        raise RuntimeError(f"nft not found: {_NFT_HINT}")
+    return subprocess.run([nft, *args], input=script, capture_output=True, text=True)
+
+
+def fence_tables() -> list[str]:
+    """The names of the fence tables present in this network namespace."""
+    out = _nft("list", "tables", "inet").stdout.split()
+    return [w for w in out if w.startswith(FENCE_TABLE_PREFIX)]
+
+
+def _owner_alive(table: str) -> bool:
+    """Whether the process that made fence `table` (..._<pid>_<n>) still runs."""
+    try:
+        pid = int(table.removeprefix(FENCE_TABLE_PREFIX).split("_")[0])
+    except ValueError:
+        return True  # not a name we give: leave it
+    return Path(f"/proc/{pid}").exists()
+
+
+@dataclass
+class LoopbackFence:
+    """TCP `ports` of this network namespace refused (reset) to every peer that is
+    not this host, while the fence is up. `up()` first deletes fences that a
+    killed run left (their process is gone); `down()` is idempotent."""
+
+    ports: tuple[int, ...]
+    table: str = ""
+
+    def up(self) -> LoopbackFence:
+        for stale in fence_tables():
+            if not _owner_alive(stale):
+                _nft("delete", "table", "inet", stale)
+        self.table = f"{FENCE_TABLE_PREFIX}{os.getpid()}_{next(_fence_seq)}"
+        ports = ", ".join(str(p) for p in sorted(set(self.ports)))
+        script = (
+            f"table inet {self.table} {{\n"
+            "  chain input {\n"
+            "    type filter hook input priority filter; policy accept;\n"
+            f'    iifname != "lo" tcp dport {{ {ports} }} reject with tcp reset\n'
+            "  }\n"
+            "}\n"
+        )
+        r = _nft("-f", "-", script=script)
+        if r.returncode != 0:
+            table, self.table = self.table, ""
+            raise RuntimeError(f"nft could not add the fence {table}: {r.stderr.strip()}")
+        return self
+
+    def down(self) -> None:
+        if not self.table:
+            return
+        r = _nft("delete", "table", "inet", self.table)
+        if r.returncode != 0 and self.table in fence_tables():
+            raise RuntimeError(f"nft could not delete the fence {self.table}: {r.stderr.strip()}")
+        self.table = ""
+
+    def __enter__(self) -> LoopbackFence:
+        return self.up()
+
+    def __exit__(self, *exc: object) -> None:
+        self.down()

@@ -2,9 +2,11 @@
 
 It starts with no pipeline; the p4-incast controller pushes the pipeline and
 programs routes, ECN policy and queues once the network is up
-(`engines/testbed.py` `program`). Each switch gets its own P4Runtime and
-thrift ports on 127.0.0.1 and a log under the run's directory; `stop()` ends
-only the process it started.
+(`engines/testbed.py` `program`). Each switch gets its own P4Runtime port,
+bound to 127.0.0.1, its own thrift port, which BMv2 binds on every interface
+of the root namespace (it has no option to do otherwise; the testbed fences
+both ports to this host with nftables, `engines/testbed.py` `network`), and a
+log under the run's directory; `stop()` ends only the process it started.
 """
 
 from __future__ import annotations
