@@ -11,10 +11,11 @@ with the one rule for which of them go together (`MetricsTls.check`):
 What a PEM certificate or private key looks like (`pem_problem`) is stated here
 too, for those files and for the controller's P4Runtime TLS files, and so is
 who may read a private key (`key_access_problem`: its owner only, as ssh
-demands of an identity file), for every key the project reads. `check`
-judges text the caller reads; `verify`, the one place here that touches
-files, reads them and loads the pair as the HTTPS server will, for both
-endpoints (each turns the ModelError into its own error).
+demands of an identity file), for every key the project reads; it stats the
+key, nothing more. `check` judges text the caller reads; `verify`, the one
+place here that reads files, reads them, applies `key_access_problem` to the
+key and loads the pair as the HTTPS server will, for both endpoints (each
+turns the ModelError into its own error).
 """
 
 from __future__ import annotations
