@@ -68,7 +68,6 @@ def endpoint(pki: Pki, request: pytest.FixtureRequest) -> Iterator[str]:
         yield f"127.0.0.1:{port}"
     finally:
         server.shutdown()
-        server.server_close()
 
 
 @pytest.mark.parametrize("endpoint", [False], indirect=True)
@@ -116,7 +115,8 @@ def agent(*args: str) -> subprocess.CompletedProcess[str]:
     ("args", "message"),
     [
         (("--metrics-tls-cert", "{dir}/server.crt"),
-         "--metrics-tls-cert, --metrics-tls-key, --metrics-client-ca need --metrics"),
+         "--metrics-tls-cert, --metrics-tls-key, --metrics-client-ca, --web.config.file need "
+         "--metrics"),
         (("--metrics", "127.0.0.1:19465", "--metrics-tls-key", "{dir}/server.key"),
          "--metrics-tls-key needs --metrics-tls-cert: HTTPS takes a certificate and its key"),
         (("--metrics", "127.0.0.1:19465", "--metrics-client-ca", "{dir}/ca.crt"),

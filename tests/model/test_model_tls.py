@@ -56,4 +56,5 @@ def test_metrics_tls_accepted_and_flags() -> None:
         "--metrics-tls-cert",
         "--metrics-tls-key",
         "--metrics-client-ca",
+        "--web.config.file",
     ]
