@@ -40,7 +40,7 @@ pytestmark = [
     pytest.mark.skipif(missing_reason() is not None, reason=missing_reason() or ""),
     pytest.mark.skipif(
         PROMETHEUS is None or PROMTOOL is None,
-        reason="prometheus/promtool not found (make setup installs Debian's prometheus)",
+        reason="prometheus/promtool not found (make setup installs them: Debian's prometheus)",
     ),
 ]
 
