@@ -224,9 +224,14 @@ class MetricsServer:
                 conn.close()
                 self._busy(peer)
                 continue
-            threading.Thread(
-                target=self._serve, args=(conn, peer), name="metrics-conn", daemon=True
-            ).start()
+            try:
+                threading.Thread(
+                    target=self._serve, args=(conn, peer), name="metrics-conn", daemon=True
+                ).start()
+            except RuntimeError:  # no thread to be had: as if every worker were busy
+                conn.close()
+                self._slots.release()
+                self._busy(peer)
 
     def _busy(self, peer: object) -> None:
         self.refused += 1
