@@ -168,8 +168,11 @@ class MetricsServer:
         handshake_timeout: float = HANDSHAKE_TIMEOUT_S,
         request_timeout: float = REQUEST_TIMEOUT_S,
     ) -> None:
-        """Bind ADDR:PORT (OSError when it cannot) and make the TLS context from
-        `tls`'s files (ModelError when they do not load)."""
+        """Check `tls` and its files (`MetricsTls.verify`: the settings a web
+        configuration file holds, if not read yet) and make the TLS context
+        (ModelError naming the problem), then bind ADDR:PORT (OSError when it
+        cannot)."""
+        tls = tls.verify()
         self.registry = registry
         self.context = tls.server_context()
         self.auth = BasicAuth(tls.basic_auth) if tls.basic_auth else None

@@ -154,7 +154,7 @@ def _web_config(text: str, path: str) -> MetricsTls:
         problem = getattr(err, "problem", None) or "cannot parse it"
         raise ModelError(f"{where}: not YAML{at}: {problem}") from None
     if data is None:
-        return MetricsTls(web_config=path)  # an empty file: plain HTTP, no auth
+        return MetricsTls(source=path)  # an empty file: plain HTTP, no auth
     top = _mapping(data, where, "the file")
     for key in top:
         if key in _UNSUPPORTED_TOP:
@@ -189,7 +189,7 @@ def _web_config(text: str, path: str) -> MetricsTls:
                 f"{where}: basic_auth_users without tls_server_config would send "
                 "passwords in clear text: add tls_server_config"
             )
-        return MetricsTls(web_config=path)
+        return MetricsTls(source=path)
     for key in ("cert_file", "key_file"):
         if key not in values:
             raise ModelError(
@@ -222,7 +222,7 @@ def _web_config(text: str, path: str) -> MetricsTls:
         cert=os.path.join(folder, values["cert_file"]),
         key=os.path.join(folder, values["key_file"]),
         client_ca=None if ca is None else os.path.join(folder, ca),
-        web_config=path,
+        source=path,
         min_version=version,
         basic_auth=users,
     )
@@ -269,13 +269,15 @@ class MetricsTls:
     """A metrics endpoint's TLS files and basic-auth users; all None is plain HTTP.
 
     Set by the three file flags, or by `web_config` (--web.config.file), whose
-    file `check` reads into the same fields: a client CA always means client
-    certificates are required and verified (RequireAndVerifyClientCert)."""
+    file `check` reads into the same fields (with `source`, the file, naming
+    them in errors): a client CA always means client certificates are required
+    and verified (RequireAndVerifyClientCert)."""
 
     cert: str | None = None
     key: str | None = None
     client_ca: str | None = None
-    web_config: str | None = None  # the settings come from this file (see `check`)
+    web_config: str | None = None  # the settings are to be read from this file (`check`)
+    source: str | None = None  # the web configuration file they were read from
     min_version: str = DEFAULT_MIN_VERSION
     basic_auth: tuple[tuple[str, str], ...] = ()  # (user, bcrypt hash)
 
@@ -301,10 +303,10 @@ class MetricsTls:
 
     def name(self, flag: MetricsTlsFlag) -> str:
         """How an error names one setting: the flag, or the file and key it came from."""
-        if self.web_config is None:
+        if self.source is None:
             return flag.flag
         key = {CERT_FLAG: "cert_file", KEY_FLAG: "key_file", CA_FLAG: "client_ca_file"}[flag]
-        return f"{WEB_CONFIG_FLAG.flag} {self.web_config}: tls_server_config.{key}"
+        return f"{WEB_CONFIG_FLAG.flag} {self.source}: tls_server_config.{key}"
 
     def check(self, read: Callable[[str, str], str]) -> MetricsTls:
         """Which flags go together (the web configuration file, read and judged, or

@@ -241,3 +241,20 @@ def test_bad_web_config_one_line_exit_2(
     want = message.format(web=f"--web.config.file {web}", dir=pki.dir)
     assert proc.stderr.startswith(f"p4incast-ctl: error: {want}"), proc.stderr
     assert len(proc.stderr.splitlines()) == 1, proc.stderr
+
+
+def test_server_given_an_unread_web_config_reads_it(pki: Pki) -> None:
+    """A caller that hands the server `--web.config.file` unchecked still gets what
+    the file says (HTTPS, client certificates), never plain HTTP by omission."""
+    web = write_web_config(pki.dir / "unread.yml", pki, client_certs=True, users=False)
+    server = MetricsServer(CollectorRegistry(), "127.0.0.1", 0, MetricsTls(web_config=str(web)))
+    server.start()
+    try:
+        url = f"https://127.0.0.1:{server.port}/metrics"
+        assert scrape(url, client_context(pki.ca_crt, pki.client_crt, pki.client_key)).status == 200
+        with pytest.raises(REFUSED):
+            scrape(url, client_context(pki.ca_crt))
+        with pytest.raises(REFUSED):
+            scrape(url.replace("https", "http"))
+    finally:
+        server.shutdown()

@@ -80,7 +80,7 @@ def web(text: str) -> MetricsTls:
 
 
 def test_web_config_is_the_flags_long_form() -> None:
-    assert web("") == MetricsTls(web_config="/etc/p4/web.yml")  # plain HTTP, as toolkit
+    assert web("") == MetricsTls(source="/etc/p4/web.yml")  # plain HTTP, as toolkit
     # relative file names are relative to the file's folder, as exporter-toolkit's are
     tls = web("tls_server_config: {cert_file: c.pem, key_file: k.pem}")
     assert (tls.cert, tls.key, tls.client_ca, tls.min_version) == (
@@ -90,6 +90,7 @@ def test_web_config_is_the_flags_long_form() -> None:
         "TLS12",
     )
     assert tls.scheme == "https" and tls.basic_auth == ()
+    assert tls.check(lambda _name, path: WEB[path]) == tls  # read once: checked again as is
     tls = web(
         "tls_server_config:\n  cert_file: /abs/c.pem\n  key_file: k.pem\n"
         "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.pem\n"
