@@ -1,7 +1,8 @@
 """p4incast-agent: the receiver-side host agent (NewDCTCP-rx, ICTCP, RCC).
 
     p4incast-agent run --iface IF --policy newdctcp-rx|ictcp|rcc|observe|off [--metrics ADDR:PORT
-                       [--metrics-tls-cert FILE --metrics-tls-key FILE [--metrics-client-ca FILE]]]
+                       [--metrics-tls-cert FILE --metrics-tls-key FILE [--metrics-client-ca FILE]
+                        | --web.config.file FILE]]
     p4incast-agent status [--json]
     p4incast-agent cc load|unload|list
     p4incast-agent detach --iface IF      (clsact mode only, after a SIGKILL)
@@ -86,9 +87,10 @@ def _cmd_run(a: argparse.Namespace) -> int:
         parse_listen(a.metrics)
     elif tls != MetricsTls():
         raise ConfigError(
-            "--metrics-tls-cert, --metrics-tls-key, --metrics-client-ca need --metrics"
+            "--metrics-tls-cert, --metrics-tls-key, --metrics-client-ca, --web.config.file "
+            "need --metrics"
         )
-    check_tls(tls)
+    tls = check_tls(tls)
     _need_root()
     if not a.metrics:
         return run(cfg, ready=a.ready_file, trace=a.trace)

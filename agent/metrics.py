@@ -14,17 +14,18 @@ evicts it before the next; idle flows are swept only after idle_timeout_s).
 The listen address is bound before anything is attached (`serve`), so a bad
 or taken address is one error line and nothing to undo. With
 --metrics-tls-cert/--metrics-tls-key it serves HTTPS, and with
---metrics-client-ca only to clients with a certificate it signed; `check_tls`
-refuses unusable files first.
+--metrics-client-ca only to clients with a certificate it signed; or as a
+Prometheus web configuration file says (--web.config.file: TLS, client
+certificates, basic auth). `check_tls` refuses unusable files first. The
+server is the one the controller's exporter uses (`p4incast.metrics_server`).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client import CollectorRegistry
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -33,7 +34,9 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from p4incast import metrics_server
 from p4incast.agent.datapath import FL_SLOW, ST_NAMES, Flow, RxWin
+from p4incast.metrics_server import MetricsServer
 from p4incast.model.errors import ModelError
 from p4incast.model.tls import MetricsTls
 from p4incast.policies.config import ConfigError
@@ -78,34 +81,30 @@ def parse_listen(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def check_tls(tls: MetricsTls) -> None:
-    """The --metrics-tls-* flags and their files (`MetricsTls.verify`, shared with
-    the controller's exporter); ConfigError naming the first problem."""
+def check_tls(tls: MetricsTls) -> MetricsTls:
+    """The --metrics-tls-* flags or --web.config.file and the files they name
+    (`MetricsTls.verify`, shared with the controller's exporter); ConfigError
+    naming the first problem. The settings in effect."""
     try:
-        tls.verify()
+        return tls.verify()
     except ModelError as err:
         raise ConfigError(str(err)) from None
 
 
-def serve(collector: Collector, listen: str, tls: MetricsTls | None = None) -> WSGIServer:
-    """Bind ADDR:PORT and serve `collector` alone (text format and OpenMetrics) in a
-    daemon thread, over HTTPS when `tls` has a certificate (requiring a client
-    certificate signed by its client CA, if given); ConfigError when malformed or
-    not bindable. Check `tls` first (`check_tls`). `.shutdown()` stops it."""
+def serve(collector: Collector, listen: str, tls: MetricsTls | None = None) -> MetricsServer:
+    """Bind ADDR:PORT and serve `collector` alone (text format and OpenMetrics) from
+    worker threads, over HTTPS and with basic auth as `tls` says (the settings in
+    effect: `check_tls`'s); ConfigError when malformed or not bindable.
+    `.shutdown()` stops it."""
     addr, port = parse_listen(listen)
-    tls = tls or MetricsTls()
     reg = CollectorRegistry(auto_describe=True)
     reg.register(collector)
     try:
-        server, _thread = start_http_server(
-            port,
-            addr=addr,
-            registry=reg,
-            **tls.server_args(),
-        )
+        return metrics_server.serve(reg, addr, port, tls or MetricsTls())
     except OSError as err:
         raise ConfigError(f"--metrics {listen}: cannot listen: {err.strerror or err}") from None
-    return server
+    except ModelError as err:
+        raise ConfigError(str(err)) from None
 
 
 def totals(flows: dict[str, Flow], stats: dict[str, int]) -> dict[str, int]:

@@ -12,7 +12,8 @@ Switch flags (--address, --device-id, --election-id, --thrift-port, --target,
 --tofino-runtime, --bf-switchd-parts, --tls-*, --p4info, --p4-config, --tna-build)
 override the config's `switch:`/`pipeline:` sections. On --target tna the device
 config is packed from the bf-p4c build directory (--tna-build) for --tofino-runtime.
-export serves HTTPS with --metrics-tls-cert/--metrics-tls-key [--metrics-client-ca].
+export serves HTTPS with --metrics-tls-cert/--metrics-tls-key [--metrics-client-ca], or
+HTTPS and basic auth as a Prometheus web configuration file says (--web.config.file).
 
 This is the only module of the controller that parses arguments, prints,
 configures logging or exits: every other one returns results and raises
@@ -311,8 +312,7 @@ def run(argv: list[str] | None = None) -> int:
     elif args.cmd == "export":
         ports = _ports(args.ports)
         export.parse_listen(args.listen)  # malformed: refused before anything starts
-        metrics_tls = MetricsTls.from_args(args)
-        tls.check_metrics(metrics_tls)
+        metrics_tls = tls.check_metrics(MetricsTls.from_args(args))
         logging.getLogger(export.LOG.name).setLevel(logging.INFO)  # up/down changes
 
         def listening(where: str) -> None:

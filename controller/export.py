@@ -14,7 +14,9 @@ cannot take (or be handed) mastership from the controller that owns the
 pipeline. It has no write or pipeline-push method at all.
 
 It reaches the switch with the controller's TLS settings (`switch.tls`), and
-serves HTTPS itself when given --metrics-tls-* files (`serve`).
+serves HTTPS (and basic auth) when given --metrics-tls-* files or
+--web.config.file, through the server both metrics endpoints share
+(`p4incast.metrics_server`: one idle or hostile client never stalls a scrape).
 
 A switch that is down, restarting or runs no pipeline is not an error: the
 exporter serves `p4incast_switch_up 0` (and no per-port series), logs the
@@ -26,13 +28,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import ssl
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar, cast
-from wsgiref.simple_server import WSGIServer
 
 import finsy as fy
 from finsy import p4entity
@@ -47,12 +47,14 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from p4incast import metrics_server
+from p4incast.metrics_server import MetricsServer
 from p4incast.model.tls import MetricsTls
 
 from . import stats, tls
 from .config import SwitchSettings
 from .connection import check_handshake
-from .errors import ControllerError
+from .errors import ControllerError, model_errors
 from .p4names import DROP_REASONS, HIST_BUCKETS
 from .units import DepthUnit
 
@@ -96,35 +98,24 @@ def parse_listen(value: str, what: str = "--listen") -> tuple[str, int]:
 
 
 def serve(
-    registry: Collector,
+    registry: CollectorRegistry,
     listen: str,
     what: str = "--listen",
     metrics_tls: MetricsTls | None = None,
-) -> WSGIServer:
-    """Bind and serve `registry` on ADDR:PORT in a daemon thread (text format and
-    OpenMetrics, negotiated by prometheus_client), over HTTPS when `metrics_tls` has a
-    certificate (and requiring a client certificate with its client CA);
+) -> MetricsServer:
+    """Bind and serve `registry` on ADDR:PORT from worker threads (text format and
+    OpenMetrics, negotiated by prometheus_client), over HTTPS and with basic auth as
+    `metrics_tls` says (the settings in effect: `tls.check_metrics`'s);
     ControllerError when the address is malformed or cannot be bound, or the TLS
     files are unusable. Returns the server (`.shutdown()` stops it)."""
-    from prometheus_client import start_http_server
-
     addr, port = parse_listen(listen, what)
-    tls_files = metrics_tls or MetricsTls()
-    try:
-        server, _thread = start_http_server(
-            port,
-            addr=addr,
-            registry=registry,
-            **tls_files.server_args(),
-        )
-    except ssl.SSLError as err:
-        raise ControllerError(
-            f"--metrics-tls-cert {tls_files.cert} / --metrics-tls-key {tls_files.key}: "
-            f"cannot serve HTTPS with them ({err.reason or err})"
-        ) from None
-    except OSError as err:
-        raise ControllerError(f"{what} {listen}: cannot listen: {err.strerror or err}") from None
-    return server
+    with model_errors():
+        try:
+            return metrics_server.serve(registry, addr, port, metrics_tls or MetricsTls())
+        except OSError as err:
+            raise ControllerError(
+                f"{what} {listen}: cannot listen: {err.strerror or err}"
+            ) from None
 
 
 class ReadOnlySwitch:

@@ -239,8 +239,9 @@ def _client_refused(address: str, tls: TlsSettings, how: str) -> str:
     )
 
 
-def check_metrics(tls: MetricsTls) -> None:
-    """A metrics endpoint's TLS flags and files (`MetricsTls.verify`, shared with
-    the agent): refused before anything is bound."""
+def check_metrics(tls: MetricsTls) -> MetricsTls:
+    """A metrics endpoint's TLS flags, web configuration file and the files they
+    name (`MetricsTls.verify`, shared with the agent): refused before anything is
+    bound. The settings in effect."""
     with model_errors():
-        tls.verify()
+        return tls.verify()

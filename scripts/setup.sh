@@ -14,19 +14,39 @@ APT_PKGS=(
   python3-thrift                      # simple_switch_CLI (system python) talks thrift to BMv2
   clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev make gcc pkg-config  # host agent (eBPF)
 )
+# Installed for their programs only: promtool (the alert rules' tests) and
+# prometheus (the metrics endpoints' scrape test) come in Debian's prometheus.
+# Without its Recommends (node_exporter, a service serving the host's metrics
+# on every address), and its own service is stopped when setup installed it: it
+# would listen on :9090, BMv2's default thrift port (docs/operations.md).
+APT_PROGRAMS_ONLY=(prometheus)
 
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  missing=()
-  for p in "${APT_PKGS[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if [ ${#missing[@]} -gt 0 ]; then
-    echo "setup: installing Debian packages: ${missing[*]}"
+  missing=() programs=()
+  for p in "${APT_PKGS[@]}"; do installed "$p" || missing+=("$p"); done
+  for p in "${APT_PROGRAMS_ONLY[@]}"; do installed "$p" || programs+=("$p"); done
+  if [ $((${#missing[@]} + ${#programs[@]})) -gt 0 ]; then
+    echo "setup: installing Debian packages: ${missing[*]} ${programs[*]}"
     apt-get update -qq
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   fi
+  if [ ${#programs[@]} -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      "${programs[@]}" >/dev/null
+    if [ -d /run/systemd/system ]; then
+      for p in "${programs[@]}"; do
+        if systemctl disable --now "$p.service" >/dev/null 2>&1; then
+          echo "setup: stopped and disabled the $p service (setup needs its programs only)"
+        fi
+      done
+    fi
+  fi
 else
-  echo "setup: not root or no apt-get; skipping Debian packages (${APT_PKGS[*]})"
+  echo "setup: not root or no apt-get; skipping Debian packages" \
+    "(${APT_PKGS[*]} ${APT_PROGRAMS_ONLY[*]})"
 fi
 
 # The P4 toolchain (p4c, BMv2, PI): no registry has it. Install it when a tool is

@@ -19,7 +19,7 @@ from test_dashboard import NAME, OPERATIONS, served
 ALERTS = OPERATIONS.parent / "prometheus-alerts.yml"
 PROMTOOL = shutil.which("promtool")
 needs_promtool = pytest.mark.skipif(
-    PROMTOOL is None, reason="promtool not found (Debian: apt-get install prometheus)"
+    PROMTOOL is None, reason="promtool not found (make setup installs it: Debian's prometheus)"
 )
 
 
