@@ -119,3 +119,23 @@ def test_agent_metrics_key_refused(pki: Pki) -> None:
         "p4incast.agent",
     )  # fmt: skip
     assert line == f"p4incast-agent: --metrics-tls-key {refusal(key, 0o644)}\n", line
+
+
+def test_web_config_key_file_refused(pki: Pki, tmp_path: Path) -> None:
+    """The key a `--web.config.file` names passes the same rule as the flag's."""
+    key = copy_key(pki, pki.server_key, 0o640)
+    web = tmp_path / "web.yml"
+    web.write_text(
+        yaml.safe_dump(
+            {"tls_server_config": {"cert_file": str(pki.server_crt), "key_file": str(key)}}
+        )
+    )
+    line = one_line_exit_2(
+        ["--address", NOWHERE, "export", "--listen", "127.0.0.1:19464",
+         "--web.config.file", str(web)],
+        "p4incast.controller",
+    )  # fmt: skip
+    assert line == (
+        f"p4incast-ctl: error: --web.config.file {web}: tls_server_config.key_file "
+        f"{refusal(key, 0o640)}\n"
+    ), line
