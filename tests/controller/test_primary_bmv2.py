@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import queue
+import re
 import subprocess
 import sys
 import threading
@@ -135,10 +136,10 @@ async def ecn_k(sw: fy.Switch) -> int:
     return int(action.args["k"])
 
 
-async def read_k_as_backup() -> int:
-    """Port 2's K, read by a backup (election id 1) that takes nothing from anyone."""
-    opts = fy.SwitchOptions(p4info=PIPELINE.p4info, initial_election_id=1)
-    async with fy.Switch("reader", ADDRESS, opts) as sw:
+async def read_k(election_id: int) -> int:
+    """Port 2's K, read as primary with `election_id` (taking primary for the read)."""
+    settings = SwitchSettings(address=ADDRESS, thrift_port=THRIFT, election_id=election_id)
+    async with connect(settings, PIPELINE) as sw:
         return await ecn_k(sw)
 
 
@@ -154,12 +155,12 @@ def test_keeper_writes_only_while_primary(switch: bmv2.Bmv2Switch, tmp_path: Pat
     out, err = Lines(keeper.stdout), Lines(keeper.stderr)
     try:
         assert out.wait("ready", 30), (out.drain(), err.drain())
-        assert asyncio.run(read_k_as_backup()) == 5
 
         async def operator() -> None:
             """A controller with a higher election id takes primary and sets K=9."""
             other = SwitchSettings(address=ADDRESS, thrift_port=THRIFT, election_id=OTHER_ID)
             async with connect(other, PIPELINE) as sw:
+                assert await ecn_k(sw) == 5  # the keeper's config
                 current = [e async for e in read_entities(sw, entries.ecn_policy_key(port=2))]
                 policy = EcnPolicy(mode="front", k=9)
                 plan = reconcile.ecn_plan(2, policy, V1MODEL, current, sw.p4info)
@@ -186,10 +187,12 @@ def test_keeper_writes_only_while_primary(switch: bmv2.Bmv2Switch, tmp_path: Pat
         asyncio.run(operator())
         assert err.wait("primary again", 20), err.drain()
         assert out.wait("ready", 20), (out.drain(), err.drain())
-        assert asyncio.run(read_k_as_backup()) == 5  # its config restored
         assert keeper.poll() is None, "the keeper exited"
         assert out.drain().count(f"switch {ADDRESS} connection lost; reconnecting\n") == 0
         assert not any("Traceback" in line or "ERROR" in line for line in err.drain())
+        # its config restored (read by a third controller above both; finsy's keeper
+        # took over the departed operator's id on regaining primary)
+        assert asyncio.run(read_k(OTHER_ID + 1)) == 5
     finally:
         keeper.terminate()
         keeper.wait(timeout=10)
@@ -208,8 +211,9 @@ def test_set_queue_as_primary_and_write_error_in_one_line(
     big = write_config(tmp_path / "big.yaml", routes=1100)
     proc = ctl("apply", str(big))
     assert proc.returncode == 2 and not proc.stdout, proc
-    assert proc.stderr == (
-        f"p4incast-ctl: error: the switch at {ADDRESS} refused the P4Runtime request: "
-        "UNKNOWN; update 1024: UNKNOWN (Error when adding match entry to target), and 75 "
-        "more\n"
-    )
+    assert re.fullmatch(
+        f"p4incast-ctl: error: the switch at {re.escape(ADDRESS)} refused the P4Runtime "
+        r"request: UNKNOWN; update \d+: UNKNOWN \(Error when adding match entry to "
+        r"target\), and \d+ more\n",
+        proc.stderr,
+    ), proc.stderr

@@ -71,6 +71,12 @@ def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True)
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def _answers(host: str, port: int) -> bool:
     with socket.socket() as s:
         s.settimeout(0.5)
@@ -166,7 +172,7 @@ def test_plaintext_refused_off_loopback_unless_asked(switch: RemoteSwitch, tmp_p
         ("--address", ADDRESS, "push"),
         ("--address", ADDRESS, "stats"),
         ("--config", str(cfg), "set-ecn", "--port", "2", "--mode", "front", "--k", "3"),
-        ("--config", str(cfg), "export", "--listen", "127.0.0.1:0"),
+        ("--config", str(cfg), "export", "--listen", f"127.0.0.1:{free_port()}"),
     ):
         proc = ctl(*args)
         assert proc.returncode == 2 and not proc.stdout, (args, proc)
