@@ -8,10 +8,11 @@
     p4incast-ctl export [--listen ADDR:PORT] [--interval S] [--name NAME] [--ports 1,2]
     p4incast-ctl pack-tna [BUILD_DIR]    (no switch: write the packed Tofino configs)
 
-Switch flags (--address, --device-id, --election-id, --thrift-port, --target,
---tofino-runtime, --bf-switchd-parts, --tls-*, --p4info, --p4-config, --tna-build)
-override the config's `switch:`/`pipeline:` sections. On --target tna the device
-config is packed from the bf-p4c build directory (--tna-build) for --tofino-runtime.
+Switch flags (--address, --device-id, --election-id, --thrift-port, --thrift-address,
+--target, --tofino-runtime, --bf-switchd-parts, --tls-*, --plaintext, --p4info,
+--p4-config, --tna-build) override the config's `switch:`/`pipeline:` sections. On
+--target tna the device config is packed from the bf-p4c build directory (--tna-build)
+for --tofino-runtime.
 export serves HTTPS with --metrics-tls-cert/--metrics-tls-key [--metrics-client-ca], or
 HTTPS and basic auth as a Prometheus web configuration file says (--web.config.file).
 
@@ -56,8 +57,14 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="p4incast-ctl", description=(__doc__ or "").split("\n")[0])
     p.add_argument("--address", help="P4Runtime address (default 127.0.0.1:9559)")
     p.add_argument("--device-id", type=int, help="P4Runtime device id (default 0)")
-    p.add_argument("--election-id", type=int, help="election id (default 10)")
+    p.add_argument("--election-id", type=int, help="election id, up to 2^128-1 (default 10)")
     p.add_argument("--thrift-port", type=int, help="BMv2 thrift port (default 9090)")
+    p.add_argument(
+        "--thrift-address",
+        metavar="HOST",
+        help="BMv2 thrift runtime's host (default: --address's host if loopback; a remote "
+        "switch's queue settings need it)",
+    )
     p.add_argument("--target", choices=list(TARGETS), help="target (default v1model)")
     p.add_argument("--p4info", type=Path, help="p4info file (default build/<target>/...)")
     p.add_argument("--p4-config", type=Path, help="compiled device config (BMv2 JSON)")
@@ -97,6 +104,12 @@ def _parser() -> argparse.ArgumentParser:
         "--tls-server-name",
         metavar="NAME",
         help="the name to check in the switch's certificate (default: --address's host)",
+    )
+    p.add_argument(
+        "--plaintext",
+        action="store_true",
+        default=None,
+        help="plaintext P4Runtime to a switch that is not on loopback (refused without it)",
     )
     p.add_argument("--config", type=Path, help="YAML config for ports/defaults")
     p.add_argument("-v", "--verbose", action="store_true", help="log P4Runtime activity")
@@ -174,6 +187,8 @@ def _settings(args: argparse.Namespace, base: Config | None) -> tuple[SwitchSett
             ("device_id", args.device_id),
             ("election_id", args.election_id),
             ("thrift_port", args.thrift_port),
+            ("thrift_address", args.thrift_address),
+            ("plaintext", args.plaintext),
             ("target", args.target),
             ("runtime", args.tofino_runtime),
             ("bf_switchd_parts", args.bf_switchd_parts),
@@ -193,7 +208,9 @@ def _settings(args: argparse.Namespace, base: Config | None) -> tuple[SwitchSett
     if given_tls:
         over["tls"] = {**(dataclasses.asdict(sw.tls) if sw.tls else {}), **given_tls}
     if over:
-        sw = config.parse({"switch": {**dataclasses.asdict(sw), **over}}, "command line").switch
+        # unset (None) fields stay unset: a `tls: null` would be an empty switch.tls
+        base_sw = {k: v for k, v in dataclasses.asdict(sw).items() if v is not None}
+        sw = config.parse({"switch": {**base_sw, **over}}, "command line").switch
     same = base is not None and base.switch.target == sw.target
     pl = base.pipeline if base is not None and same else Pipeline.default(sw.target)
     if sw.target_profile.packs_build_dir:
@@ -247,11 +264,13 @@ async def _stats(
 
 
 def _configure_logging(verbose: bool) -> None:
-    """Our log lines on stderr; finsy's reconnect chatter only with --verbose."""
+    """Our log lines on stderr (the controller's warnings always, e.g. `apply --keep`
+    losing primary); finsy's reconnect chatter only with --verbose."""
     logging.basicConfig(
         level=logging.INFO if verbose else logging.ERROR,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    logging.getLogger(app.LOG.name).setLevel(logging.INFO if verbose else logging.WARNING)
     quiet_finsy(verbose)
 
 
@@ -304,7 +323,7 @@ def run(argv: list[str] | None = None) -> int:
     elif args.cmd == "set-queue":
         if args.depth is None and args.rate is None:
             raise ControllerError("set-queue needs --depth and/or --rate")
-        print(app.set_queue(sw, port=args.port, depth=args.depth, rate=args.rate))
+        print(asyncio.run(app.set_queue(sw, port=args.port, depth=args.depth, rate=args.rate)))
     elif args.cmd == "stats":
         ports = _ports(args.ports)
         with contextlib.suppress(KeyboardInterrupt):

@@ -11,18 +11,27 @@ results are returned, events go to a callback or the `p4incast.controller` log.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import finsy as fy
+from finsy.grpcutil import GRPCStatusCode
 
 from p4incast.model.ecn import EcnMode
 
 from . import config, entries, p4names, reconcile
 from .config import Config, EcnPolicy, Pipeline, SwitchSettings
-from .connection import check_handshake, connect, options, read_entities
+from .connection import (
+    check_handshake,
+    connect,
+    options,
+    read_entities,
+    refused,
+    require_primary,
+)
 from .errors import ControllerError
-from .targets import QueueSetting
+from .targets import QueueSetting, ThriftAddress
 
 LOG = logging.getLogger("p4incast.controller")
 
@@ -52,9 +61,21 @@ def check_names(pipeline: Pipeline) -> None:
     p4names.check(schema, pipeline.p4info)
 
 
-def check_ports_exist(ports: Iterable[int], settings: SwitchSettings) -> None:
-    """Refuse ports the running switch does not have, when its target can list them."""
-    have = settings.target_profile.existing_ports(settings.thrift_port)
+def check_ports_exist(
+    ports: Iterable[int], settings: SwitchSettings, thrift: ThriftAddress | None, *, strict: bool
+) -> None:
+    """Refuse ports the running switch does not have, when its target can list them
+    through its thrift runtime at `thrift` (blocking). `strict` (before a queue
+    setting): that thrift runtime must answer. Otherwise a switch that cannot be
+    asked (no thrift address, or no answer) is trusted to have the ports."""
+    if thrift is None:
+        return
+    try:
+        have = settings.target_profile.existing_ports(thrift)
+    except ControllerError:
+        if strict:
+            raise
+        return
     if have is None:
         return  # the target cannot tell; the config's port range check stands
     unknown = [p for p in ports if p not in have]
@@ -73,27 +94,52 @@ async def write_config(sw: fy.Switch, cfg: Config) -> int:
     return len(plan)
 
 
-def apply_queues(cfg: Config) -> None:
-    """Set every configured queue depth/rate through the target (blocking)."""
-    settings = reconcile.queue_settings(cfg)
-    if settings:
-        cfg.switch.target_profile.set_queues(settings, cfg.switch.thrift_port)
+async def write_queues(
+    sw: fy.Switch,
+    settings: Mapping[int, QueueSetting],
+    switch: SwitchSettings,
+    thrift: ThriftAddress,
+) -> None:
+    """Set queue depths/rates through the target's thrift runtime, only while `sw`
+    is primary: thrift has no arbitration of its own, so P4Runtime's stands in."""
+    require_primary(sw, switch)
+    await asyncio.to_thread(switch.target_profile.set_queues, settings, thrift)
+
+
+def _checked(cfg: Config) -> ThriftAddress | None:
+    """Everything about `cfg` that needs no switch, checked: the config, the pipeline
+    files and names, and where its queue settings would go (the thrift address, or
+    one error for a remote switch that names none). That address, or None when the
+    config sets no queue."""
+    config.check(cfg)
+    cfg.pipeline.check(need_config=True)
+    check_names(cfg.pipeline)
+    queues = reconcile.queue_settings(cfg)
+    if not queues:
+        return None
+    return cfg.switch.queue_thrift(f"port {min(queues)}'s queue_depth/queue_rate")
 
 
 async def apply(cfg: Config, *, force_push: bool = False) -> int:
     """Push the pipeline (if not already running), write every entry, set queues.
 
+    Everything is checked before anything is written: the config, then the
+    P4Runtime handshake (plaintext only where allowed), then, when the config
+    sets queues, that the thrift runtime answers and has the ports. Only then
+    the pipeline, the entries in one write, and the queues, as primary.
     Returns the number of table updates written (0 when the switch already
     runs `cfg`).
     """
-    config.check(cfg)
-    cfg.pipeline.check(need_config=True)
-    check_names(cfg.pipeline)
-    if reconcile.queue_settings(cfg):
-        check_ports_exist(sorted(cfg.ports), cfg.switch)
+    thrift = _checked(cfg)
+    await check_handshake(cfg.switch)
+    if thrift is not None:
+        await asyncio.to_thread(
+            check_ports_exist, sorted(cfg.ports), cfg.switch, thrift, strict=True
+        )
     async with connect(cfg.switch, cfg.pipeline, push=True, force=force_push) as sw:
         count = await write_config(sw, cfg)
-    await asyncio.to_thread(apply_queues, cfg)
+        if thrift is not None:
+            await write_queues(sw, reconcile.queue_settings(cfg), cfg.switch, thrift)
     return count
 
 
@@ -124,9 +170,10 @@ async def set_ecn(
         raise ControllerError(
             f"port {port} is not in the config (ports: {', '.join(map(str, known_ports))})"
         )
-    if known_ports is None:
-        check_ports_exist([port], settings)
     check_names(pipeline)
+    await check_handshake(settings)
+    if known_ports is None:
+        await asyncio.to_thread(check_ports_exist, [port], settings, settings.thrift, strict=False)
     async with connect(settings, pipeline) as sw:
         current = [e async for e in read_entities(sw, entries.ecn_policy_key(port=port))]
         plan = reconcile.ecn_plan(port, policy, target, current, sw.p4info)
@@ -139,43 +186,100 @@ async def set_ecn(
     return f"port {port}: mark-{policy.ecn_mode} at K={policy.k} {unit}{drop}"
 
 
-def set_queue(
+async def set_queue(
     settings: SwitchSettings, *, port: int, depth: int | None = None, rate: int | None = None
 ) -> str:
-    """Set one port's queue depth (packets) and/or rate (packets/s); returns what was done."""
+    """Set one port's queue depth (packets) and/or rate (packets/s) as the P4Runtime
+    primary (thrift has no arbitration); returns what was done."""
     config.check_port_number(port, "port")
     setting = QueueSetting(depth, rate)
     if setting.empty:
         raise ControllerError(f"port {port}: a queue setting needs a depth and/or a rate")
-    target = settings.target_profile
-    target.check_queue(setting, f"port {port}")
-    check_ports_exist([port], settings)
-    target.set_queues({port: setting}, settings.thrift_port)
+    settings.target_profile.check_queue(setting, f"port {port}")
+    thrift = settings.queue_thrift(f"port {port}")
+    await check_handshake(settings)
+    await asyncio.to_thread(check_ports_exist, [port], settings, thrift, strict=True)
+    async with connect(settings, None) as sw:
+        await write_queues(sw, {port: setting}, settings, thrift)
     return f"port {port}: queue depth={depth} rate={rate}"
 
 
 async def keep(cfg: Config, on_event: Callable[[str], None] = LOG.info) -> None:
-    """Hold the switch at `cfg` until cancelled: after every (re)connection the
-    pipeline is re-pushed if the switch lost it, and all state is written again
-    (the plan inserts everything a restarted switch lost)."""
-    config.check(cfg)
-    cfg.pipeline.check(need_config=True)
-    check_names(cfg.pipeline)
+    """Hold the switch at `cfg` until cancelled.
+
+    Writes only while primary. After every (re)connection as primary, and on
+    regaining primary, the pipeline is re-pushed if the switch lost it and all
+    state is written again (the plan inserts what a restarted switch lost and
+    reverts what another controller changed meanwhile). Losing primary and
+    regaining it are logged at WARNING. A write the switch refuses for any
+    reason but our not being primary ends it with that one ControllerError.
+    """
+    thrift = _checked(cfg)
+    queues = reconcile.queue_settings(cfg)
+    address = cfg.switch.address
+    failed: asyncio.Future[ControllerError] = asyncio.get_running_loop().create_future()
+
+    def fail(err: ControllerError) -> None:
+        if not failed.done():
+            failed.set_result(err)
 
     async def ready(sw: fy.Switch) -> None:
-        count = await write_config(sw, cfg)
+        if not sw.is_primary:
+            LOG.warning(
+                "switch %s: backup (primary is election id %s, ours %s); not writing until primary",
+                address,
+                sw.primary_id,
+                sw.election_id,
+            )
+            return
         try:
-            await asyncio.to_thread(apply_queues, cfg)
+            if thrift is not None:
+                await asyncio.to_thread(
+                    check_ports_exist, sorted(cfg.ports), cfg.switch, thrift, strict=True
+                )
+            count = await write_config(sw, cfg)
+            if thrift is not None:
+                await write_queues(sw, queues, cfg.switch, thrift)
+        except fy.P4ClientError as err:
+            if err.code is not GRPCStatusCode.PERMISSION_DENIED and sw.is_primary:
+                fail(ControllerError(refused(err, address)))
+            return  # not primary (any more): the backup event says so, and waits
         except ControllerError as err:
-            on_event(f"queues not set: {err}")
-        on_event(f"switch {cfg.switch.address} ready: {count} updates written")
-        await asyncio.Event().wait()  # cancelled by finsy when the channel drops
+            if sw.is_primary:
+                fail(err)
+            return
+        on_event(f"switch {address} ready: {count} updates written")
+
+    def backup(sw: fy.Switch) -> None:
+        LOG.warning(
+            "switch %s: lost primary to election id %s (ours %s); not writing until primary again",
+            address,
+            sw.primary_id,
+            sw.election_id,
+        )
+
+    def primary(sw: fy.Switch) -> None:
+        LOG.warning(
+            "switch %s: primary again (election id %s); restoring the config",
+            address,
+            sw.election_id,
+        )
 
     def down(sw: fy.Switch) -> None:
-        on_event(f"switch {cfg.switch.address} connection lost; reconnecting")
+        on_event(f"switch {address} connection lost; reconnecting")
 
     await check_handshake(cfg.switch)
     opts = options(cfg.switch, cfg.pipeline, push=True, ready_handler=ready)
-    sw = fy.Switch("p4incast", cfg.switch.address, opts)
+    sw = fy.Switch("p4incast", address, opts)
     sw.ee.add_listener(fy.SwitchEvent.CHANNEL_DOWN, down)
-    await fy.Controller([sw]).run()
+    sw.ee.add_listener(fy.SwitchEvent.BECOME_BACKUP, backup)
+    sw.ee.add_listener(fy.SwitchEvent.BECOME_PRIMARY, primary)
+    running = asyncio.create_task(fy.Controller([sw]).run())
+    try:
+        await asyncio.wait([running, failed], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+    if failed.done():
+        raise failed.result()

@@ -11,12 +11,15 @@ the target (`targets`), K's range from its depth unit (`units`).
     switch:                      # where and what the switch is
       address: 127.0.0.1:9559    # P4Runtime (simple_switch_grpc)
       device_id: 0
-      election_id: 10
+      election_id: 10            # primary arbitration, 1..2^128-1 (P4Runtime's Uint128)
       thrift_port: 9090          # BMv2 thrift runtime (queue depth/rate)
+      # thrift_address: 10.0.0.2 # its host; default: the host of `address` if loopback,
+                                 # else none (queue settings are then refused)
       target: v1model            # v1model (K in packets) | tna (K in bytes, no queue_*)
       runtime: stratum           # tna only: stratum | bf-switchd, the P4Runtime server
       bf_switchd_parts: 5        # bf-switchd: 5 (with pipe name, bf-rt.json) | 3 (PI's)
-      tls:                       # optional; without it P4Runtime is plaintext
+      plaintext: false           # true: plaintext P4Runtime to a non-loopback address
+      tls:                       # TLS to P4Runtime (without it: plaintext, loopback only)
         ca: certs/ca.pem         # TLS: the CA that signed the switch's certificate
         cert: certs/ctl.pem      # mutual TLS: our certificate and its key (both or neither)
         key: certs/ctl.key
@@ -51,12 +54,15 @@ import yaml
 from p4incast.model.ecn import EcnMode
 
 from . import targets, tls, tofino_config
+from .addresses import host_of, is_loopback
 from .errors import ControllerError, model_errors
 from .p4names import PORT_MAX
-from .targets import QueueSetting, Target
+from .targets import QueueSetting, Target, ThriftAddress
 from .tls import TlsSettings
 
 REPO = Path(__file__).resolve().parent.parent
+DEVICE_ID_MAX = 2**64 - 1  # P4Runtime's device_id is a uint64
+ELECTION_ID_MAX = 2**128 - 1  # P4Runtime's election_id is a Uint128
 _MAC = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
 
 
@@ -66,12 +72,35 @@ class SwitchSettings:
 
     address: str = "127.0.0.1:9559"  # P4Runtime gRPC address
     device_id: int = 0  # P4Runtime device id (simple_switch_grpc --device-id)
-    election_id: int = 10  # primary arbitration: highest id is primary
+    election_id: int = 10  # primary arbitration: highest id is primary (up to 128 bits)
     thrift_port: int = 9090  # BMv2 thrift runtime port (queue depth/rate)
+    thrift_address: str | None = None  # its host (None: `address`'s host if loopback)
     target: str = "v1model"  # v1model | tna
     runtime: str | None = None  # tna: stratum | bf-switchd (None: stratum)
     bf_switchd_parts: int = tofino_config.BF_SWITCHD_PARTS[0]  # bf-switchd: 5 | 3
     tls: TlsSettings | None = None  # None: plaintext P4Runtime (controller/tls.py)
+    plaintext: bool = False  # plaintext P4Runtime to a non-loopback address, as asked
+
+    @property
+    def thrift(self) -> ThriftAddress | None:
+        """Where BMv2's thrift runtime listens: switch.thrift_address, else the host of
+        `address` when it is loopback; None for a remote switch whose thrift host was
+        not named (thrift is never guessed for it, nor sent to this host)."""
+        if self.thrift_address is not None:
+            return ThriftAddress(self.thrift_address, self.thrift_port)
+        host = host_of(self.address)
+        return ThriftAddress(host, self.thrift_port) if is_loopback(host) else None
+
+    def queue_thrift(self, what: str) -> ThriftAddress:
+        """`thrift` for a queue setting (`what`), or one ControllerError naming the fix."""
+        thrift = self.thrift
+        if thrift is None:
+            raise ControllerError(
+                f"{what}: queues are set through BMv2's thrift runtime, and the switch at "
+                f"{self.address} is not on loopback: name the host its thrift runtime "
+                "listens on (switch.thrift_address / --thrift-address)"
+            )
+        return thrift
 
     @property
     def target_profile(self) -> Target:
@@ -255,9 +284,7 @@ def check(cfg: Config) -> None:
     """Validate a Config built in code (the testbed's) as `parse` validates YAML:
     port numbers, queue settings, ECN policies, routes to declared ports."""
     target = cfg.switch.target_profile
-    check_runtime(cfg.switch, "switch")
-    if cfg.switch.tls is not None:
-        tls.check(cfg.switch.tls, "switch")
+    check_switch(cfg.switch, "config")
     for number, pc in sorted(cfg.ports.items()):
         where = f"port {number}"
         check_port_number(number, where)
@@ -269,6 +296,48 @@ def check(cfg: Config) -> None:
             raise ControllerError(
                 f"routes[{i}] ({route.prefix}): port {route.port} is not among the ports"
             )
+
+
+def check_switch(sw: SwitchSettings, source: str) -> None:
+    """The switch settings, however given (YAML, flags, code), each rule once:
+    address, ids, thrift, runtime, and TLS or plaintext (not both)."""
+    address = cast(object, sw.address)  # from YAML: anything
+    if not isinstance(address, str) or ":" not in address:
+        raise ControllerError(f"{source}: switch.address {address!r} is not HOST:PORT")
+    _int(sw.device_id, f"{source}: switch.device_id", 0, DEVICE_ID_MAX)
+    _int(sw.election_id, f"{source}: switch.election_id", 1, ELECTION_ID_MAX)
+    _int(sw.thrift_port, f"{source}: switch.thrift_port", 1, 65535)
+    _thrift_address(cast(object, sw.thrift_address), source)
+    if not isinstance(cast(object, sw.plaintext), bool):
+        raise ControllerError(
+            f"{source}: switch.plaintext: expected true or false, got {sw.plaintext!r}"
+        )
+    if sw.plaintext and sw.tls is not None:
+        raise ControllerError(
+            f"{source}: switch.plaintext (--plaintext) and switch.tls (--tls-*) together: "
+            "P4Runtime is either plaintext or TLS; drop one"
+        )
+    check_runtime(sw, source)
+    if sw.tls is not None:
+        tls.check(sw.tls, source)
+
+
+def _thrift_address(value: object, source: str) -> None:
+    """switch.thrift_address: a host (name or IP), its port being switch.thrift_port."""
+    where = f"{source}: switch.thrift_address"
+    if value is None:
+        return
+    if not isinstance(value, str) or not value.strip():
+        raise ControllerError(f"{where}: expected a host name or IP address, got {value!r}")
+    bare = value.removeprefix("[").removesuffix("]")
+    if ":" in bare:
+        try:
+            ipaddress.IPv6Address(bare.split("%", 1)[0])
+        except ValueError:
+            raise ControllerError(
+                f"{where} {value!r}: give the host alone; its port is switch.thrift_port "
+                "(--thrift-port)"
+            ) from None
 
 
 def check_runtime(sw: SwitchSettings, source: str) -> None:
@@ -318,14 +387,12 @@ def _pipeline(pl_data: dict[str, Any], target: Target, name: str, source: str) -
     )
 
 
-def _tls(value: Any, source: str, base: Path | None) -> TlsSettings | None:
-    """switch.tls: its keys, their types, and the files (relative to `base`) as
-    controller/tls.py accepts them; None when absent or empty."""
+def _tls(value: Any, source: str, base: Path | None) -> TlsSettings:
+    """switch.tls as given: its keys, their types, the files relative to `base`
+    (an empty one too: check_switch refuses a switch.tls without a CA)."""
     where = f"{source}: switch.tls"
     data = _mapping(value, where)
     _known_keys(data, _dataclass_keys(TlsSettings), where)
-    if not any(v is not None for v in data.values()):
-        return None
     for key, v in data.items():
         if v is not None and not isinstance(v, str | Path):
             raise ControllerError(f"{source}: {tls.name(key)}: expected text, got {v!r}")
@@ -338,14 +405,12 @@ def _tls(value: Any, source: str, base: Path | None) -> TlsSettings | None:
         return base / p if base is not None and not p.is_absolute() else p
 
     name = data.get("server_name")
-    settings = TlsSettings(
+    return TlsSettings(
         ca=path("ca"),
         cert=path("cert"),
         key=path("key"),
         server_name=None if name is None else str(name),
     )
-    tls.check(settings, source)
-    return settings
 
 
 def parse(data: Any, source: str = "config", base: Path | None = None) -> Config:
@@ -356,15 +421,12 @@ def parse(data: Any, source: str = "config", base: Path | None = None) -> Config
 
     sw_data = _mapping(top.get("switch"), f"{source}: switch")
     _known_keys(sw_data, _dataclass_keys(SwitchSettings), f"{source}: switch")
-    sw_args: dict[str, Any] = {**sw_data, "tls": _tls(sw_data.get("tls"), source, base)}
+    sw_args: dict[str, Any] = dict(sw_data)
+    if "tls" in sw_data:  # present: TLS, so it must name a CA (an empty `tls:` too)
+        sw_args["tls"] = _tls(sw_data["tls"], source, base)
     sw = SwitchSettings(**sw_args)
     target = targets.get(sw.target, f"{source}: switch.target")
-    if not isinstance(cast(object, sw.address), str) or ":" not in sw.address:  # from YAML
-        raise ControllerError(f"{source}: switch.address {sw.address!r} is not HOST:PORT")
-    _int(sw.device_id, f"{source}: switch.device_id", 0, 2**64 - 1)
-    _int(sw.election_id, f"{source}: switch.election_id", 1, 2**64 - 1)
-    _int(sw.thrift_port, f"{source}: switch.thrift_port", 1, 65535)
-    check_runtime(sw, source)
+    check_switch(sw, source)
 
     pl_data = _mapping(top.get("pipeline"), f"{source}: pipeline")
     _known_keys(pl_data, {"p4info", "config", "build_dir"}, f"{source}: pipeline")

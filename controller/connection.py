@@ -14,6 +14,7 @@ import finsy as fy
 from finsy import p4entity
 
 from . import tls, tofino_config
+from .addresses import host_of, is_loopback
 from .config import Pipeline, SwitchSettings
 from .errors import ControllerError
 
@@ -81,9 +82,12 @@ def options(
 
 
 async def check_handshake(settings: SwitchSettings) -> None:
-    """Refuse, with its cause, a switch that gRPC would fail to shake hands with
-    (`tls.probe`: TLS against plaintext or the reverse, an unknown CA, a name
-    mismatch, a client certificate missing or refused). Nothing is written."""
+    """Refuse plaintext to a switch that is not on loopback unless asked for
+    (`tls.check_transport`), before any packet; then, with its cause, a switch that
+    gRPC would fail to shake hands with (`tls.probe`: TLS against plaintext or the
+    reverse, an unknown CA, a name mismatch, a client certificate missing or
+    refused). Every P4Runtime connection passes here first. Nothing is written."""
+    tls.check_transport(settings.address, settings.tls, settings.plaintext)
     problem = await asyncio.to_thread(tls.probe, settings.address, settings.tls)
     if problem is not None:
         raise ControllerError(problem)
@@ -95,8 +99,7 @@ def _explain(err: BaseException, settings: SwitchSettings) -> str:
     if isinstance(err, TimeoutError):
         return f"switch at {address} did not answer within {CONNECT_TIMEOUT_S:.0f} s"
     if "UNAVAILABLE" in text or "failed to connect" in text.lower():
-        host = address.rpartition(":")[0].strip("[]")
-        local = host in ("127.0.0.1", "localhost", "::1")  # /proc shows this host's ports
+        local = is_loopback(host_of(address))  # /proc shows this host's ports
         clash = settings.target_profile.local_port_clash(settings.thrift_port) if local else None
         if clash:
             return f"cannot reach the switch's P4Runtime server at {address}: {clash}"
@@ -109,8 +112,22 @@ def _explain(err: BaseException, settings: SwitchSettings) -> str:
             f"the switch at {address} has no device id {device_id}; "
             "pass the id simple_switch_grpc was started with (--device-id)"
         )
+    if isinstance(err, fy.P4ClientError):
+        return refused(err, address)
     first = text.strip().splitlines()[0] if text.strip() else type(err).__name__
     return f"P4Runtime error from {address}: {first}"
+
+
+def refused(err: fy.P4ClientError, address: str) -> str:
+    """One line for a P4Runtime error: its code and message and, for a write, the
+    first update the switch refused (its index, code and message)."""
+    line = f"the switch at {address} refused the P4Runtime request: {err.code.name}"
+    if err.message:
+        line += f" ({err.message})"
+    for index, detail in sorted(err.details.items())[:1]:
+        more = f", and {len(err.details) - 1} more" if len(err.details) > 1 else ""
+        line += f"; update {index}: {detail.canonical_code.name} ({detail.message}){more}"
+    return " ".join(line.split())
 
 
 @asynccontextmanager
@@ -118,8 +135,10 @@ async def connect(
     settings: SwitchSettings, pipeline: Pipeline | None, *, push: bool = False, force: bool = False
 ) -> AsyncGenerator[fy.Switch, None]:
     """Connect as primary. With `push`, install the pipeline (unless the same one
-    runs already, or `force`); without, require that the switch runs exactly the
-    pipeline whose p4info is given (when given)."""
+    runs already, or `force`); without, require that the switch runs a pipeline
+    and exactly the one whose p4info is given (when given); with neither push nor
+    pipeline, only be primary (what a thrift write needs). A P4Runtime error in
+    the block (a write the switch refused) becomes one ControllerError."""
     await check_handshake(settings)
     sw = fy.Switch(
         "p4incast", settings.address, options(settings, pipeline, push=push, force=force)
@@ -130,16 +149,23 @@ async def connect(
     except (fy.P4ClientError, TimeoutError, OSError) as err:
         raise ControllerError(_explain(err, settings)) from None
     try:
-        if not sw.is_primary:
-            raise ControllerError(
-                f"another controller is primary on {settings.address} (election id "
-                f"{sw.primary_id}); use an election id above it (--election-id)"
-            )
-        if not push:
+        require_primary(sw, settings)
+        if not push and pipeline is not None:
             _check_pipeline(sw, pipeline)
         yield sw
+    except fy.P4ClientError as err:
+        raise ControllerError(refused(err, settings.address)) from None
     finally:
         await sw.__aexit__(None, None, None)
+
+
+def require_primary(sw: fy.Switch, settings: SwitchSettings) -> None:
+    """Refuse to go on unless `sw` is the primary controller of the switch."""
+    if not sw.is_primary:
+        raise ControllerError(
+            f"another controller is primary on {settings.address} (election id "
+            f"{sw.primary_id}); use an election id above it (--election-id)"
+        )
 
 
 def _check_pipeline(sw: fy.Switch, pipeline: Pipeline | None) -> None:

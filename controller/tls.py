@@ -3,24 +3,28 @@
 `TlsSettings` is `switch.tls` (`--tls-ca`, `--tls-cert`, `--tls-key`,
 `--tls-server-name`). The combinations (docs/security.md):
 
-    none                 plaintext (the default)
+    no switch.tls        plaintext: to a loopback address, or anywhere with
+                         switch.plaintext (--plaintext) (`check_transport`)
     ca                   TLS; the switch's certificate must be signed by ca
     ca + cert + key      mutual TLS: the switch also verifies our certificate
     server_name          with ca: the name checked in the switch's certificate
                          instead of the address's host (and sent as SNI)
 
-Anything else (a cert without its key, a key or cert or name without a CA) is
-refused, as is a file that cannot be read or is not PEM of its kind, a
-private key that group or others may access (`key_access_problem`, checked
-again wherever the key is read), or a certificate and key that are not a
-pair: `check` raises one ControllerError before any connection.
+Anything else (a switch.tls without a CA, a cert without its key, a key or
+cert or name without a CA) is refused, as is a file that cannot be read or
+is not PEM of its kind, a private key that group or others may access
+(`key_access_problem`, checked again wherever the key is read), or a
+certificate and key that are not a pair: `check` raises one ControllerError
+before any connection.
 
 gRPC reports every handshake failure as the same UNAVAILABLE, after its
 connect timeout. `probe` therefore shakes hands itself first, with Python's
 `ssl` and the same files and name, and names the cause: a TLS server asked
 in plaintext, a plaintext server asked in TLS, a certificate our CA does not
 sign, a name the certificate does not carry, a client certificate missing or
-refused. Nothing is sent but the handshake and HTTP/2's connection preface.
+refused. It trusts exactly what gRPC trusts, the CA file alone (never the
+system's bundle), so the two agree on every certificate. Nothing is sent but
+the handshake and HTTP/2's connection preface.
 """
 
 from __future__ import annotations
@@ -34,9 +38,11 @@ import finsy as fy
 
 from p4incast.model.tls import MetricsTls, Pem, key_access_problem, pem_problem
 
+from .addresses import host_of, host_port, is_loopback
 from .errors import ControllerError, model_errors
 
 PROBE_TIMEOUT_S = 3.0
+PLAINTEXT = "switch.plaintext: true (--plaintext)"
 
 # HTTP/2's client connection preface and an empty SETTINGS frame: a gRPC server
 # that accepted the connection answers with its own SETTINGS at once.
@@ -83,7 +89,10 @@ def check(tls: TlsSettings, source: str) -> None:
                 f"{source}: {name(given[0])} needs {name('ca')}, the CA that signed the "
                 "switch's certificate"
             )
-        return
+        raise ControllerError(
+            f"{source}: switch.tls names no CA: give {name('ca')}, the CA that signed the "
+            f"switch's certificate, or leave switch.tls out (plaintext: loopback, or {PLAINTEXT})"
+        )
     if (tls.cert is None) != (tls.key is None):
         given, missing = ("cert", "key") if tls.key is None else ("key", "cert")
         raise ControllerError(
@@ -105,9 +114,10 @@ def check(tls: TlsSettings, source: str) -> None:
 
 
 def context(tls: TlsSettings, source: str = "switch") -> ssl.SSLContext:
-    """A client SSLContext with the CA and (mutual TLS) the certificate and key."""
+    """A client SSLContext that trusts the CA alone, as gRPC does (no system bundle),
+    checks the name, and (mutual TLS) presents the certificate and key."""
     assert tls.ca is not None
-    ctx = ssl.create_default_context()
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # CERT_REQUIRED, check_hostname
     try:
         ctx.load_verify_locations(cafile=str(tls.ca))
     except ssl.SSLError as err:
@@ -128,8 +138,9 @@ def context(tls: TlsSettings, source: str = "switch") -> ssl.SSLContext:
 
 def credentials(tls: TlsSettings | None) -> fy.GRPCCredentialsTLS | None:
     """finsy's channel credentials for `tls` (None: plaintext)."""
-    if tls is None or tls.ca is None:
+    if tls is None:
         return None
+    assert tls.ca is not None  # check() refused a switch.tls without one
     problem = key_access_problem(tls.key) if tls.key else None
     if problem is not None:
         raise ControllerError(f"{name('key')} {tls.key}: {problem}")
@@ -144,9 +155,17 @@ def credentials(tls: TlsSettings | None) -> fy.GRPCCredentialsTLS | None:
         raise ControllerError(f"cannot read {err.filename}: {err.strerror}") from None
 
 
-def _host_port(address: str) -> tuple[str, int]:
-    host, _sep, port = address.rpartition(":")
-    return host.removeprefix("[").removesuffix("]"), int(port)
+def check_transport(address: str, tls: TlsSettings | None, plaintext: bool) -> None:
+    """Plaintext P4Runtime only where it is safe or asked for: to a loopback
+    address, or with switch.plaintext (--plaintext); never with switch.tls too
+    (config.check_switch refuses that combination where it is written)."""
+    if tls is not None or plaintext or is_loopback(host_of(address)):
+        return
+    raise ControllerError(
+        f"the switch at {address} is not on loopback and this client has no TLS settings: "
+        f"give {name('ca')} (mutual TLS: with {name('cert')} and {name('key')}), or "
+        f"{PLAINTEXT} to speak plaintext P4Runtime to it on a network you trust"
+    )
 
 
 def _speaks_tls(sock: socket.socket, host: str) -> bool:
@@ -169,13 +188,13 @@ def probe(address: str, tls: TlsSettings | None, timeout: float = PROBE_TIMEOUT_
     """Shake hands with the P4Runtime server at `address` as gRPC would with `tls`;
     the reason it would fail, naming the setting that fixes it, or None when the
     handshake succeeds or nothing answers (then gRPC's own error stands)."""
-    host, port = _host_port(address)
+    host, port = host_port(address)
     try:
         sock = socket.create_connection((host, port), timeout=timeout)
     except OSError:
         return None  # unreachable: not a TLS matter
     with sock:
-        if tls is None or tls.ca is None:
+        if tls is None:
             if _speaks_tls(sock, host):
                 return (
                     f"the switch at {address} speaks TLS and this client plaintext: give "

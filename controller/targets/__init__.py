@@ -12,7 +12,7 @@ controller asks `TARGETS[name]` and never branches on the name.
 from __future__ import annotations
 
 from ..errors import ControllerError
-from .base import QueueSetting, Target
+from .base import QueueSetting, Target, ThriftAddress
 from .bmv2 import Bmv2Target
 from .tna import TnaTarget
 
@@ -28,4 +28,14 @@ def get(name: object, where: str = "target") -> Target:
     return TARGETS[name]
 
 
-__all__ = ["TARGETS", "TNA", "V1MODEL", "Bmv2Target", "QueueSetting", "Target", "TnaTarget", "get"]
+__all__ = [
+    "TARGETS",
+    "TNA",
+    "V1MODEL",
+    "Bmv2Target",
+    "QueueSetting",
+    "Target",
+    "ThriftAddress",
+    "TnaTarget",
+    "get",
+]

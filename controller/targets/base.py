@@ -11,7 +11,8 @@ A target owns three things the P4Runtime pipeline cannot describe:
 - how to list the switch's ports, when the target can.
 
 Validation (`check_k`, `check_queue`) is pure; `set_queues` and
-`existing_ports` talk to the switch.
+`existing_ports` talk to the switch, at the `ThriftAddress` the switch's
+settings name (`config.SwitchSettings.thrift`), never a guessed one.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..addresses import bracketed, is_loopback
 from ..units import DepthUnit
 
 
@@ -33,6 +35,22 @@ class QueueSetting:
     @property
     def empty(self) -> bool:
         return self.depth is None and self.rate is None
+
+
+@dataclass(frozen=True)
+class ThriftAddress:
+    """Where a switch's thrift runtime listens: host (name or IP) and port."""
+
+    host: str
+    port: int
+
+    @property
+    def local(self) -> bool:
+        """On this host's loopback (so its listeners are in this host's /proc)."""
+        return is_loopback(self.host)
+
+    def __str__(self) -> str:
+        return f"{bracketed(self.host)}:{self.port}"
 
 
 class Target(ABC):
@@ -57,13 +75,14 @@ class Target(ABC):
         """Refuse queue settings this target cannot apply (ControllerError naming the fix)."""
 
     @abstractmethod
-    def set_queues(self, settings: Mapping[int, QueueSetting], thrift_port: int) -> None:
+    def set_queues(self, settings: Mapping[int, QueueSetting], thrift: ThriftAddress) -> None:
         """Apply the queue setting of each port (already checked) in one go."""
 
     @abstractmethod
-    def existing_ports(self, thrift_port: int) -> set[int] | None:
-        """The ports the running switch has, or None when the target cannot tell
-        (then the config's ports are trusted and only the port range is checked)."""
+    def existing_ports(self, thrift: ThriftAddress) -> set[int] | None:
+        """The ports the running switch has, or None when the target cannot list
+        ports (then the config's ports are trusted and only the port range is
+        checked). ControllerError when it can but the switch does not answer."""
 
     def local_port_clash(self, thrift_port: int) -> str | None:
         """Why a switch of this target on this host may serve no P4Runtime although

@@ -1,7 +1,9 @@
 """BMv2 (v1model): K in packets, queues and ports through BMv2's thrift runtime.
 
 P4Runtime has no call for queue shaping, so this target drives
-`simple_switch_CLI` (BMv2's own thrift client) on the switch's thrift port:
+`simple_switch_CLI` (BMv2's own thrift client) at the switch's thrift address
+(`--thrift-ip`, `--thrift-port`; the CLI's own default host is localhost,
+which is never relied on):
 `set_queue_depth` (packets) and `set_queue_rate` (packets per second) per
 egress port, and `show_ports` to learn which ports exist. The CLI runs with
 our interpreter (it has `thrift`) and BMv2's Python runtime on its
@@ -27,7 +29,7 @@ from p4incast.model.scheme import check_k
 
 from ..errors import ControllerError, model_errors
 from ..units import BMV2, DepthUnit
-from .base import QueueSetting, Target
+from .base import QueueSetting, Target, ThriftAddress
 
 CLI_TIMEOUT_S = 30
 QUEUE_DEPTH_MAX = 1 << 16  # packets: far above any incast queue; BMv2 allocates per packet
@@ -61,14 +63,15 @@ def thrift_clash(thrift_port: int) -> str | None:
     )
 
 
-def run_cli(commands: list[str], thrift_port: int) -> str:
-    """Run simple_switch_CLI commands; ControllerError on connection or command errors.
+def run_cli(commands: list[str], thrift: ThriftAddress) -> str:
+    """Run simple_switch_CLI commands against `thrift`; ControllerError on connection
+    or command errors.
 
-    A thrift port another program holds (thrift_clash) is refused at once. The CLI
-    exits 0 even when a command fails, so its output is searched for "Error",
+    A local thrift port another program holds (thrift_clash) is refused at once. The
+    CLI exits 0 even when a command fails, so its output is searched for "Error",
     "Invalid" and "exception" lines.
     """
-    clash = thrift_clash(thrift_port)
+    clash = thrift_clash(thrift.port) if thrift.local else None
     if clash:
         raise ControllerError(clash)
     try:
@@ -81,7 +84,14 @@ def run_cli(commands: list[str], thrift_port: int) -> str:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pydir), env.get("PYTHONPATH")]))
     try:
         proc = subprocess.run(
-            [sys.executable, str(cli), "--thrift-port", str(thrift_port)],
+            [
+                sys.executable,
+                str(cli),
+                "--thrift-ip",
+                thrift.host,
+                "--thrift-port",
+                str(thrift.port),
+            ],
             env=env,
             input="\n".join(commands) + "\n",
             capture_output=True,
@@ -90,13 +100,13 @@ def run_cli(commands: list[str], thrift_port: int) -> str:
         )
     except subprocess.TimeoutExpired:
         raise ControllerError(
-            f"simple_switch_CLI on thrift port {thrift_port} did not finish in {CLI_TIMEOUT_S} s"
+            f"simple_switch_CLI at {thrift} did not finish in {CLI_TIMEOUT_S} s"
         ) from None
     out = proc.stdout + proc.stderr
     if "Could not connect" in out or "TTransportException" in out:
         raise ControllerError(
-            f"cannot reach BMv2's thrift runtime on 127.0.0.1:{thrift_port} (is the switch "
-            "running with --thrift-port, built --with-thrift?)"
+            f"cannot reach BMv2's thrift runtime at {thrift} (is the switch running with "
+            "that --thrift-port, built --with-thrift, and is switch.thrift_address its host?)"
         )
     if "No module named" in out:
         missing = re.search(r"No module named '([^']+)'", out)
@@ -120,9 +130,9 @@ def parse_show_ports(out: str) -> dict[int, str]:
     return ports
 
 
-def switch_ports(thrift_port: int) -> dict[int, str]:
+def switch_ports(thrift: ThriftAddress) -> dict[int, str]:
     """The switch's ports (number -> interface), from `show_ports`."""
-    return parse_show_ports(run_cli(["show_ports"], thrift_port))
+    return parse_show_ports(run_cli(["show_ports"], thrift))
 
 
 def queue_commands(port: int, *, depth: int | None = None, rate: int | None = None) -> list[str]:
@@ -163,7 +173,7 @@ class Bmv2Target(Target):
         if setting.rate is not None:
             _in_range(setting.rate, f"{where}: queue_rate", QUEUE_RATE_MAX, "packets/s")
 
-    def set_queues(self, settings: Mapping[int, QueueSetting], thrift_port: int) -> None:
+    def set_queues(self, settings: Mapping[int, QueueSetting], thrift: ThriftAddress) -> None:
         """All ports' depth and rate in one CLI session."""
         cmds = [
             c
@@ -171,15 +181,12 @@ class Bmv2Target(Target):
             for c in queue_commands(port, depth=s.depth, rate=s.rate)
         ]
         if cmds:
-            run_cli(cmds, thrift_port)
+            run_cli(cmds, thrift)
 
     def local_port_clash(self, thrift_port: int) -> str | None:
         return thrift_clash(thrift_port)
 
-    def existing_ports(self, thrift_port: int) -> set[int] | None:
-        """BMv2's ports from `show_ports`; None when its thrift runtime does not answer
-        (P4Runtime alone cannot list ports)."""
-        try:
-            return set(switch_ports(thrift_port)) or None
-        except ControllerError:
-            return None
+    def existing_ports(self, thrift: ThriftAddress) -> set[int] | None:
+        """BMv2's ports from `show_ports` (P4Runtime alone cannot list them);
+        ControllerError when its thrift runtime does not answer."""
+        return set(switch_ports(thrift)) or None

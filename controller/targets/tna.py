@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ..errors import ControllerError
 from ..units import TOFINO1, DepthUnit
-from .base import QueueSetting, Target
+from .base import QueueSetting, Target, ThriftAddress
 
 NO_QUEUES = (
     "target tna shapes ports through the SDE's traffic-manager (TM) API, not BMv2's "
@@ -39,9 +39,9 @@ class TnaTarget(Target):
         if not setting.empty:
             raise ControllerError(f"{where}: no queue_depth/queue_rate on tna; {NO_QUEUES}")
 
-    def set_queues(self, settings: Mapping[int, QueueSetting], thrift_port: int) -> None:
+    def set_queues(self, settings: Mapping[int, QueueSetting], thrift: ThriftAddress) -> None:
         if any(not s.empty for s in settings.values()):
             raise ControllerError(NO_QUEUES)
 
-    def existing_ports(self, thrift_port: int) -> set[int] | None:
+    def existing_ports(self, thrift: ThriftAddress) -> set[int] | None:
         return None

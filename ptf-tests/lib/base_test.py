@@ -128,7 +128,8 @@ class P4IncastTest(BaseTest):
     # -- BMv2 queues (thrift) -------------------------------------------------
     def set_queue(self, port: int, *, rate: int | None = None, depth: int | None = None) -> None:
         bmv2_target.run_cli(
-            bmv2_target.queue_commands(port, depth=depth, rate=rate), self.settings.thrift_port
+            bmv2_target.queue_commands(port, depth=depth, rate=rate),
+            self.settings.queue_thrift(f"port {port}"),
         )
         if rate is not None and rate < UNSHAPED_PPS:
             self.shaped.add(port)

@@ -150,7 +150,8 @@ def test_ctl_names_the_thrift_port_clash_at_once(
     """Nothing serves gRPC on GRPC (as when simple_switch_grpc lost its thrift port)
     and THRIFT is held by a process that is not a switch, as Prometheus holds 9090:
     every command says so in one line, within seconds. `apply` with queue settings
-    and `set-queue` used to wait 30 s for simple_switch_CLI talking to that process."""
+    and `set-queue` used to wait 30 s for simple_switch_CLI talking to that process;
+    both now ask the thrift runtime before writing anything, and name the clash."""
     port, proc = holder
     clash = CLASH.format(port=port, pid=proc.pid, comm=comm(proc.pid))
     unreachable = f"cannot reach the switch's P4Runtime server at 127.0.0.1:{GRPC}: {clash}"
@@ -176,7 +177,7 @@ def test_ctl_names_the_thrift_port_clash_at_once(
             )
         )
         out, took = ctl("apply", str(cfg))
-        expected = unreachable
+        expected = clash  # its queue setting's thrift runtime is checked before any write
     assert out.returncode == 2 and not out.stdout, out
     assert out.stderr.strip() == f"p4incast-ctl: error: {expected}", out.stderr
     assert took < 10, took

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from p4incast.controller import config
+from p4incast.controller import addresses, config
 from p4incast.controller.config import EcnPolicy, PortConfig, Route
 from p4incast.controller.errors import ControllerError
 from p4incast.controller.targets import TNA, V1MODEL
@@ -162,3 +162,67 @@ def test_check_validates_a_config_built_in_code() -> None:
     )
     with pytest.raises(ControllerError, match="port 4 is not among the ports"):
         config.check(stray)
+
+
+def test_election_ids_are_p4runtime_uint128() -> None:
+    """P4Runtime's election_id is a Uint128 (p4runtime.proto, MasterArbitrationUpdate):
+    1..2^128-1, from the YAML and from --election-id alike (both go through parse)."""
+    for good in (1, 2**64 - 1, 2**64, 2**128 - 1):
+        assert config.parse(with_change(("switch", "election_id"), good)).switch.election_id == good
+    for bad in (0, 2**128):
+        with pytest.raises(
+            ControllerError, match=rf"switch\.election_id: {bad} is outside 1\.\.{2**128 - 1}$"
+        ):
+            config.parse(with_change(("switch", "election_id"), bad))
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("10.0.0.2:9090", "switch.thrift_address '10.0.0.2:9090': give the host alone; its "
+         "port is switch.thrift_port (--thrift-port)"),
+        ("", "switch.thrift_address: expected a host name or IP address, got ''"),
+        (9090, "switch.thrift_address: expected a host name or IP address, got 9090"),
+    ],
+)  # fmt: skip
+def test_bad_thrift_address_refused(value: object, message: str) -> None:
+    with pytest.raises(ControllerError) as err:
+        config.parse(with_change(("switch", "thrift_address"), value), "t.yaml")
+    assert str(err.value) == f"t.yaml: {message}"
+
+
+def test_thrift_goes_to_the_switch_named_never_to_a_guess() -> None:
+    """The thrift host is switch.thrift_address, else the P4Runtime address's host when
+    that is loopback; a remote switch without one has none, and a queue setting for it
+    is refused with the fix."""
+    local = config.parse(with_change(("switch", "address"), "[::1]:9559")).switch
+    assert local.thrift is not None and str(local.thrift) == "[::1]:9090"
+    named = config.parse(with_change(("switch", "thrift_address"), "10.0.0.2")).switch
+    assert named.thrift is not None and str(named.thrift) == "10.0.0.2:9090"
+    remote = config.parse(with_change(("switch", "address"), "10.0.0.2:9559")).switch
+    assert remote.thrift is None
+    with pytest.raises(ControllerError) as err:
+        remote.queue_thrift("port 1's queue_depth/queue_rate")
+    assert str(err.value) == (
+        "port 1's queue_depth/queue_rate: queues are set through BMv2's thrift runtime, and "
+        "the switch at 10.0.0.2:9559 is not on loopback: name the host its thrift runtime "
+        "listens on (switch.thrift_address / --thrift-address)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.3.2.1", True),
+        ("::1", True),
+        ("::ffff:127.0.0.1", True),
+        ("localhost", True),  # /etc/hosts: loopback only
+        ("10.0.0.2", False),
+        ("::ffff:10.0.0.2", False),
+        ("0.0.0.0", False),
+        ("switch1.invalid", False),  # any other name: not loopback, never resolved
+    ],
+)
+def test_loopback_hosts(host: str, loopback: bool) -> None:
+    assert addresses.is_loopback(host) is loopback

@@ -15,7 +15,7 @@ import pytest
 
 from p4incast.controller import units
 from p4incast.controller.errors import ControllerError
-from p4incast.controller.targets import TARGETS, TNA, V1MODEL, QueueSetting, get
+from p4incast.controller.targets import TARGETS, TNA, V1MODEL, QueueSetting, ThriftAddress, get
 from p4incast.controller.targets.bmv2 import parse_show_ports, queue_commands
 from p4incast.controller.targets.tna import NO_QUEUES
 
@@ -76,9 +76,9 @@ def test_tna_refuses_queues_and_cannot_list_ports() -> None:
         with pytest.raises(ControllerError, match=r"port 1: .*traffic-manager \(TM\) API"):
             TNA.check_queue(setting, "port 1")
         with pytest.raises(ControllerError, match="not BMv2's thrift runtime"):
-            TNA.set_queues({1: setting}, 9090)
-    TNA.set_queues({}, 9090)
-    assert TNA.existing_ports(9090) is None  # trust the config
+            TNA.set_queues({1: setting}, ThriftAddress("127.0.0.1", 9090))
+    TNA.set_queues({}, ThriftAddress("127.0.0.1", 9090))
+    assert TNA.existing_ports(ThriftAddress("127.0.0.1", 9090)) is None  # trust the config
 
 
 def ctl(*args: str) -> subprocess.CompletedProcess[str]:

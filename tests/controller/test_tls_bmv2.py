@@ -15,6 +15,7 @@ here sends packets.
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import ssl
 import subprocess
@@ -317,3 +318,41 @@ def test_tls_against_a_plaintext_switch_refused(
     plain = ["--address", f"127.0.0.1:{PLAIN_GRPC}", "--thrift-port", str(PLAIN_THRIFT)]
     assert "runs no pipeline yet" in ctl(*plain, "stats").stderr  # nothing was pushed
     assert "installed on" in ok(ctl(*plain, "push"))  # and plaintext is still fine
+
+
+MITM_GRPC, MITM_THRIFT = 50083, 9403  # a switch whose certificate another CA signed
+
+
+def test_precheck_trusts_only_the_configured_ca(pki: Pki, tmp_path: Path) -> None:
+    """A man in the middle whose certificate a CA in the system's bundle signed
+    (here: ca2, made the system's bundle through SSL_CERT_FILE, which OpenSSL's
+    default paths read) is named as such at once, as gRPC, which trusts
+    --tls-ca alone, would refuse it: not "cannot reach the switch" after gRPC's
+    timeout, as when the pre-check also trusted the system's bundle."""
+    with bmv2.Bmv2Switch(
+        ports={},
+        grpc_port=MITM_GRPC,
+        thrift_port=MITM_THRIFT,
+        log_file=tmp_path / "switch.log",
+        grpc_args=[
+            "--grpc-server-ssl",
+            "--grpc-server-cert", str(pki.other_crt),
+            "--grpc-server-key", str(pki.other_key),
+        ],
+    ):  # fmt: skip
+        cfg = write_config(tmp_path / "switch.yaml", {"ca": str(pki.ca_crt)}, grpc=MITM_GRPC)
+        started = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-m", "p4incast.controller", "apply", str(cfg)],
+            capture_output=True,
+            text=True,
+            timeout=90,
+            env={**os.environ, "SSL_CERT_FILE": str(pki.ca2_crt)},
+        )
+        assert proc.returncode == 2 and not proc.stdout, proc
+        assert proc.stderr == (
+            f"p4incast-ctl: error: the switch at 127.0.0.1:{MITM_GRPC} has a certificate "
+            f"that switch.tls.ca (--tls-ca) {pki.ca_crt} does not verify (unable to get "
+            "local issuer certificate): give the CA that signed it\n"
+        )
+        assert time.monotonic() - started < 8  # at once, not after gRPC's 10 s timeout

@@ -48,7 +48,6 @@ def parse_tls(tls: dict[str, object], base: Path | None = None) -> config.Config
 
 def test_tls_combinations_accepted(pki: Pki) -> None:
     assert config.parse({"switch": {}}).switch.tls is None  # plaintext by default
-    assert parse_tls({}).switch.tls is None
     server_auth = parse_tls({"ca": str(pki.ca_crt)}).switch.tls
     assert server_auth == TlsSettings(ca=pki.ca_crt)
     assert server_auth is not None and not server_auth.mutual
@@ -93,10 +92,16 @@ def test_relative_tls_files_are_relative_to_the_config(pki: Pki) -> None:
         ({"ca": 7}, "switch.tls.ca (--tls-ca): expected text, got 7"),
         ({"ca": "ca.crt", "server_name": " "}, "switch.tls.server_name (--tls-server-name) "
          "is empty"),
+        # a `tls:` key that names no CA is not plaintext by accident: refused
+        (None, "switch.tls names no CA: give switch.tls.ca (--tls-ca), the CA that signed "
+         "the switch's certificate, or leave switch.tls out (plaintext: loopback, or "
+         "switch.plaintext: true (--plaintext))"),
+        ({}, "switch.tls names no CA"),
+        ({"ca": None}, "switch.tls names no CA"),
     ],
 )  # fmt: skip
 def test_bad_tls_settings_refused_in_one_line(
-    pki: Pki, tls: dict[str, object], message: str
+    pki: Pki, tls: dict[str, object] | None, message: str
 ) -> None:
     (pki.dir / "junk.pem").write_text("ca.crt, see the wiki\n")
     (pki.dir / "bad64.pem").write_text(
@@ -173,3 +178,26 @@ def test_bad_metrics_tls_flags_refused(pki: Pki, flags: tuple[str, ...], message
         ctl("--address", NOWHERE, "export", "--listen", "127.0.0.1:19464", *args)
     )
     assert message.format(dir=pki.dir) in line, line
+
+
+def test_plaintext_and_tls_together_refused(pki: Pki) -> None:
+    """switch.plaintext is a yes/no, and never beside switch.tls: in the YAML, and
+    from the flags (--plaintext on a config that names a CA, or the reverse)."""
+    both = "switch.plaintext (--plaintext) and switch.tls (--tls-*) together: P4Runtime is "
+    with pytest.raises(ControllerError, match=r"t\.yaml: switch\.plaintext \(--plaintext\) and"):
+        config.parse(
+            {"switch": {"address": NOWHERE, "plaintext": True, "tls": {"ca": str(pki.ca_crt)}}},
+            "t.yaml",
+        )
+    with pytest.raises(
+        ControllerError, match="switch.plaintext: expected true or false, got 'yes'"
+    ):
+        config.parse({"switch": {"plaintext": "yes"}}, "t.yaml")
+    path = pki.dir / "tls.yaml"
+    path.write_text(yaml.safe_dump({"switch": {"address": NOWHERE, "tls": {"ca": "ca.crt"}}}))
+    line = one_line_exit_2(ctl("--config", str(path), "--plaintext", "stats"))
+    assert f"command line: {both}" in line, line
+    line = one_line_exit_2(
+        ctl("--address", NOWHERE, "--plaintext", "--tls-ca", str(pki.ca_crt), "stats")
+    )
+    assert both in line, line
