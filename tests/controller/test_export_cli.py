@@ -56,18 +56,22 @@ def test_unreachable_switch_serves_up_0() -> None:
         text=True,
     )  # fmt: skip
     try:
+        # The failure counter is served (at 0) before the first read fails: wait
+        # for the first failed read, not for the counter's name.
         deadline = time.monotonic() + 15
-        text = ""
+        samples: dict[str, float] = {}
         while time.monotonic() < deadline:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
                     text = r.read().decode()
-                if "p4incast_switch_read_failures_total" in text:
+                samples = {
+                    s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples
+                }
+                if samples.get("p4incast_switch_read_failures_total", 0) >= 1:
                     break
             except OSError:
                 pass
             time.sleep(0.2)
-        samples = {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples}
         assert samples["p4incast_switch_up"] == 0
         assert samples["p4incast_switch_read_failures_total"] >= 1
         assert proc.poll() is None
