@@ -258,11 +258,11 @@ def test_userspace_sweep_deletes_idle_entries(rxwin: RxWin) -> None:
 
 
 def budget_trace() -> tuple[list[Item], list[FlowTrace]]:
-    """Three flows share a 12-MSS budget: two arrive, grow and are marked; a third
-    arrives (the shares shrink), the first ends (they grow again)."""
+    """Three flows share a 12-MSS budget: two arrive at their shares and are
+    marked; a third arrives (the shares shrink), the first ends (they grow again)."""
     a, b, c = (FlowTrace(lport=40000 + i, l_isn=1000 * (i + 1)) for i in range(3))
     items = a.handshake() + b.handshake()
-    items += bulk(a, 30) + bulk(b, 30)  # slow start up to the share (6 MSS each)
+    items += bulk(a, 30) + bulk(b, 30)  # W starts at B, capped at the share (6 MSS each)
     items += bulk(a, 20, ce_every=3) + bulk(b, 20)
     items += c.handshake()  # three flows: 4 MSS each
     items += bulk(a, 20) + bulk(b, 20) + bulk(c, 20)
