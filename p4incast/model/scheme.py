@@ -58,10 +58,11 @@ SENDER_MIN_CWND_SEGS = 2
 SENDER_MIN_CWND_CHOICES = (1, 2)
 # newdctcp-budget: floor 1 MSS (N flows of 1 MSS fit a queue of N packets) and
 # the receiver ACKs every segment, so a 1-MSS window never waits on a delayed ACK.
-# A flow starts at 2 MSS: a window once advertised cannot be taken back, and a
-# Linux sender never sends a segment larger than half the largest window it was
-# offered (tcp_bound_to_half_wnd) — a handshake at 1 MSS left every segment of
-# the connection at 768 bytes on the testbed, halving goodput per packet.
+# The handshake offers 2 MSS (BUDGET_INIT_SEGS; a flow's W itself starts at B,
+# capped at its share): a Linux sender never sends a segment larger than half
+# the largest window it was offered (tcp_bound_to_half_wnd) — a handshake at
+# 1 MSS left every segment of the connection at 768 bytes on the testbed,
+# halving goodput per packet.
 BUDGET_AGENT = "newdctcp-budget"
 # Receiver policies whose window rule is the only cut (docs/algorithms.md §3.7):
 # the agent clears ECE on every ACK it sends for their flows, so a stock sender
