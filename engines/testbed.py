@@ -148,14 +148,12 @@ def _agent_cmd(
     point: Point,
     shape: LinkShape,
     ready: Path,
-    rtt_ms: float | None,
     dilation: Dilation | None = None,
 ) -> list[str]:
     """The host agent on the receiver. BMv2 RTTs are ~1 ms idle and tens of ms
     queued, above the agent's 2 ms datacenter limit, so the limit is lifted;
     ICTCP's capacity C is what the receiver can get: the bottleneck rate;
-    newdctcp-budget's budget is what the bottleneck holds: its queue plus the
-    bandwidth-delay product at the measured base RTT; RCC's receiver timer is
+    newdctcp-budget's budget is what the bottleneck's queue holds; RCC's receiver timer is
     stretched to the testbed's clock as the min RTO is (`dilation`)."""
     policy, transport = point.scheme.agent, point.transport
     cmd = [sys.executable, "-m", "p4incast.agent", "run", "--iface", intf, "--policy", policy]
@@ -169,8 +167,7 @@ def _agent_cmd(
         mbps = shape.queue_rate_pps * WIRE_FRAME_BYTES * 8 / 1e6
         cmd += ["--capacity-mbps", str(max(1, round(mbps)))]
     if policy == BUDGET_AGENT:
-        bdp = (shape.queue_rate_pps or 0) * (rtt_ms or 0) / 1e3
-        cmd += ["--budget-bytes", str(rx_budget_bytes(transport, shape.queue_pkts, bdp))]
+        cmd += ["--budget-bytes", str(rx_budget_bytes(transport, shape.queue_pkts))]
         if point.scheme.rotate:
             cmd += ["--rotate", "1"]
     if point.scheme.sender_ecn:
@@ -467,7 +464,6 @@ class _Run:
                 self.point,
                 self.shape,
                 ready,
-                self.rtt_ms,
                 self.dilation,
             )
             + (["--trace", str(log_dir / "rotation.jsonl")] if self.capture and sch.rotate else []),

@@ -32,7 +32,7 @@ each engine reads the topology keys that apply to it.
       delayed_ack: true           # false: the receiver ACKs every segment
       dctcp_g: 0.0625             # DCTCP's gain g
       rx_min_segs: 2              # receiver policies' window floor, MSS (newdctcp-budget: 1)
-      rx_budget_pkts: 0           # newdctcp-budget's budget, MSS; 0 = bottleneck queue + BDP
+      rx_budget_pkts: 0           # newdctcp-budget's budget, MSS; 0 = the bottleneck's queue
       policy_tick_us: 0           # sim: ICTCP/RCC step period; 0 = one base RTT
       rx_idle_ms: 0               # receiver policies: idle longer than this restarts a
                                   # flow's window (ICTCP: slow start); 0 = the agent's 1 s

@@ -89,9 +89,9 @@ def _config(p: AtScalePoint, fl: Plan) -> Any:
     t.delayUs = fab.delay_us
     t.bufferBytes = fab.buffer_bytes
     t.rtoMinMs = float(fab.rto_min_ms)
-    # newdctcp-budget: each aggregator's ToR port, its buffer and base BDP
+    # newdctcp-budget: each aggregator's ToR port, its buffer
     rtt = base_rtt_s(fab, tr.mss_bytes)
-    budget = port_budget_bytes(tr, fab.buffer_bytes, t.linkBps, rtt)
+    budget = port_budget_bytes(tr, fab.buffer_bytes)
     hosts_config(t, sch, tr, budget, policy_tick_s(tr, rtt))
     t.seed = p.seed
     t.run = 1

@@ -52,7 +52,7 @@ from p4incast.model.scheme import (
     rx_budget_bytes,
     rx_min_segs,
 )
-from p4incast.model.wire import MODEL_GAP_BYTES, eth_frame_bytes, wire_frame_bytes
+from p4incast.model.wire import MODEL_GAP_BYTES, eth_frame_bytes
 from p4incast.policies.config import POLICY_MODES, start_segs, tunables
 from p4incast.policies.ictcp import FlowSample, Ictcp, IctcpParams
 from p4incast.policies.rcc import Rcc, RccParams
@@ -114,22 +114,15 @@ def _decimate(ts: list[float], ds: list[int], limit: int) -> list[list[float]]:
     return out
 
 
-def port_budget_bytes(t: Transport, buffer_bytes: float, link_bps: float, rtt_s: float) -> int:
+def port_budget_bytes(t: Transport, buffer_bytes: float) -> int:
     """newdctcp-budget's B on the model: the full frames a bottleneck port's buffer
-    holds, plus its base bandwidth-delay product (frames of the transport's MSS)."""
-    bdp = link_bps * rtt_s / (8 * wire_frame_bytes(t.mss_bytes))
-    return rx_budget_bytes(t, buffer_bytes // eth_frame_bytes(t.mss_bytes), bdp)
+    holds (frames of the transport's MSS)."""
+    return rx_budget_bytes(t, buffer_bytes // eth_frame_bytes(t.mss_bytes))
 
 
 def budget_bytes(point: Point) -> int:
     """newdctcp-budget's B for an incast point: the receiver's port."""
-    topo = point.topology
-    return port_budget_bytes(
-        point.transport,
-        topo.port_buffer_bytes,
-        topo.link_gbps * 1e9,
-        base_rtt_s(topo, point.transport.mss_bytes),
-    )
+    return port_budget_bytes(point.transport, point.topology.port_buffer_bytes)
 
 
 # A written window no ACK's own window exceeds: the flow is not clamped.

@@ -60,7 +60,7 @@ static __always_inline struct flow *new_flow(struct flow_key *key, __u64 now,
 	f.first_ns = now;
 	f.last_ns = now;
 	f.mss = RX_DEFAULT_MSS;
-	f.w = cfg->init_segs * RX_DEFAULT_MSS;
+	f.w = start_w(cfg, RX_DEFAULT_MSS);
 	if (bpf_map_update_elem(&p4i_flows, key, &f, BPF_ANY))
 		return 0;
 	bpf_map_delete_elem(&p4i_wset, key);
@@ -93,7 +93,7 @@ static __always_inline void finish_handshake(struct flow *f, struct rx_config *c
 		f->flags |= FL_COUNTED;
 		budget_add(1);
 	}
-	f->w = (__u64)cfg->init_segs * mss;
+	f->w = start_w(cfg, mss);
 	f->flags &= ~FL_MARKED;
 	window_restart(f);
 }
@@ -135,7 +135,7 @@ static __always_inline void local_syn(struct flow *f, struct pkt *p, struct rx_c
 static __always_inline void idle_restart(struct flow *f, struct rx_config *cfg, __u64 now)
 {
 	if (now - f->last_ns > cfg->idle_ns) {
-		f->w = (__u64)cfg->init_segs * f->mss;
+		f->w = start_w(cfg, f->mss);
 		f->flags &= ~FL_MARKED;
 		window_restart(f);
 		stat_inc(ST_IDLE_RESET);

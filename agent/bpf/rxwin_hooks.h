@@ -72,16 +72,19 @@ static __always_inline __u32 newdctcp_on_ack(struct rx_ack *a)
  *   share = max(B / F, min_segs * MSS),  F = flows whose handshake we saw
  *
  * so the windows of all F flows, idle ones included, add up to at most B
- * while the shares are above the floor. A flow starts at init_segs MSS (the
- * policy runs with init_segs 2: a Linux sender never sends segments larger
- * than half the largest window it was offered), and W is capped at every
- * window end and on every ACK, in whole segments. */
+ * while the shares are above the floor. A flow starts at B (start_w), and W
+ * is capped at the share on every data packet, at every window end and on
+ * every ACK, in whole segments: its first window is its share when our
+ * request opens it. The handshake's copy offers init_segs MSS (2: a Linux
+ * sender never sends segments larger than half the largest window it was
+ * offered). */
 
 static __always_inline void budget_on_data(struct rx_data *d)
 {
 	struct rx_config *cfg = d->cfg;
 	struct flow *f = d->f;
 
+	f->w = budget_cap(cfg, f->w, f->mss);
 	if (cfg->rotate && (f->flags & FL_COUNTED) && !(f->flags & FL_SLOW))
 		rot_on_data(cfg, f, d->nb, d->segs, d->ce);
 	if (f->win_bytes >= f->w) {
@@ -135,7 +138,7 @@ static __always_inline __u32 budget_on_ack(struct rx_ack *a)
 	int zero = 0;
 
 	if (!f->re_valid && !f->pkts && !a->p->payload) {
-		a->field = handshake_reopen(a->skb, a->p, f->w, a->ws);
+		a->field = handshake_reopen(a->skb, a->p, cfg->init_segs * f->mss, a->ws);
 		return a->field;
 	}
 	if (r)

@@ -80,6 +80,18 @@ static __always_inline __u64 budget_cap(struct rx_config *cfg, __u64 w, __u32 ms
 	return w < mss ? mss : w;
 }
 
+/* W of a new flow, or of one restarting after idle, bytes: init_segs MSS;
+ * newdctcp-budget's, B itself, which budget_cap brings down to the share
+ * wherever W is used (on every ACK and data packet), so a flow's first window
+ * is its share at the moment our request opens it (§3.6; budget.py
+ * RxReference._new). */
+static __always_inline __u32 start_w(struct rx_config *cfg, __u32 mss)
+{
+	if (cfg->policy == RX_POLICY_BUDGET && cfg->budget_bytes)
+		return cfg->budget_bytes;
+	return cfg->init_segs * mss;
+}
+
 /* rcc: a flow's equal share of Q packets over the F flows counted, bytes:
  * max(Q / F, floor) segments (rcc.equal_share), floor = init_segs (2): a
  * Linux sender never sends a segment larger than half the largest window it

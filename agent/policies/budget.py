@@ -5,18 +5,19 @@ hooks in agent/bpf/rxwin_hooks.h (budget_on_data, budget_on_ack), its rules
 in rxwin_rules.h (budget_share, budget_cap), and for rxwin_rotation.h.
 
 The same W as newdctcp_rx, capped by an even share of a receiver-wide budget B
-(bytes; what the bottleneck can hold, queue plus bandwidth-delay product):
+(bytes; what the bottleneck's queue holds: a round's first flight lands in
+it at once, before any ACK paces it):
 
     share = max(B // F, min_segs·MSS),   F = flows whose handshake was seen
-    W starts at init_segs·MSS, uncapped: a window already advertised cannot
-      be taken back when more flows arrive, so it starts small and earns its
-      share (the engines run this policy with init_segs = BUDGET_INIT_SEGS, 2:
-      a Linux sender never sends segments larger than half the largest window
-      it was offered, and the handshake's window is the first one it sees)
-    W <- min(W, share)   at every window end, in whole segments (at least one)
+    W starts at B, and the cap brings it to the share wherever it is used:
+      a flow's first window is its share when our request opens it (a single
+      flow: the whole budget, no slow start from a small window)
+    W <- min(W, share)   on every data packet (before it counts) and at every
+      window end, in whole segments (at least one)
     enforced the same way on each ACK (the share shrinks when a flow arrives)
-    the handshake's ACK of a flow we opened: a copy offering W goes out
-      first, then the ACK itself with a zero window. The sender's segments
+    the handshake's ACK of a flow we opened: a copy offering init_segs·MSS
+      (BUDGET_INIT_SEGS, 2) goes out first, then the ACK itself with a zero
+      window. The sender's segments
       stay full-size (its bound is half the largest window offered), and our
       request, at the same sequence number, then opens the window at the
       share of that moment: a Linux sender ignores a smaller non-zero window

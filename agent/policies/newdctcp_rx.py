@@ -100,9 +100,12 @@ class RxFlow:
     counted: bool = False  # handshake complete: shares the budget
     last_len: int = 0  # payload of the last data packet
     windows: list[int] = field(default_factory=list)  # W after each window end
+    # W of a new flow, bytes, when a policy sets it (newdctcp-budget: B, which
+    # its cap brings down to the share); 0 = init_segs·MSS
+    start_w: int = 0
 
     def __post_init__(self) -> None:
-        self.w = self.init_segs * DEFAULT_MSS
+        self.w = self.start_w or self.init_segs * DEFAULT_MSS
 
     @property
     def handshake(self) -> bool:
@@ -120,8 +123,8 @@ class RxFlow:
             setattr(self, f"{side}_ts", True)
 
     def finish_handshake(self) -> None:
-        """Both SYNs seen: scale, MSS, W = init_segs·MSS; the flow counts in a
-        budget from now on."""
+        """Both SYNs seen: scale, MSS, W = init_segs·MSS (or start_w); the flow
+        counts in a budget from now on."""
         if not self.handshake:
             return
         self.counted = True
@@ -133,7 +136,7 @@ class RxFlow:
         if self.peer_ts and self.local_ts:
             mss -= 12
         self.mss = mss
-        self.w = self.init_segs * mss
+        self.w = self.start_w or self.init_segs * mss
         self.marked = False
         self.win_bytes = self.win_pkts = self.win_ce = 0
 

@@ -68,7 +68,9 @@ class RxReference:
     # -- the flow table ------------------------------------------------------------
     def _new(self, key: Key) -> RxFlow:
         self._end(key)
-        f = RxFlow(self.init_segs, self.max_w, self.min_segs)
+        # newdctcp-budget: W starts at B, the share's cap brings it down
+        start = self.budget if self.policy == BUDGET_POLICY else 0
+        f = RxFlow(self.init_segs, self.max_w, self.min_segs, start_w=start)
         self.flows[key] = f
         return f
 
@@ -84,6 +86,7 @@ class RxReference:
     # -- newdctcp-budget -----------------------------------------------------------
     def _budget_data(self, f: RxFlow, p: Frame) -> None:
         cap = partial(budget_window, share=self.share(f.mss), mss=f.mss)
+        f.w = cap(f.w)  # within the share on every data packet too
         w_before = f.w
         nb = f.on_data(p.seq, p.payload, p.ecn == 3, cap)
         if self.rotate and f.counted:
@@ -94,9 +97,9 @@ class RxReference:
         r = self.rotation.note(key, p, b) if rot else None
         w = budget_window(f.w, self.share(f.mss), f.mss)
         if f.last_re is None and not f.pkts and not p.payload:
-            # the handshake's ACK of a flow we opened: a copy offering the
-            # initial window first, then this ACK with a zero window
-            self.copies.append((key, f.ack_field(p.ack, p.window, f.w)))
+            # the handshake's ACK of a flow we opened: a copy offering
+            # init_segs MSS first, then this ACK with a zero window
+            self.copies.append((key, f.ack_field(p.ack, p.window, self.init_segs * f.mss)))
             return f.ack_field(p.ack, 0, None)
         if r is not None:
             w, zero = self.rotation.on_ack(key, r, f, p, b, w)

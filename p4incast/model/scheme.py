@@ -58,10 +58,11 @@ SENDER_MIN_CWND_SEGS = 2
 SENDER_MIN_CWND_CHOICES = (1, 2)
 # newdctcp-budget: floor 1 MSS (N flows of 1 MSS fit a queue of N packets) and
 # the receiver ACKs every segment, so a 1-MSS window never waits on a delayed ACK.
-# A flow starts at 2 MSS: a window once advertised cannot be taken back, and a
-# Linux sender never sends a segment larger than half the largest window it was
-# offered (tcp_bound_to_half_wnd) — a handshake at 1 MSS left every segment of
-# the connection at 768 bytes on the testbed, halving goodput per packet.
+# The handshake offers 2 MSS (BUDGET_INIT_SEGS; a flow's W itself starts at B,
+# capped at its share): a Linux sender never sends a segment larger than half
+# the largest window it was offered (tcp_bound_to_half_wnd) — a handshake at
+# 1 MSS left every segment of the connection at 768 bytes on the testbed,
+# halving goodput per packet.
 BUDGET_AGENT = "newdctcp-budget"
 # Receiver policies whose window rule is the only cut (docs/algorithms.md §3.7):
 # the agent clears ECE on every ACK it sends for their flows, so a stock sender
@@ -185,7 +186,7 @@ class Transport:
     syn_rto_ms: float = SIM_SYN_RTO_MS  # sim: SYN retransmission timeout (bmv2: Linux's 1 s)
     dctcp_g: float = DCTCP_G  # DCTCP's α gain g
     rx_min_segs: int = RX_MIN_SEGS  # window floor of the receiver policies, MSS
-    rx_budget_pkts: float = 0.0  # newdctcp-budget's B, MSS; 0 = the bottleneck's queue + BDP
+    rx_budget_pkts: float = 0.0  # newdctcp-budget's B, MSS; 0 = the bottleneck's queue
     policy_tick_us: float = 0.0  # sim: ICTCP/RCC step period, µs; 0 = one base RTT
     # receiver policies' "prolonged idle": no data for longer than this, ms, and the
     # flow's window restarts (ICTCP: slow start at 2 MSS); 0 = the agent's
@@ -322,11 +323,14 @@ def check_app(app: App) -> None:
     _at_least("app.jitter_us", app.jitter_us, 0)
 
 
-def rx_budget_bytes(t: Transport, queue_pkts: float, bdp_pkts: float) -> int:
-    """newdctcp-budget's B in bytes: transport.rx_budget_pkts MSS if set, else what
-    the bottleneck holds — its queue plus the bandwidth-delay product, in full
-    segments (so the windows of all flows together cannot overflow it)."""
-    pkts = t.rx_budget_pkts or queue_pkts + bdp_pkts
+def rx_budget_bytes(t: Transport, queue_pkts: float) -> int:
+    """newdctcp-budget's B in bytes (docs/algorithms.md §3.6): transport.rx_budget_pkts
+    MSS if set, else the full frames the bottleneck's queue holds. Not its
+    bandwidth-delay product: a round's first flight leaves every holder at once,
+    with no ACK to pace it, and lands in the queue whole; once ACKs pace the
+    senders, a sum of windows of B >= BDP already keeps the link busy, and more
+    would only queue."""
+    pkts = t.rx_budget_pkts or queue_pkts
     return max(1, int(pkts)) * t.mss_bytes
 
 

@@ -54,8 +54,10 @@ class ConfigError(ValueError):
 
 
 def start_segs(policy: str, init_segs: int) -> int:
-    """W of a new flow, MSS: ICTCP's and newdctcp-budget's own, else `init_segs`
-    (the agent and the simulator's receiver both start flows here)."""
+    """W of a new flow, MSS: ICTCP's own, else `init_segs` (the agent and the
+    simulator's receiver both start flows here). newdctcp-budget: what the
+    handshake's copy offers; its W itself starts at B, capped at the share
+    (docs/algorithms.md §3.6)."""
     if policy == "ictcp":
         return IctcpParams.init_segs
     # rcc: the floor of a new flow's share of Q (agent/bpf/rxwin_rules.h q_share):
@@ -138,7 +140,7 @@ class AgentConfig:
         0,
         0,
         1 << 31,
-        "newdctcp-budget: sum of all flows' windows, bytes (queue + bandwidth-delay product)",
+        "newdctcp-budget: sum of all flows' windows, bytes (what the bottleneck's queue holds)",
     )
     rotate: int = _tunable(
         0, 0, 1, "newdctcp-budget: 1 = windows below one segment, flows take turns"
@@ -163,7 +165,7 @@ class AgentConfig:
         if self.policy == BUDGET_AGENT and not self.budget_bytes:
             raise ConfigError(
                 f"policy {BUDGET_AGENT} needs budget_bytes (--budget-bytes): what the "
-                "bottleneck holds, queue + bandwidth-delay product, in bytes"
+                "bottleneck's queue holds, in bytes"
             )
         if self.rotate and self.policy != BUDGET_AGENT:
             raise ConfigError(f"rotate={self.rotate}: only policy {BUDGET_AGENT} rotates windows")

@@ -23,12 +23,14 @@
 //    al., Springer 2015.
 //  - newdctcp-budget: the same W, capped by an even share of a receiver-wide
 //    budget B: share = max(B / F, minSegs·MSS), F = flows whose handshake was
-//    seen; W starts at initSegs·MSS; W <- min(W, share) in whole segments (at
-//    least one) at each window end and on each ACK (reference.RxReference;
+//    seen; W starts at B (StartW); W <- min(W, share) in whole segments (at
+//    least one) on each data packet, at each window end and on each ACK, so
+//    a flow's first window is its share when the request opens it
+//    (reference.RxReference;
 //    agent/policies/budget.py budget_share, budget_window). The handshake's
 //    ACK of a flow we opened goes out with a zero window, so the request
 //    opens the window at the share of that moment; the BPF data path's copy
-//    offering the initial window ahead of it is not modelled: ns-3's sender
+//    offering initSegs MSS ahead of it is not modelled: ns-3's sender
 //    does not bound its segments by the largest window offered (Linux's
 //    tcp_bound_to_half_wnd).
 //  - ictcp / rcc: W comes from the shared Python policies
@@ -171,6 +173,17 @@ class RxAgent : public EgressHook
         return std::max<uint64_t>(budgetBytes / std::max<uint32_t>(counted, 1), floor);
     }
 
+    // W of a new flow (agent/bpf/rxwin_rules.h start_w): initSegs MSS;
+    // newdctcp-budget's, B, which Cap brings down to the share where W is used
+    uint64_t StartW(uint32_t fmss) const
+    {
+        if (policy == RX_BUDGET && budgetBytes)
+        {
+            return budgetBytes;
+        }
+        return static_cast<uint64_t>(initSegs) * fmss;
+    }
+
     // agent/policies/budget.py budget_window: whole segments, at least one
     uint64_t Cap(uint64_t w, uint32_t fmss) const
     {
@@ -245,7 +258,7 @@ class RxAgent : public EgressHook
         RxFlow& f = flows[key];
         f = RxFlow();
         f.mss = mss;
-        f.w = static_cast<uint64_t>(initSegs) * mss;
+        f.w = StartW(mss);
         return f;
     }
 
@@ -261,7 +274,7 @@ class RxAgent : public EgressHook
             f.counted = true;
             counted++;
         }
-        f.w = static_cast<uint64_t>(initSegs) * f.mss;
+        f.w = StartW(f.mss);
         f.marked = false;
         f.winBytes = f.winPkts = f.winCe = 0;
     }
@@ -277,9 +290,10 @@ class RxAgent : public EgressHook
         return std::min<uint32_t>(o->GetScale(), RX_MAX_WSCALE);
     }
 
-    // newdctcp_rx.RxFlow.on_data
+    // newdctcp_rx.RxFlow.on_data (newdctcp-budget: W within the share first)
     void OnData(RxFlow& f, uint32_t seq, uint32_t payload, bool ce)
     {
+        f.w = Cap(f.w, f.mss);
         uint32_t end = seq + payload;
         f.pkts++;
         f.ce += ce;
@@ -387,7 +401,7 @@ class RxAgent : public EgressHook
         if (payload)
         {
             RxFlow& f = it->second;
-            uint64_t wBefore = f.w, bytesBefore = f.bytes;
+            uint64_t wBefore = Cap(f.w, f.mss), bytesBefore = f.bytes;
             bool ce = ip.GetEcn() == Ipv4Header::ECN_CE;
             OnData(f, tcp.GetSequenceNumber().GetValue(), payload, ce);
             if (Rotating() && f.counted)

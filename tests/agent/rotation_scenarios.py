@@ -9,10 +9,10 @@ Every expectation is worked by hand from the rule as docs/algorithms.md §3.6
 ("newdctcp-budget" and "Rotation") states it, never read back from either
 engine. The rule's parts, as cited beside each expectation:
 
-- B1 share = max(B / F, 1 MSS) (min_segs 1); W starts at 2 MSS (init_segs
-  2), follows §3.2 at the end of each of its windows of data (W new bytes),
-  and is capped at the share, in whole segments, at every window end and on
-  every ACK;
+- B1 share = max(B / F, 1 MSS) (min_segs 1); W starts at B, follows §3.2 at
+  the end of each of its windows of data (W new bytes), and is capped at the
+  share, in whole segments, on every data packet (before it counts), at every
+  window end and on every ACK: a flow's first window is its share;
 - B2 the handshake's ACK of a flow we opened leaves with a zero window; our
   request opens the window;
 - E  the field never moves the right edge left (§3.3): it is at least the
@@ -96,23 +96,17 @@ TURNS = Scenario(
         # B2: the handshakes close the windows
         *(Step("open", i, field=0) for i in range(4)),
         # R1: H = min(F 4, B/MSS 4) = 4; R2: each request takes a free slot;
-        # B1: W = 2 MSS capped at the share 4/4 = 1 MSS
+        # B1: W = B = 4 MSS capped at the share 4/4 = 1 MSS
         *(Step("req", i, size=100, field=SEG) for i in range(3)),
         Step("req", 3, size=100, field=SEG, states={0: 1, 1: 1, 2: 1, 3: 1}, h=4),
-        # Each flow's W (2 MSS) is above one segment: R1's window of data
-        # (4 segments) ends with no mark on a one-segment flow: H + 1, held at
-        # the ceiling 4. R3: every ACK ends a turn (nothing left of the one
-        # segment offered) but no one waits: the slots stay. B1: W 2 MSS,
-        # capped at 1 MSS.
-        *_round(range(4), True, [SEG] * 4),
-        # §3.2: each flow's window of data (2 MSS) ends with 2 of 2 marked:
-        # W = max(W/2, 0, 1 MSS) = 1 MSS. R1 counts W before the end (2 MSS):
-        # no floor mark, H stays 4.
-        *_round(range(4), True, [SEG] * 4),
-        # Now every W is one segment: R1's window ends at flow 3's segment,
-        # all 4 marked on one-segment flows: H = max(4/2, 4 - 4) = 2. Flows
-        # 0-2 were acknowledged while H was 4. R3: flow 3's turn ends with 4
-        # holders > H 2: the slot goes back, it waits (zero; E: nothing left).
+        # B1: each flow's W is capped at 1 MSS as its segment arrives, so its
+        # window of data (1 MSS) ends with 1 of 1 marked: W = max(W/2, 0,
+        # 1 MSS) = 1 MSS. R1's window of data (H = 4 segments) ends at flow
+        # 3's segment, all 4 marked on flows whose W was one segment: H =
+        # max(4/2, 4 - 4) = 2. Flows 0-2 were acknowledged while H was 4 (R3:
+        # their turns end, nothing left of the one segment offered, but no one
+        # waits: the slots stay). R3: flow 3's turn ends with 4 holders > H 2:
+        # the slot goes back, it waits (zero; E: nothing left).
         *_round(range(3), True, [SEG] * 3),
         Step("data", 3, ce=True),
         Step("ack", 3, field=0, states={0: 1, 1: 1, 2: 1, 3: 2}, h=2, queue=(3,)),
@@ -200,7 +194,8 @@ STALE = Scenario(
         # 4 RTTs and 2 ticks: its slot is taken back, then granted to flow 1.
         Step("tick", grants=(1,), states={0: 0, 1: 1}, queue=()),
         # R1: H stays 1 (ceiling). R3: flow 1's turn ends, no one waits: it
-        # keeps the slot; B1: W 2 MSS capped at 1 MSS.
+        # keeps the slot; B1: W (2 MSS after its window of data, slow start)
+        # capped at 1 MSS.
         Step("data", 1),
         Step("ack", 1, field=SEG, states={0: 0, 1: 1}, h=1),
         # R2: flow 0's next request finds no free slot: it waits with a zero
@@ -253,26 +248,26 @@ AFTER_GRANT = Scenario(
 
 LAST_SEGMENT = Scenario(
     "last-segment",
-    "one flow with room for two segments: its answer's short last segment "
+    "one flow with room for four segments: its answer's short last segment "
     "closes the window completely, where E alone would keep the rest open",
     flows=1,
     budget_segs=4,
     steps=(
         Step("open", 0, field=0),
-        # R1: H = min(1, 4) = 1; R2: the request takes it; B1: W = 2 MSS (the
-        # share is the whole budget, 4 MSS).
-        Step("req", 0, size=100, field=2 * SEG, states={0: 1}, h=1),
-        # R3: 1448 of the 2896 offered are left: the turn goes on; B1: W is
-        # still 2 MSS (its window of data, 2896 bytes, has not ended).
+        # R1: H = min(1, 4) = 1; R2: the request takes it; B1: W = B = 4 MSS,
+        # the share (F = 1: the whole budget).
+        Step("req", 0, size=100, field=4 * SEG, states={0: 1}, h=1),
+        # R3: 4344 of the 5792 offered are left: the turn goes on; B1: W is
+        # still 4 MSS (its window of data, 5792 bytes, has not ended).
         Step("data", 0),
-        Step("ack", 0, field=2 * SEG, states={0: 1}),
+        Step("ack", 0, field=4 * SEG, states={0: 1}),
         # R4: its 500-byte last segment: idle, the window closed completely
-        # (E would keep 1448 + 2896 - 1948 = 2396 bytes, field 300).
+        # (E would keep 1448 + 5792 - 1948 = 5292 bytes, field 662).
         Step("data", 0, size=500),
         Step("ack", 0, field=0, states={0: 0}),
-        # R2: the next request takes the free slot; B1: W 2 MSS (its window of
+        # R2: the next request takes the free slot; B1: W 4 MSS (its window of
         # data, 1948 bytes so far, has not ended).
-        Step("req", 0, size=100, field=2 * SEG, states={0: 1}),
+        Step("req", 0, size=100, field=4 * SEG, states={0: 1}),
     ),
 )
 

@@ -258,11 +258,11 @@ def test_userspace_sweep_deletes_idle_entries(rxwin: RxWin) -> None:
 
 
 def budget_trace() -> tuple[list[Item], list[FlowTrace]]:
-    """Three flows share a 12-MSS budget: two arrive, grow and are marked; a third
-    arrives (the shares shrink), the first ends (they grow again)."""
+    """Three flows share a 12-MSS budget: two arrive at their shares and are
+    marked; a third arrives (the shares shrink), the first ends (they grow again)."""
     a, b, c = (FlowTrace(lport=40000 + i, l_isn=1000 * (i + 1)) for i in range(3))
     items = a.handshake() + b.handshake()
-    items += bulk(a, 30) + bulk(b, 30)  # slow start up to the share (6 MSS each)
+    items += bulk(a, 30) + bulk(b, 30)  # W starts at B, capped at the share (6 MSS each)
     items += bulk(a, 20, ce_every=3) + bulk(b, 20)
     items += c.handshake()  # three flows: 4 MSS each
     items += bulk(a, 20) + bulk(b, 20) + bulk(c, 20)
@@ -296,7 +296,7 @@ def test_budget_share_shrinks_when_a_flow_arrives(rxwin: RxWin) -> None:
     for e, fr in first.handshake() + bulk(first, 40):
         rxwin.run(e, fr)
     alone = rxwin.flow(FlowKey.make(R, 5001, L, 41000))
-    assert alone is not None and alone.w == budget  # grew to the whole budget, no more
+    assert alone is not None and alone.w == budget  # the whole budget (F = 1), no more
     for ft in flows[1:]:
         for e, fr in ft.handshake():
             rxwin.run(e, fr)
@@ -335,3 +335,23 @@ def test_budget_handshake_offers_the_initial_window_then_zero(rxwin: RxWin) -> N
     # flow's too, though its share was 3 MSS when it connected
     assert got[4:8] == [-(-1448 // 128)] * 4
     assert all(w == -(-1448 // 128) for w in got[8:])
+
+
+def test_budget_lone_flow_opens_at_the_whole_budget(rxwin: RxWin) -> None:
+    """docs/algorithms.md §3.6: W starts at B and is capped at the share, so a
+    lone flow's request opens its window at the whole budget (F = 1), with no
+    slow start from the handshake's 2 MSS. By hand (MSS 1460 - 12 for
+    timestamps = 1448, our scale 7): B = 12 MSS = 17376 bytes, field
+    ceil(17376 / 128) = 136; the handshake's copy offers ceil(2896 / 128) = 23,
+    the handshake's ACK itself 0. Its next 6 segments (8688 bytes, no CE) end no
+    window of data (W = 17376): each ACK offers W, 136, which E does not raise
+    (the edge left by the one before is 17408 - 1448 bytes ahead: 125)."""
+    budget = 12 * 1448
+    rxwin.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2)
+    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1)
+    ft = FlowTrace(lport=43000, l_isn=9000)
+    items = ft.handshake() + [ft.request()] + bulk(ft, 6, ack_every=1)
+    got, want = drive(rxwin, ref, items)
+    assert got == want
+    assert ref.copies == [((R, 5001, L, 43000), 23)]
+    assert got == [0] + [136] * 7

@@ -14,7 +14,8 @@ import yaml
 from p4incast.engines.sim import ENGINE
 from p4incast.experiments import config, results, runner
 from p4incast.experiments.executors import Sequential
-from p4incast.model.scheme import Point, Scheme, Transport
+from p4incast.model.scheme import Point, Scheme, Topology, Transport, rx_budget_bytes
+from p4incast.sim.engine import budget_bytes
 
 WHY = ENGINE.unavailable()
 
@@ -79,3 +80,20 @@ def test_a_point_two_experiments_share_runs_once(p4i: Any, tmp_path: Path) -> No
     assert results.SHARED_FROM not in mine and results.SHARED_FROM not in by_n[4]
     on_disk = json.loads((dirs[1] / "results.json").read_text())["runs"]
     assert sorted(r.get(results.SHARED_FROM, "") for r in on_disk) == ["", "paper"]
+
+
+def test_budget_is_what_the_queue_holds_not_the_pipe() -> None:
+    """newdctcp-budget's B (docs/algorithms.md §3.6): the full frames the
+    bottleneck's queue holds, × MSS; the bandwidth-delay product is not counted.
+    Worked by hand: a 1448-byte MSS with timestamps is a 1514-byte frame
+    (1448 + 12 + 20 + 20 + 14); a 65536-byte port holds 65536 // 1514 = 43 of
+    them, so B = 43 × 1448 = 62264 bytes, at 25 µs links as at 250 µs (where
+    the BDP alone is about ten times the 10 frames of 25 µs). The testbed's
+    queue of 64 packets: 64 × 1448 = 92672. transport.rx_budget_pkts: 40
+    overrides the topology: 40 × 1448 = 57920."""
+    rotate = Scheme("front+rotate", "front", 20, "reno", agent="newdctcp-budget", rotate=True)
+    for delay_us in (25, 250):
+        topo = Topology(buffer_bytes=65536, link_gbps=1.0, delay_us=delay_us)
+        assert budget_bytes(Point(rotate, 64, topology=topo)) == 62264
+    assert rx_budget_bytes(Transport(), 64) == 92672
+    assert rx_budget_bytes(Transport(rx_budget_pkts=40), 64) == 57920

@@ -95,7 +95,8 @@ def test_budget_port_matches_reference(p4i: Any) -> None:
         if (r < 0.01 or not nxt) and len(nxt) < 40:  # a flow arrives
             key = rng.randrange(1 << 20)
             isn = rng.randrange(1 << 32)
-            f = RxFlow(init_segs=init_segs, max_w=max_w, min_segs=min_segs)
+            # newdctcp-budget's W starts at B (RxReference._new)
+            f = RxFlow(init_segs=init_segs, max_w=max_w, min_segs=min_segs, start_w=budget)
             flows.pop(key, None)
             flows[key] = f
             f.peer_syn = f.local_syn = True
@@ -114,7 +115,9 @@ def test_budget_port_matches_reference(p4i: Any) -> None:
             port.Close(key)
         elif r < 0.6:
             ce = rng.random() < 0.2
-            f.on_data(nxt[key], MSS, ce, partial(budget_window, share=rx.share(f.mss), mss=f.mss))
+            cap = partial(budget_window, share=rx.share(f.mss), mss=f.mss)
+            f.w = cap(f.w)  # within the share as the segment arrives (RxReference)
+            f.on_data(nxt[key], MSS, ce, cap)
             assert int(port.Data(key, nxt[key], MSS, ce)) == f.w, f"event {step}: W"
             nxt[key] = (nxt[key] + MSS) & 0xFFFFFFFF
         else:
