@@ -48,6 +48,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace p4i
@@ -863,6 +864,7 @@ class Scenario
             auto f = std::make_unique<Flow>();
             f->idx = i;
             f->srvAddr = HostAddr(i + 1);
+            m_byPeer[f->srvAddr.Get()] = f.get();
             Ptr<Socket> l = CreateSenderSocket(hosts.Get(i + 1)); // its connections send
             l->Bind(InetSocketAddress(Ipv4Address::GetAny(), PORT));
             l->Listen();
@@ -947,15 +949,13 @@ class Scenario
     // stands in for the agent's timestamp-based estimate), 0 if unknown.
     double FlowRtt(uint64_t key) const
     {
-        for (auto& f : flows)
-        {
-            if (f->srvAddr.Get() == RxAgent::KeyPeer(key))
-            {
-                return f->lastRtt;
-            }
-        }
-        return 0;
+        auto it = m_byPeer.find(RxAgent::KeyPeer(key));
+        return it == m_byPeer.end() ? 0 : it->second->lastRtt;
     }
+
+    // Server address -> its flow: FlowRtt runs for every flow at every policy
+    // step and rotation scan, so a lookup costs O(1), not O(N).
+    std::unordered_map<uint32_t, Flow*> m_byPeer;
 
     // NewDCTCP windows that ended marked, per server (debug / tests); -1 if not NewDCTCP.
     std::vector<int64_t> NewDctcpCuts() const

@@ -1,0 +1,65 @@
+"""The model past 100 senders (issue 45, item 2): an incast star of N = 300.
+
+300 servers put host addresses past the first /24 (10.1.0.255 and 10.1.1.x)
+and give the ToR 301 ports; the test runs a whole point there and checks what
+a user reads off it: every server's response arrived in full in every round
+(the flows' byte counts, not only the round's end), and the round goodput is
+below the link's framing limit (experiments/metrics.py framing_limit_bps). Small
+SRU and two rounds keep it to a few seconds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from p4incast.engines.sim import ENGINE
+from p4incast.experiments.metrics import framing_limit_bps
+from p4incast.model.scheme import App, Point, Scheme, Topology
+from p4incast.sim import engine
+
+N = 300  # above the old cap of 100, and past 254 hosts (the first /24)
+SRU = 4096
+ROUNDS = 2
+RESP_HDR = 16  # bytes of application header before each response (scenario.h RESP_HDR)
+ROTATE = Scheme("front+rotate", ecn="front", k=20, cc="reno", agent="newdctcp-budget", rotate=True)
+DROPTAIL = Scheme("droptail", ecn="off", cc="reno")
+
+
+def _point(scheme: Scheme, buffer_bytes: int = 65536) -> Point:
+    topo = Topology(buffer_bytes=buffer_bytes)
+    return Point(scheme, N, topology=topo, app=App(SRU, rounds=ROUNDS))
+
+
+def test_the_engine_takes_1000_senders() -> None:
+    assert ENGINE.check(Point(ROTATE, 1000)) == []
+    assert ENGINE.check(Point(ROTATE, 1001)) == ["senders: 1001 above 1000, the simulator's limit"]
+
+
+def test_every_sender_delivers_at_n_300(p4i: Any) -> None:
+    point = _point(ROTATE)
+    sc = p4i.Scenario(engine.run_config(point))
+    try:
+        sc.Setup()
+        sc.Advance(sc.cfg.maxSimS)
+        assert str(sc.error) == ""
+        assert len(sc.results) == ROUNDS
+        got = [int(f.got) for f in sc.flows]
+        assert len(got) == N
+        assert set(got) == {ROUNDS * (RESP_HDR + SRU)}, "a server's response fell short"
+    finally:
+        p4i.Scenario.Teardown()
+
+
+def test_goodput_at_n_300_stays_under_the_framing_limit(p4i: Any) -> None:
+    limit = framing_limit_bps(1e9)
+    for scheme in (ROTATE, DROPTAIL):
+        # droptail with a buffer that holds every first flight (300 x IW 10 x 1538 B
+        # is 4.6 MB), so its rounds end without waiting 10 ms RTOs
+        run = engine.run_point(_point(scheme, 8 << 20 if scheme is DROPTAIL else 65536)).record()
+        assert run["status"] == "ok", run["error"]
+        assert len(run["rounds"]) == ROUNDS
+        for r in run["rounds"]:
+            fct = r["fct_s"]
+            assert len(fct) == N and all(0 < t < r["completion_s"] + 1e-9 for t in fct)
+            mbps = r["goodput_bps"] / 1e6
+            assert 0 < r["goodput_bps"] <= limit, f"{scheme.name}: {mbps:.1f} Mbit/s"
