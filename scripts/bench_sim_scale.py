@@ -11,9 +11,12 @@ ratio to N = 100.
 
 Then what a whole sweep costs: `make sim`'s grid (experiments/sim.yaml, every
 variant) with each point's time taken from the slowest measured scheme at the
-nearest measured N at or above it, per round, times the preset's rounds; on
-this machine (worker time / cores) and on a Ray cluster of reports/cost.py's
-100 workers (max(work / workers, longest point) / the executor's efficiency).
+nearest measured N at or above it, per round and per SRU byte, times the
+preset's rounds and SRU; on this machine (worker time / cores) and on a Ray
+cluster of reports/cost.py's 100 workers (max(work / workers, longest point) /
+the executor's efficiency). The projection uses CPU seconds, which other
+people's work on a shared machine inflates far less than wall time (on an idle
+core a point's wall time is its CPU time).
 
     .venv/bin/python scripts/bench_sim_scale.py [--ns 100,200,500,1000] [--rounds 2]
         [--schemes front+rotate,rcc] [--sru 65536]
@@ -65,16 +68,18 @@ def _reset_peak() -> bool:
         return False
 
 
-def sweep_cost(per_round: dict[int, float], cpus: int) -> tuple[int, float, float, float]:
+def sweep_cost(per_byte: dict[int, float], cpus: int) -> tuple[int, float, float, float]:
     """(points, worker-seconds, hours here, minutes on the cluster) of make sim's grid,
-    each point's wall = per_round[the smallest measured N >= its N] x its rounds."""
-    measured = sorted(per_round)
+    each point's time = per_byte[the smallest measured N >= its N] x its rounds x SRU
+    (a round's packets, and so its events, grow with the SRU)."""
+    measured = sorted(per_byte)
     walls: list[tuple[str, float]] = []
     for exp in config.load_all(SIM_YAML):
         for p in exp.points():
             n = next((m for m in measured if m >= p.n), measured[-1])
             # points below the smallest measured N cost at most as much as it
-            walls.append((f"{exp.name} {p.scheme.name} N={p.n}", per_round[n] * p.app.rounds))
+            cost = per_byte[n] * p.app.rounds * p.app.bytes_per_server(p.n)
+            walls.append((f"{exp.name} {p.scheme.name} N={p.n}", cost))
     work = sum(w for _label, w in walls)
     group = Group("sim", "incast", tuple(walls))
     return len(walls), work, work / cpus / 3600, cluster_seconds([group]) / 60
@@ -117,7 +122,7 @@ def main() -> int:
         f"on {cpus} CPUs; SRU {args.sru} B, {args.rounds} rounds, 64 KB buffer"
     )
     can_reset = _reset_peak()
-    per_round: dict[int, float] = {}
+    per_byte: dict[int, float] = {}  # CPU s per round per SRU byte, slowest scheme
     for name in names:
         base: tuple[float, float, float] | None = None
         for n in ns:
@@ -128,29 +133,29 @@ def main() -> int:
             run = engine.run_point(point).record()
             cpu = time.process_time() - cpu0
             peak = _kib("VmHWM") / 1024
-            grew = peak - rss0 / 1024
+            grew = max(peak - rss0 / 1024, 0.0)
             if run["status"] != "ok":
                 print(f"sim-scale N={n} {name}: FAILED: {run['error']}")
                 return 1
             wall = run["wall_s"]
-            per_round[n] = max(per_round.get(n, 0.0), wall / args.rounds)
+            per_byte[n] = max(per_byte.get(n, 0.0), cpu / args.rounds / args.sru)
             if base is None:
-                base = (wall, cpu, max(grew, 1e-3))
+                base = (wall, cpu, peak)
             rto = sum(r["rto"] for r in run["rounds"])
             print(
                 f"sim-scale N={n:5d} {name:12s}: {wall:7.1f} s wall ({wall / base[0]:5.1f}x), "
                 f"{cpu:7.1f} s CPU ({cpu / base[1]:5.1f}x), {run['sim_s']:.3f} simulated s; "
-                f"peak RSS {peak:.0f} MiB, {grew:+.0f} MiB over the loaded process "
-                f"({grew / base[2]:.1f}x); {rto}/{args.rounds} RTO rounds"
+                f"peak RSS {peak:.0f} MiB ({peak / base[2]:.2f}x), {grew:+.0f} MiB over the "
+                f"loaded process; {rto}/{args.rounds} RTO rounds"
             )
     if not can_reset:
         print("sim-scale: /proc/self/clear_refs not writable: peaks are the process's so far")
-    points, work, hours, cluster_min = sweep_cost(per_round, cpus)
+    points, work, hours, cluster_min = sweep_cost(per_byte, cpus)
     print(
-        f"sim-scale: make sim (experiments/sim.yaml, {points} points) at these per-round "
-        f"times: {work / 3600:.1f} worker-hours -> {hours:.1f} h on this machine's {cpus} "
-        f"cores, {cluster_min:.1f} min on a Ray cluster of {CLUSTER_WORKERS} workers "
-        "(reports/cost.py; ns-3 loads not included)"
+        f"sim-scale: make sim (experiments/sim.yaml, {points} points) at these CPU times "
+        f"per round and SRU byte: {work / 3600:.1f} worker-hours -> {hours:.1f} h on this "
+        f"machine's {cpus} cores, {cluster_min:.1f} min on a Ray cluster of "
+        f"{CLUSTER_WORKERS} workers (reports/cost.py; ns-3 loads not included)"
     )
     return 0
 
