@@ -67,6 +67,19 @@ AGENT_CODES = POLICY_MODES
 BOTTLENECK_PORT = "1"  # the receiver's port on its ToR/leaf (attached first, as on BMv2)
 SERIES_POINTS = 2000  # depth_series is decimated to at most this many points
 MAX_SIM_S = 120.0  # a run that needs more simulated time than this is reported failed
+TCP_RETRIES2 = 15  # Linux's net.ipv4.tcp_retries2: a segment's retransmissions before giving up
+NS3_MAX_RTO_S = 60.0  # ns-3's TcpSocketBase doubles the RTO up to this
+
+
+def give_up_s(rto_min_ms: float) -> float:
+    """The longest a sender of the model waits on one segment before its connection
+    gives up: an RTO after the segment and after each of its TCP_RETRIES2
+    retransmissions, from rto_min doubling, capped at NS3_MAX_RTO_S (rto_min 10 ms:
+    262 s; 200 ms: 522 s). A round that
+    lasts longer is stuck; one that lasts this long only waits, which costs little
+    wall time (seed 003's unscheduled N = 1000: 102 s rounds in ~5 s)."""
+    rto = rto_min_ms / 1000
+    return sum(min(rto * 2**i, NS3_MAX_RTO_S) for i in range(TCP_RETRIES2 + 1))
 
 
 def agent_tunables() -> dict[str, float]:
@@ -247,6 +260,7 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int, tick_s: float) 
     c.delAckCount = 2 if receiver_delayed_ack(sch, t) else 1
     c.delAckTimeoutMs = t.delack_ms
     c.synRtoMs = t.syn_rto_ms
+    c.dataRetries = TCP_RETRIES2
     c.dctcpG = t.dctcp_g
     c.minCwndSegs = t.min_cwnd_segs
     c.segSize = t.mss_bytes
@@ -280,8 +294,8 @@ def run_config(point: Point, max_sim_s: float = MAX_SIM_S) -> Any:
     c.perRoundConnections = app.per_round_connections
     c.seed = point.seed
     c.run = point.repeat + 1
-    # a run may need ten minimum RTOs per round before it is called stuck
-    c.maxSimS = max(max_sim_s, app.rounds * 10 * topo.rto_min_ms / 1000)
+    # a run is called stuck only when it outlasts every round's senders giving up
+    c.maxSimS = max(max_sim_s, app.rounds * give_up_s(topo.rto_min_ms))
     c.restartEachRound = point.transport.restart_each_round
     offs: list[float] = []  # all at once
     if sch.batching:

@@ -105,6 +105,7 @@ struct RunConfig
     bool perRoundConnections = false; // app.connections: per-round (a new connection per round)
     double delAckTimeoutMs = 0;
     double synRtoMs = 0; // SYN retransmission timeout (ns-3 ConnTimeout)
+    uint32_t dataRetries = 0; // retransmissions of a segment before the connection gives up
     double maxSimS = 0;  // give up after this much simulated time
 
     // -- the model's own -----------------------------------------------------
@@ -143,8 +144,6 @@ struct Flow
     uint32_t cwnd = 0, inflight = 0, rwnd = 0, congState = 0; // last traced values (debug)
 };
 
-constexpr uint32_t LINUX_TCP_RETRIES2 = 15; // net.ipv4.tcp_retries2's default
-
 // ns-3 defaults for a run's TCP, ECN, event scheduler and random streams: one
 // place for every scenario (the incast here, the at-scale fabric in atscale.h).
 inline void
@@ -161,11 +160,9 @@ ApplyDefaults(const RunConfig& c)
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8u << 20));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(c.rcvBufBytes));
     Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MicroSeconds(c.synRtoMs * 1000)));
-    // Linux's tcp_retries2: a segment is sent again up to 15 times before the
-    // connection is given up (ns-3's default, 6, kills flows that a deep incast
-    // — N = 500 servers on a 32 KB port — times out 6 times in a row; the round
-    // then never ends). With ns-3's 60 s cap on the RTO the 15th comes minutes in.
-    Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(LINUX_TCP_RETRIES2));
+    // Linux's tcp_retries2 (sim/engine.py TCP_RETRIES2): ns-3's own 6 kills flows
+    // that a deep incast times out 6 times in a row, and their round never ends.
+    Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(c.dataRetries));
     Config::SetDefault("ns3::TcpSocketBase::MaxSegLifetime", DoubleValue(c.mslS));
     Config::SetDefault("ns3::TcpSocketBase::MinRto",
                        TimeValue(MicroSeconds(c.rtoMinMs * 1000)));

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from p4incast.engines.sim import ENGINE
 from p4incast.experiments.metrics import framing_limit_bps
-from p4incast.model.scheme import App, Point, Scheme, Topology
+from p4incast.model.scheme import App, Point, Scheme, Topology, Transport
 from p4incast.sim import engine
 
 N = 300  # above the old cap of 100, and past 254 hosts (the first /24)
@@ -23,6 +25,8 @@ ROUNDS = 2
 RESP_HDR = 16  # bytes of application header before each response (scenario.h RESP_HDR)
 ROTATE = Scheme("front+rotate", ecn="front", k=20, cc="reno", agent="newdctcp-budget", rotate=True)
 DROPTAIL = Scheme("droptail", ecn="off", cc="reno")
+# seed003.yaml's transport: IW 1, an ACK per segment, ns-2's 1000-B payloads
+SEED003_TCP = Transport(init_cwnd=1, delayed_ack=False, mss_bytes=1000)
 
 
 def _point(scheme: Scheme, buffer_bytes: int = 65536) -> Point:
@@ -63,3 +67,27 @@ def test_goodput_at_n_300_stays_under_the_framing_limit(p4i: Any) -> None:
             assert len(fct) == N and all(0 < t < r["completion_s"] + 1e-9 for t in fct)
             mbps = r["goodput_bps"] / 1e6
             assert 0 < r["goodput_bps"] <= limit, f"{scheme.name}: {mbps:.1f} Mbit/s"
+
+
+def test_a_flow_waits_out_its_retransmissions_before_a_run_is_stuck() -> None:
+    # Linux's tcp_retries2 is 15 (ip-sysctl.rst); ns-3 doubles the RTO up to 60 s.
+    # rto_min 10 ms: 0.01 s x (1 + 2 + ... + 2^12) = 81.91 s, then 3 waits of 60 s;
+    # 200 ms: 0.2 s x (1 + ... + 2^8) = 102.2 s, then 7 waits of 60 s.
+    assert engine.TCP_RETRIES2 == 15
+    assert engine.give_up_s(10) == pytest.approx(81.91 + 180)
+    assert engine.give_up_s(200) == pytest.approx(102.2 + 420)
+
+
+def test_unscheduled_incast_of_1000_ends_every_round(p4i: Any) -> None:
+    """Seed 003's baseline at its largest N (§V-A: 1000 servers, 10 KB each, 32 KB
+    port, min RTO 200 ms): flows lose a segment nine times in a row (a 102 s round),
+    more than ns-3's default 6 retransmissions allow; with Linux's 15 every server's
+    response still arrives."""
+    top = Topology(buffer_bytes=32768, rto_min_ms=200)
+    app = App(10000, rounds=1, jitter_us=20, connections="per-round")
+    point = Point(DROPTAIL, 1000, topology=top, app=app, transport=SEED003_TCP)
+    run = engine.run_point(point).record()
+    assert run["status"] == "ok", run["error"]
+    (r,) = run["rounds"]
+    assert len(r["fct_s"]) == 1000 and all(t > 0 for t in r["fct_s"])
+    assert 0 < r["goodput_bps"] <= framing_limit_bps(1e9, 1000)
