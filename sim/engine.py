@@ -164,7 +164,13 @@ class PolicyStepper:
         tun: Mapping[str, float],
         min_segs: int,
         rto_r_ms: float = RCC_RTO_R_MS,
+        *,
+        bulk: Any = None,
     ) -> None:
+        """`bulk`: the loaded model (native.load()) to read and write every flow in
+        one call each (scenario.h ReadFlows, SetUserWindows); None reads them one
+        by one from the agent (what a stand-in agent offers)."""
+        self.bulk = bulk
         self.name = name
         if name == "ictcp":
             cap = float(tun.get("capacity_mbps") or 0) * 1e6 / 8 or link_bps / 8
@@ -183,25 +189,49 @@ class PolicyStepper:
         self.steps = 0
         self.timer_acks = 0
 
+    def _live(
+        self, agent: Any, flow_rtt: Callable[[int], float]
+    ) -> dict[int, tuple[int, int, int, float, bool]]:
+        """key -> (pkts, ce, bytes, rtt, waits) of every flow that has sent data."""
+        if self.bulk is not None:
+            v = self.bulk.ReadFlows(agent)
+            cols = (v.keys, v.pkts, v.ce, v.bytes, v.rtt, v.waits)
+            keys, pkts, ce, nbytes, rtt, waits = (list(c) for c in cols)
+            return {
+                int(k): (int(p), int(c), int(b), float(r), bool(w))
+                for k, p, c, b, r, w in zip(keys, pkts, ce, nbytes, rtt, waits, strict=True)
+            }
+        flows = {int(k): agent.flows[k] for k in agent.Keys()}
+        queue = self.name == "rcc" and bool(agent.ackQueueCap)  # ICTCP reads no waits
+        return {
+            k: (int(f.pkts), int(f.ce), int(f.bytes), float(flow_rtt(k)), queue and agent.Waits(k))
+            for k, f in flows.items()
+            if f.pkts
+        }
+
     def step(self, agent: Any, now: float, flow_rtt: Callable[[int], float]) -> None:
         """One step of the policy on `agent` (a C++ RxAgent) at `now`; flow_rtt(key)
-        is a flow's RTT as its sender measured it (0 if unknown)."""
-        keys = [int(k) for k in agent.Keys()]
-        flows = {k: agent.flows[k] for k in keys}
-        live = {k: f for k, f in flows.items() if f.pkts}
+        is a flow's RTT as its sender measured it (0 if unknown; with `bulk`, the
+        agent's own srtt, which the scenarios set to the same)."""
+        live = self._live(agent, flow_rtt)
         if self.name == "ictcp":
-            samples = {k: FlowSample(int(f.bytes), float(flow_rtt(k))) for k, f in live.items()}
+            samples = {k: FlowSample(b, r) for k, (_p, _c, b, r, _w) in live.items()}
             out = self.policy.step(now, int(agent.ifaceBytes), samples)
             # a flow ICTCP leaves alone (RTT larger than the limit) keeps the ACK's
             # own window, as the host agent's data path never rewrites it (FL_SLOW);
             # without a written window the C++ receiver would hold it at 2 MSS
             out = {**{k: LEFT_ALONE for k in live if k not in out}, **out}
         else:
-            counters = {k: (int(f.pkts), int(f.ce), float(flow_rtt(k))) for k, f in live.items()}
-            waits = {k: bool(agent.Waits(k)) for k in live} if agent.ackQueueCap else None
+            counters = {k: (p, c, r) for k, (p, c, _b, r, _w) in live.items()}
+            waits = {k: w for k, (*_rest, w) in live.items()} if agent.ackQueueCap else None
             out = self.policy.step(now, counters, waits=waits)
-        for k, w in out.items():
-            agent.SetUserWindow(k, int(w))
+        if self.bulk is not None:
+            keys = native.u64_vector(list(out))
+            windows = native.u64_vector([int(w) for w in out.values()])
+            self.bulk.SetUserWindows(agent, keys, windows)
+        else:
+            for k, w in out.items():
+                agent.SetUserWindow(k, int(w))
         if self.name == "rcc":
             for k in self.policy.fired:  # Alg. 3 l.7: the flow's ACK, under its new window
                 agent.TimerAck(k)
@@ -315,7 +345,7 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
         tun = rx_tunables(point.transport)
         user = c.agent == RXWIN.RX_POLICY_USER  # ictcp, rcc: W written from Python
         rto_r = point.transport.rcc_rto_r_ms
-        stepper = PolicyStepper(sch.agent, c.linkBps, tun, floor, rto_r) if user else None
+        stepper = PolicyStepper(sch.agent, c.linkBps, tun, floor, rto_r, bulk=p4i) if user else None
         if stepper is None:
             sc.Advance(c.maxSimS)
         else:

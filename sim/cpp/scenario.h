@@ -144,6 +144,49 @@ struct Flow
     uint32_t cwnd = 0, inflight = 0, rwnd = 0, congState = 0; // last traced values (debug)
 };
 
+// What sim/engine.py PolicyStepper reads of an agent each step, for every flow
+// that has sent data, in one call: reading them field by field from Python is
+// ~7 crossings per flow every base RTT, which at N = 1000 costs more than the
+// simulation itself. `rtt` is the flow's sender's RTT (RxAgent::srtt, 0 if
+// unknown), `waits` RxAgent::Waits (false without the ACK queue).
+struct FlowCounters
+{
+    std::vector<uint64_t> keys, pkts, ce, bytes;
+    std::vector<double> rtt;
+    std::vector<int32_t> waits; // 0 or 1 (uint8_t would reach Python as characters)
+};
+
+inline FlowCounters
+ReadFlows(RxAgent& a)
+{
+    FlowCounters out;
+    for (const auto& kv : a.flows)
+    {
+        const RxFlow& f = kv.second;
+        if (!f.pkts)
+        {
+            continue;
+        }
+        out.keys.push_back(kv.first);
+        out.pkts.push_back(f.pkts);
+        out.ce.push_back(f.ce);
+        out.bytes.push_back(f.bytes);
+        out.rtt.push_back(a.srtt(kv.first));
+        out.waits.push_back(a.ackQueueCap > 0 && a.Waits(kv.first));
+    }
+    return out;
+}
+
+// The windows a policy step wrote, in one call (RxAgent::SetUserWindow each).
+inline void
+SetUserWindows(RxAgent& a, const std::vector<uint64_t>& keys, const std::vector<uint64_t>& w)
+{
+    for (size_t i = 0; i < keys.size() && i < w.size(); i++)
+    {
+        a.SetUserWindow(keys[i], w[i]);
+    }
+}
+
 // ns-3 defaults for a run's TCP, ECN, event scheduler and random streams: one
 // place for every scenario (the incast here, the at-scale fabric in atscale.h).
 inline void

@@ -91,3 +91,28 @@ def test_unscheduled_incast_of_1000_ends_every_round(p4i: Any) -> None:
     (r,) = run["rounds"]
     assert len(r["fct_s"]) == 1000 and all(t > 0 for t in r["fct_s"])
     assert 0 < r["goodput_bps"] <= framing_limit_bps(1e9, 1000)
+
+
+def test_policy_steps_read_in_one_call_run_the_same(p4i: Any, monkeypatch: Any) -> None:
+    """ICTCP and RCC read every flow's counters in one call (scenario.h ReadFlows);
+    the run is the one that reading them flow by flow gives."""
+    rcc = Scheme("rcc", ecn="front", k=20, cc="reno", agent="rcc")
+    ictcp = Scheme("ictcp", ecn="off", cc="reno", agent="ictcp")
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for scheme in (rcc, ictcp):
+        point = Point(scheme, 16, app=App(32768, rounds=2))
+        runs[scheme.name] = [engine.run_point(point).record()]
+    init = engine.PolicyStepper.__init__
+
+    def one_by_one(self: engine.PolicyStepper, *args: Any, **kw: Any) -> None:
+        init(self, *args, **{**kw, "bulk": None})
+
+    monkeypatch.setattr(engine.PolicyStepper, "__init__", one_by_one)
+    for scheme in (rcc, ictcp):
+        point = Point(scheme, 16, app=App(32768, rounds=2))
+        runs[scheme.name].append(engine.run_point(point).record())
+    for name, (bulk, each) in runs.items():
+        assert bulk["status"] == "ok", bulk["error"]
+        bulk.pop("wall_s"), each.pop("wall_s")
+        assert bulk == each, name
+    assert runs["rcc"][0]["agent"]["ack_queue"]["held"] > 0  # the waits were read
