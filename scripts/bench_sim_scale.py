@@ -2,8 +2,10 @@
 
 Incast star at N = 100, 200, 500, 1000 servers (default), 1 Gbit/s links,
 25 µs per link, 64 KB per-port buffer, SRU 64 KB per server, 2 barrier rounds,
-for two schemes: front+rotate (the receiver budget in C++, per packet) and rcc
-(a Python policy stepped every base RTT over every flow, the costliest path).
+for two schemes: front+rotate (the receiver budget in C++, per packet) and
+drop-tail (no agent; its RTO waits cost simulated, not wall, time). `--schemes
+rcc` measures the costliest path, a Python policy stepped every base RTT over
+every flow (its N = 1000 point takes minutes; sim/MODEL.md has the figures).
 Per point it prints the wall and CPU seconds, the simulated seconds, the peak
 resident memory (VmHWM, reset before each point through /proc/self/clear_refs;
 the process holds ns-3 and the compiled model before any point) and each figure's
@@ -19,7 +21,7 @@ people's work on a shared machine inflates far less than wall time (on an idle
 core a point's wall time is its CPU time).
 
     .venv/bin/python scripts/bench_sim_scale.py [--ns 100,200,500,1000] [--rounds 2]
-        [--schemes front+rotate,rcc] [--sru 65536]
+        [--schemes front+rotate,droptail] [--sru 65536]
 
 Needs ns-3 (pip install ns3); prints why when it cannot run.
 """
@@ -92,8 +94,8 @@ def main() -> int:
     ap.add_argument("--sru", type=int, default=65536, help="bytes per server per round")
     ap.add_argument(
         "--schemes",
-        default="front+rotate,rcc",
-        help=f"comma-separated, from {','.join(SCHEMES)} (default front+rotate,rcc)",
+        default="front+rotate,droptail",
+        help=f"comma-separated, from {','.join(SCHEMES)} (default front+rotate,droptail)",
     )
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # each point as it ends
@@ -155,7 +157,8 @@ def main() -> int:
         f"sim-scale: make sim (experiments/sim.yaml, {points} points) at these CPU times "
         f"per round and SRU byte: {work / 3600:.1f} worker-hours -> {hours:.1f} h on this "
         f"machine's {cpus} cores, {cluster_min:.1f} min on a Ray cluster of "
-        f"{CLUSTER_WORKERS} workers (reports/cost.py; ns-3 loads not included)"
+        f"{CLUSTER_WORKERS} workers (reports/cost.py; ns-3 loads not included; every "
+        f"point at the cost of the slowest of {', '.join(names)}: ICTCP and RCC cost more)"
     )
     return 0
 
