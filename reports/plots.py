@@ -177,6 +177,14 @@ def plot_goodput(
 ) -> Path:
     """Mean round goodput (Mbps) vs senders, per scheme; the framing limit of
     segments of `mss` bytes dashed."""
+    return _save(goodput_figure(rows, name, link_bps, mss), path)
+
+
+def goodput_figure(
+    rows: Sequence[Mapping[str, Any]], name: str, link_bps: float | None, mss: int = MSS_BYTES
+) -> Figure:
+    """plot_goodput's figure: N on a log axis when it spans more than a decade (a
+    sweep to N = 1000 shows where each scheme falls off)."""
     fig, ax = _figure()
     limit = framing_limit_bps(link_bps, mss) / 1e6 if link_bps else math.inf
     _per_scheme(ax, rows, "goodput_mbps", bounds=(0.0, limit))
@@ -184,16 +192,21 @@ def plot_goodput(
         ax.axhline(limit, linestyle="--", color="gray", label=f"framing limit {limit:.0f} Mbps")
     ax.set_ylim(bottom=0)
     _finish(ax, f"{name}: goodput vs senders", "senders N", "goodput (Mbps)")
-    return _save(fig, path)
+    return fig
 
 
 def plot_rto(rows: Sequence[Mapping[str, Any]], path: Path, name: str) -> Path:
     """Percentage of rounds with at least one RTO vs senders, per scheme."""
+    return _save(rto_figure(rows, name), path)
+
+
+def rto_figure(rows: Sequence[Mapping[str, Any]], name: str) -> Figure:
+    """plot_rto's figure (N on a log axis as goodput_figure's)."""
     fig, ax = _figure()
     _per_scheme(ax, rows, "rto_round_ratio", 100.0, bounds=(0.0, 100.0))
     ax.set_ylim(-2, 102)
     _finish(ax, f"{name}: rounds with an RTO", "senders N", "rounds with >= 1 RTO (%)")
-    return _save(fig, path)
+    return fig
 
 
 def plot_fct(rows: Sequence[Mapping[str, Any]], path: Path, name: str) -> Path:

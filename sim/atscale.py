@@ -191,6 +191,7 @@ def _run(p: AtScalePoint, fl: Plan, rec: dict[str, Any]) -> None:
                     tun,
                     int(c.tcp.agentMinSegs),
                     p.transport.rcc_rto_r_ms,
+                    bulk=p4i,
                 )
                 for _ in range(sc.Aggregators())
             ]

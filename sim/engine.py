@@ -67,6 +67,19 @@ AGENT_CODES = POLICY_MODES
 BOTTLENECK_PORT = "1"  # the receiver's port on its ToR/leaf (attached first, as on BMv2)
 SERIES_POINTS = 2000  # depth_series is decimated to at most this many points
 MAX_SIM_S = 120.0  # a run that needs more simulated time than this is reported failed
+TCP_RETRIES2 = 15  # Linux's net.ipv4.tcp_retries2: a segment's retransmissions before giving up
+NS3_MAX_RTO_S = 60.0  # ns-3's TcpSocketBase doubles the RTO up to this
+
+
+def give_up_s(rto_min_ms: float) -> float:
+    """The longest a sender of the model waits on one segment before its connection
+    gives up: an RTO after the segment and after each of its TCP_RETRIES2
+    retransmissions, from rto_min doubling, capped at NS3_MAX_RTO_S (rto_min 10 ms:
+    262 s; 200 ms: 522 s). A round that
+    lasts longer is stuck; one that lasts this long only waits, which costs little
+    wall time (seed 003's unscheduled N = 1000: 102 s rounds in ~5 s)."""
+    rto = rto_min_ms / 1000
+    return sum(min(rto * 2**i, NS3_MAX_RTO_S) for i in range(TCP_RETRIES2 + 1))
 
 
 def agent_tunables() -> dict[str, float]:
@@ -144,7 +157,13 @@ class PolicyStepper:
         tun: Mapping[str, float],
         min_segs: int,
         rto_r_ms: float = RCC_RTO_R_MS,
+        *,
+        bulk: Any = None,
     ) -> None:
+        """`bulk`: the loaded model (native.load()) to read and write every flow in
+        one call each (scenario.h ReadFlows, SetUserWindows); None reads them one
+        by one from the agent (what a stand-in agent offers)."""
+        self.bulk = bulk
         self.name = name
         if name == "ictcp":
             cap = float(tun.get("capacity_mbps") or 0) * 1e6 / 8 or link_bps / 8
@@ -163,25 +182,49 @@ class PolicyStepper:
         self.steps = 0
         self.timer_acks = 0
 
+    def _live(
+        self, agent: Any, flow_rtt: Callable[[int], float]
+    ) -> dict[int, tuple[int, int, int, float, bool]]:
+        """key -> (pkts, ce, bytes, rtt, waits) of every flow that has sent data."""
+        if self.bulk is not None:
+            v = self.bulk.ReadFlows(agent)
+            cols = (v.keys, v.pkts, v.ce, v.bytes, v.rtt, v.waits)
+            keys, pkts, ce, nbytes, rtt, waits = (list(c) for c in cols)
+            return {
+                int(k): (int(p), int(c), int(b), float(r), bool(w))
+                for k, p, c, b, r, w in zip(keys, pkts, ce, nbytes, rtt, waits, strict=True)
+            }
+        flows = {int(k): agent.flows[k] for k in agent.Keys()}
+        queue = self.name == "rcc" and bool(agent.ackQueueCap)  # ICTCP reads no waits
+        return {
+            k: (int(f.pkts), int(f.ce), int(f.bytes), float(flow_rtt(k)), queue and agent.Waits(k))
+            for k, f in flows.items()
+            if f.pkts
+        }
+
     def step(self, agent: Any, now: float, flow_rtt: Callable[[int], float]) -> None:
         """One step of the policy on `agent` (a C++ RxAgent) at `now`; flow_rtt(key)
-        is a flow's RTT as its sender measured it (0 if unknown)."""
-        keys = [int(k) for k in agent.Keys()]
-        flows = {k: agent.flows[k] for k in keys}
-        live = {k: f for k, f in flows.items() if f.pkts}
+        is a flow's RTT as its sender measured it (0 if unknown; with `bulk`, the
+        agent's own srtt, which the scenarios set to the same)."""
+        live = self._live(agent, flow_rtt)
         if self.name == "ictcp":
-            samples = {k: FlowSample(int(f.bytes), float(flow_rtt(k))) for k, f in live.items()}
+            samples = {k: FlowSample(b, r) for k, (_p, _c, b, r, _w) in live.items()}
             out = self.policy.step(now, int(agent.ifaceBytes), samples)
             # a flow ICTCP leaves alone (RTT larger than the limit) keeps the ACK's
             # own window, as the host agent's data path never rewrites it (FL_SLOW);
             # without a written window the C++ receiver would hold it at 2 MSS
             out = {**{k: LEFT_ALONE for k in live if k not in out}, **out}
         else:
-            counters = {k: (int(f.pkts), int(f.ce), float(flow_rtt(k))) for k, f in live.items()}
-            waits = {k: bool(agent.Waits(k)) for k in live} if agent.ackQueueCap else None
+            counters = {k: (p, c, r) for k, (p, c, _b, r, _w) in live.items()}
+            waits = {k: w for k, (*_rest, w) in live.items()} if agent.ackQueueCap else None
             out = self.policy.step(now, counters, waits=waits)
-        for k, w in out.items():
-            agent.SetUserWindow(k, int(w))
+        if self.bulk is not None:
+            keys = native.u64_vector(list(out))
+            windows = native.u64_vector([int(w) for w in out.values()])
+            self.bulk.SetUserWindows(agent, keys, windows)
+        else:
+            for k, w in out.items():
+                agent.SetUserWindow(k, int(w))
         if self.name == "rcc":
             for k in self.policy.fired:  # Alg. 3 l.7: the flow's ACK, under its new window
                 agent.TimerAck(k)
@@ -240,6 +283,7 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int, tick_s: float) 
     c.delAckCount = 2 if receiver_delayed_ack(sch, t) else 1
     c.delAckTimeoutMs = t.delack_ms
     c.synRtoMs = t.syn_rto_ms
+    c.dataRetries = TCP_RETRIES2
     c.dctcpG = t.dctcp_g
     c.minCwndSegs = t.min_cwnd_segs
     c.segSize = t.mss_bytes
@@ -273,8 +317,8 @@ def run_config(point: Point, max_sim_s: float = MAX_SIM_S) -> Any:
     c.perRoundConnections = app.per_round_connections
     c.seed = point.seed
     c.run = point.repeat + 1
-    # a run may need ten minimum RTOs per round before it is called stuck
-    c.maxSimS = max(max_sim_s, app.rounds * 10 * topo.rto_min_ms / 1000)
+    # a run is called stuck only when it outlasts every round's senders giving up
+    c.maxSimS = max(max_sim_s, app.rounds * give_up_s(topo.rto_min_ms))
     c.restartEachRound = point.transport.restart_each_round
     offs: list[float] = []  # all at once
     if sch.batching:
@@ -294,7 +338,7 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
         tun = rx_tunables(point.transport)
         user = c.agent == RXWIN.RX_POLICY_USER  # ictcp, rcc: W written from Python
         rto_r = point.transport.rcc_rto_r_ms
-        stepper = PolicyStepper(sch.agent, c.linkBps, tun, floor, rto_r) if user else None
+        stepper = PolicyStepper(sch.agent, c.linkBps, tun, floor, rto_r, bulk=p4i) if user else None
         if stepper is None:
             sc.Advance(c.maxSimS)
         else:

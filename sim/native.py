@@ -49,6 +49,13 @@ def double_vector(values: list[float]) -> Any:
     return cppyy.gbl.std.vector["double"](values)
 
 
+def u64_vector(values: list[int]) -> Any:
+    """A std::vector<uint64_t> (flow keys, windows) for the model's C++."""
+    import cppyy  # loaded with ns-3 by load(); kept out of import time on purpose
+
+    return cppyy.gbl.std.vector["uint64_t"](values)
+
+
 def int_vector(values: Iterable[int]) -> Any:
     """A std::vector<int> for a config field (cppyy is loaded by `load()`)."""
     import cppyy  # loaded with ns-3 by load(); kept out of import time on purpose

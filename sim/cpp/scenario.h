@@ -48,6 +48,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace p4i
@@ -104,6 +105,7 @@ struct RunConfig
     bool perRoundConnections = false; // app.connections: per-round (a new connection per round)
     double delAckTimeoutMs = 0;
     double synRtoMs = 0; // SYN retransmission timeout (ns-3 ConnTimeout)
+    uint32_t dataRetries = 0; // retransmissions of a segment before the connection gives up
     double maxSimS = 0;  // give up after this much simulated time
 
     // -- the model's own -----------------------------------------------------
@@ -142,6 +144,49 @@ struct Flow
     uint32_t cwnd = 0, inflight = 0, rwnd = 0, congState = 0; // last traced values (debug)
 };
 
+// What sim/engine.py PolicyStepper reads of an agent each step, for every flow
+// that has sent data, in one call: reading them field by field from Python is
+// ~7 crossings per flow every base RTT, which at N = 1000 costs more than the
+// simulation itself. `rtt` is the flow's sender's RTT (RxAgent::srtt, 0 if
+// unknown), `waits` RxAgent::Waits (false without the ACK queue).
+struct FlowCounters
+{
+    std::vector<uint64_t> keys, pkts, ce, bytes;
+    std::vector<double> rtt;
+    std::vector<int32_t> waits; // 0 or 1 (uint8_t would reach Python as characters)
+};
+
+inline FlowCounters
+ReadFlows(RxAgent& a)
+{
+    FlowCounters out;
+    for (const auto& kv : a.flows)
+    {
+        const RxFlow& f = kv.second;
+        if (!f.pkts)
+        {
+            continue;
+        }
+        out.keys.push_back(kv.first);
+        out.pkts.push_back(f.pkts);
+        out.ce.push_back(f.ce);
+        out.bytes.push_back(f.bytes);
+        out.rtt.push_back(a.srtt(kv.first));
+        out.waits.push_back(a.ackQueueCap > 0 && a.Waits(kv.first));
+    }
+    return out;
+}
+
+// The windows a policy step wrote, in one call (RxAgent::SetUserWindow each).
+inline void
+SetUserWindows(RxAgent& a, const std::vector<uint64_t>& keys, const std::vector<uint64_t>& w)
+{
+    for (size_t i = 0; i < keys.size() && i < w.size(); i++)
+    {
+        a.SetUserWindow(keys[i], w[i]);
+    }
+}
+
 // ns-3 defaults for a run's TCP, ECN, event scheduler and random streams: one
 // place for every scenario (the incast here, the at-scale fabric in atscale.h).
 inline void
@@ -158,6 +203,9 @@ ApplyDefaults(const RunConfig& c)
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8u << 20));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(c.rcvBufBytes));
     Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MicroSeconds(c.synRtoMs * 1000)));
+    // Linux's tcp_retries2 (sim/engine.py TCP_RETRIES2): ns-3's own 6 kills flows
+    // that a deep incast times out 6 times in a row, and their round never ends.
+    Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(c.dataRetries));
     Config::SetDefault("ns3::TcpSocketBase::MaxSegLifetime", DoubleValue(c.mslS));
     Config::SetDefault("ns3::TcpSocketBase::MinRto",
                        TimeValue(MicroSeconds(c.rtoMinMs * 1000)));
@@ -863,6 +911,7 @@ class Scenario
             auto f = std::make_unique<Flow>();
             f->idx = i;
             f->srvAddr = HostAddr(i + 1);
+            m_byPeer[f->srvAddr.Get()] = f.get();
             Ptr<Socket> l = CreateSenderSocket(hosts.Get(i + 1)); // its connections send
             l->Bind(InetSocketAddress(Ipv4Address::GetAny(), PORT));
             l->Listen();
@@ -947,15 +996,13 @@ class Scenario
     // stands in for the agent's timestamp-based estimate), 0 if unknown.
     double FlowRtt(uint64_t key) const
     {
-        for (auto& f : flows)
-        {
-            if (f->srvAddr.Get() == RxAgent::KeyPeer(key))
-            {
-                return f->lastRtt;
-            }
-        }
-        return 0;
+        auto it = m_byPeer.find(RxAgent::KeyPeer(key));
+        return it == m_byPeer.end() ? 0 : it->second->lastRtt;
     }
+
+    // Server address -> its flow: FlowRtt runs for every flow at every policy
+    // step and rotation scan, so a lookup costs O(1), not O(N).
+    std::unordered_map<uint32_t, Flow*> m_byPeer;
 
     // NewDCTCP windows that ended marked, per server (debug / tests); -1 if not NewDCTCP.
     std::vector<int64_t> NewDctcpCuts() const

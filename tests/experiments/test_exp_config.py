@@ -69,7 +69,7 @@ def _bad(mutate, match: str) -> None:
         (lambda r: r["schemes"][0].update(colour="red"), "unknown key"),
         (lambda r: r.update(senders=[0]), "senders: 0 must be an integer >= 1"),
         (lambda r: r.update(senders=[]), "non-empty list"),
-        (lambda r: r.update(senders=[101]), "above 100"),
+        (lambda r: r.update(senders=[1001]), "above 1000"),
         (lambda r: r.update(repeats=0), "repeats"),
         (lambda r: r.update(engine="gpu"), "engine: 'gpu'"),
         (lambda r: r["topology"].update(buffer_bytes=1000), "smaller than one packet"),
@@ -158,7 +158,7 @@ def test_variants_expand_to_one_validated_experiment_each() -> None:
     }
     assert all(e.schemes == exps[0].schemes for e in exps)
     shipped = config.load_all(REPO / "experiments" / "sim.yaml")
-    assert len(shipped) == 4 and all(max(e.senders) == 100 for e in shipped)
+    assert len(shipped) == 6 and all(max(e.senders) == 1000 for e in shipped)
 
 
 def test_bad_variants_refused() -> None:

@@ -72,3 +72,21 @@ def test_every_set_parameter_has_a_source() -> None:
         want |= {f"schemes.{s['name']}" for s in raw["schemes"]}
         assert set(raw["paper"]["sources"]) == want, stem
         assert list(raw["paper"])[-1] == "sources", stem
+
+
+def test_fig7_jump_at_499_to_500_servers() -> None:
+    """Seed 003 §V-B ¶2: the closed form jumps from 119 to 241 Mbit/s at N = 499 -> 500.
+    By hand: a 10^6-B block over 499 servers is 2004 B each, S_SRU = 3 packets of
+    1000 B (slow start 1, 2: wnd_max = 2); over 500, 2000 B, S_SRU = 2 (1 then 1
+    left: wnd_max = 1 + 1 - 1 = 1). Eq. (14) with S_f = 1052 and B = 32 768:
+    n = floor(32 768 / 2104) = 15 and floor(32 768 / 1052) = 31, so k = ceil(499 / 15)
+    = 34 and ceil(500 / 31) = 17 batches. Ours is within the preset's 10 %."""
+    (exp,) = config.load_all(PAPERS / "seed003-fig7.yaml")
+    assert {499, 500} <= set(exp.senders) and max(exp.senders) == 1000  # §V-B ¶1: to 1000
+    got = {}
+    for n, by_hand in ((499, (3, 2, 15, 34)), (500, (2, 1, 31, 17))):
+        s = batch_schedule(n, exp.topology, exp.app, exp.transport)
+        assert (s.s_sru_pkts, s.wnd_max, s.n, s.k) == by_hand
+        got[n] = s.goodput_bound_bps / 1e6
+    assert got[499] == pytest.approx(119, rel=0.10)
+    assert got[500] == pytest.approx(241, rel=0.10)

@@ -2,9 +2,9 @@
 
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -103,6 +103,25 @@ def test_n_on_a_log_axis_when_it_spans_more_than_a_decade() -> None:
     assert plots.log_x(rows(1, 16, 1000))
     assert not plots.log_x(rows(8, 16, 64))  # 8x: linear
     assert not plots.log_x(rows(0, 16, 64))  # N = 0 has no log
+
+
+def test_a_sweep_to_1000_senders_is_drawn_on_a_log_axis_with_the_framing_limit(
+    make_run: MakeRun,
+) -> None:
+    """make sim's N (experiments/sim.yaml): goodput and RTO rounds against N on a log
+    axis that reaches 1000, goodput under the framing limit of 1 Gbit/s with 1448-B
+    segments in 1538 wire bytes: 1e9 x 1448 / 1538 = 941.5 Mbit/s."""
+    ns = (1, 2, 4, 8, 16, 32, 64, 100, 200, 500, 1000)
+    rows = results.aggregate([make_run(s, n, 0) for s in ("droptail", "front+rotate") for n in ns])
+    for fig in (plots.goodput_figure(rows, "sim", 1e9), plots.rto_figure(rows, "sim")):
+        (ax,) = fig.axes
+        assert ax.get_xscale() == "log"
+        assert ax.get_xlim()[1] >= 1000 and 1000 in ax.get_xticks()
+    (ax,) = plots.goodput_figure(rows, "sim", 1e9).axes
+    limits = [ln for ln in ax.get_lines() if str(ln.get_label()).startswith("framing limit")]
+    assert len(limits) == 1
+    ys = cast(Sequence[float], limits[0].get_ydata())
+    assert list(ys) == pytest.approx([941.48, 941.48], abs=0.01)
 
 
 def test_depth_plots_skip_when_no_data(tmp_path: Path, make_run: MakeRun) -> None:
