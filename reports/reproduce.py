@@ -177,6 +177,8 @@ def verdict_rows(exps: list[Any], sets: list[results.ResultSet], base: str) -> l
             one = {**claim, "variant": variant} if variant else dict(claim)
             if paper and paper.is_baseline(exp):
                 one["baseline"] = True
+            if paper and paper.allows:
+                one["allowed"] = paper.reading(exp)
             out.append(evaluate(one, rs.aggregate(), rep.claim_context(exp)))
     return out
 
