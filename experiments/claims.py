@@ -17,6 +17,10 @@ A preset (experiments/papers/*.yaml) carries a `paper:` section:
       sources:                         # each setting's place in the paper (experiments/sources.py)
         topology.delay_us: "§5.1.2 — 25 µs per link"
 
+A scheme named `scheme@variant` (newdctcp@sru128k) is that scheme's rows in
+another variant of the same preset, so a claim can compare variants ("the same
+at SRU 64 and 128 KB": alike, schemes [newdctcp, newdctcp@sru128k]).
+
 `variant` names the variant (the suffix p4incast-run gives it, e.g. sru64k),
 or a list of them (variant: [rto_min_ms10-sru64k, rto_min_ms200-sru64k]);
 absent: every variant (claim_variants). What a wording is taken to mean
@@ -76,6 +80,9 @@ Kinds (`metric` defaults to goodput_mbps; x ranges default to every x run):
                          [n_min, n_max] (T's full buffer of queueing per slow-start
                          round over-estimates a batch's time: the paper states
                          the match above N = 5)
+    alike                "the same", "identical", "does not vary much": the two
+                         `schemes` within NEAR_TOLERANCE of each other at every x
+                         in [min, max] (inconclusive where only the intervals reach)
     closed_form          seed-003: the paper's closed-form number at n against
                          OUR closed form g there (no simulation), within
                          verdicts.near_band(value)
@@ -109,6 +116,7 @@ KINDS = (
     "relative",
     "closed_form",
     "gap_diminishes",
+    "alike",
 )
 
 
@@ -138,6 +146,7 @@ def check_claim(claim: Any, where: str, axis: str = "n") -> None:
         "relative": ("scheme", "than", "value"),
         "closed_form": ("n", "value"),
         "gap_diminishes": ("scheme", "n_split"),
+        "alike": ("schemes",),
     }[kind]
     missing = [k for k in need if k not in claim]
     if missing:

@@ -116,6 +116,9 @@ class Paper:
     # quoted, that leaves the value open}}; a value not listed is one the paper
     # contradicts, and cannot explain a divergence (reports/verdicts.py EXPLAINING_RULE)
     allows: dict[str, dict[Any, str]] = field(default_factory=dict)
+    # figure -> the metric(s) its axis plots, as the preset reads it (a claim's
+    # `figure` and metric must match: tests/experiments/test_exp_claims.py)
+    plots: dict[str, list[str]] = field(default_factory=dict)
 
     def is_baseline(self, exp: Any) -> bool:
         """Whether the experiment (one variant) runs the paper's setting of `baseline`."""
@@ -186,6 +189,9 @@ def parse_paper(raw: Any, axis: str = "n") -> Paper | None:
             "paper.allows: expected a mapping of variant keys to {value: the paper's place "
             "that allows it}"
         )
+    plots = raw.get("plots") or {}
+    if not isinstance(plots, dict):
+        raise ExperimentError("paper.plots: expected a mapping of figure -> metric or metrics")
     return Paper(
         raw["cite"],
         raw["figure"],
@@ -194,6 +200,7 @@ def parse_paper(raw: Any, axis: str = "n") -> Paper | None:
         dict(baseline),
         sources,
         {k: dict(v) for k, v in allows.items()},
+        {str(k): [v] if isinstance(v, str) else list(v) for k, v in plots.items()},
     )
 
 

@@ -179,7 +179,17 @@ def verdict_rows(exps: list[Any], sets: list[results.ResultSet], base: str) -> l
                 one["baseline"] = True
             if paper and paper.allows:
                 one["allowed"] = paper.reading(exp)
-            out.append(evaluate(one, rs.aggregate(), rep.claim_context(exp)))
+            rows = rs.aggregate()
+            if "@" in " ".join(
+                map(str, [claim.get("scheme"), claim.get("than"), *claim.get("schemes", [])])
+            ):
+                # scheme@variant: that scheme's rows in another variant (experiments/claims.py)
+                rows = rows + [
+                    {**r, "scheme": f"{r['scheme']}@{v}"}
+                    for v, (_e, other) in by_variant.items()
+                    for r in other.aggregate()
+                ]
+            out.append(evaluate(one, rows, rep.claim_context(exp)))
     return out
 
 

@@ -18,6 +18,8 @@ fails, on our runs' numbers, and the report prints that table
   of senders, a span the paper's figure fixes, not our grid.
 - "fewer", "lower", "the best", "ahead of" (ordering): ORDERING_RULE with
   MIN_EFFECT of the metric, every compared point with its interval.
+- "the same", "identical", "does not vary much" (alike): within NEAR_TOLERANCE
+  of each other at every x.
 - "about X", "~X" (near): NEAR_TOLERANCE, widened to the paper's printed
   precision (PRINTED_PRECISION) and, for counts, to a Poisson interval
   (COUNT_METRICS), and cut at the link's framing limit for goodput (PHYSICAL).
@@ -626,6 +628,40 @@ def _gap_diminishes(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]
     return Verdict(claim, v, ours, ())
 
 
+def _alike(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
+    """ "The same / identical / does not vary much" (alike): at every x in range the
+    two schemes' means differ by at most NEAR_TOLERANCE of the larger (what "about"
+    allows); diverges when even the intervals' nearest edges are further apart."""
+    metric = claim.get("metric", "goodput_mbps")
+    a_s, b_s = claim["schemes"]
+    a, b = (
+        {
+            x: (m, lo, hi)
+            for x, m, lo, hi in _series(rows, s, metric, axis)
+            if _in_range(x, claim, axis)
+        }
+        for s in (a_s, b_s)
+    )
+    common = sorted(set(a) & set(b))
+    if not common:
+        return Verdict(claim, NO_DATA, f"no {axis} with {metric} for both {a_s} and {b_s}")
+    found, parts = [], []
+    for x in common:
+        (ma, alo, ahi), (mb, blo, bhi) = a[x], b[x]
+        tol = NEAR_TOLERANCE * max(abs(ma), abs(mb))
+        near = abs(ma - mb) <= tol
+        ha, hb = _half_width(alo, ahi) or 0.0, _half_width(blo, bhi) or 0.0
+        v = _side(near, abs(ma - mb) - ha - hb <= tol)
+        found.append((v, x, ma, mb))
+        if v != HOLDS:
+            parts.append(f"{_at(axis, x)}: {_num(ma)} vs {_num(mb)} ({ma / mb - 1:+.0%})")
+    verdict = _worst([v for v, *_r in found])
+    _v, x, ma, mb = next(f for f in found if f[0] == verdict)
+    pts = (Point(a_s, x, metric, ma), Point(b_s, x, metric, mb))
+    ours = "; ".join(parts) if parts else f"within {NEAR_TOLERANCE:.0%} at every {axis} in range"
+    return Verdict(claim, verdict, ours, pts)
+
+
 def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Verdict:
     """One claim against the summary rows of the variant it is about.
 
@@ -643,6 +679,8 @@ def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Ve
         return _gap_diminishes(claim, rows, ctx)
     if kind == "ordering":
         return _ordering(claim, rows, axis)
+    if kind == "alike":
+        return _alike(claim, rows, axis)
     if kind == "drops_from":
         return _drops_from(claim, rows, axis)
     if kind == "no_collapse":
