@@ -180,14 +180,15 @@ def parse_paper(raw: Any, axis: str = "n") -> Paper | None:
         raise ExperimentError(str(err)) from None
     allows = raw.get("allows") or {}
     if not isinstance(allows, dict) or any(
-        k not in VARIANT_KEYS
+        not isinstance(k, str)
+        or k.count(".") != 1
         or not isinstance(v, dict)
         or not all(isinstance(t, str) for t in v.values())
         for k, v in allows.items()
     ):
         raise ExperimentError(
-            "paper.allows: expected a mapping of variant keys to {value: the paper's place "
-            "that allows it}"
+            "paper.allows: expected a mapping of settings (section.name) to {value: the "
+            "paper's place that allows it}"
         )
     plots = raw.get("plots") or {}
     if not isinstance(plots, dict):

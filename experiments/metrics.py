@@ -74,7 +74,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from p4incast.experiments.stats import (
-    T_BATCHES,
     Interval,
     batch_interval,
     batches,
@@ -378,12 +377,15 @@ def _per_run(key: str, total_rounds: int) -> Callable[[Sequence[Mapping[str, Any
     return estimate
 
 
-def round_intervals(rounds: Sequence[Mapping[str, Any]]) -> dict[str, Interval | None]:
+def round_intervals(
+    rounds: Sequence[Mapping[str, Any]], points: Mapping[str, Any] | None = None
+) -> dict[str, Interval | None]:
     """95 % intervals of one run's CI_METRICS from its rounds alone (module docstring).
 
     Every metric but the RTO-round ratio: batch means / sectioning over
-    `batches(len(rounds))`, centred on the metric over all rounds (the queue's: only
-    when every round has its `queue` record). RTO-round ratio: Wilson over the rounds.
+    `batches(len(rounds))`, centred on the metric over all rounds, or on `points`'
+    value of it where given (the queue's: only when every round has its `queue`
+    record). RTO-round ratio: Wilson over the rounds.
     """
     parts = [rounds[b.start : b.stop] for b in batches(len(rounds))]
     estimators: dict[str, Callable[[Sequence[Mapping[str, Any]]], float | None]] = {
@@ -397,9 +399,17 @@ def round_intervals(rounds: Sequence[Mapping[str, Any]]) -> dict[str, Interval |
         "drops": _per_run("drops", len(rounds)),
         "ce_marks": _per_run("marked", len(rounds)),
     }
+    given = points or {}
+
+    def centre(
+        metric: str, estimate: Callable[[Sequence[Mapping[str, Any]]], float | None]
+    ) -> float | None:
+        value = given.get(metric)
+        return float(value) if value is not None else estimate(rounds)
+
     out = {
-        metric: clip(batch_interval(estimate(rounds), [estimate(p) for p in parts]), metric)
-        for metric, estimate in estimators.items()
+        metric: clip(batch_interval(centre(metric, est), [est(p) for p in parts]), metric)
+        for metric, est in estimators.items()
     }
     out["rto_round_ratio"] = wilson_interval(sum(_round_rto(r) for r in rounds), len(rounds))
     return {m: out[m] for m in CI_METRICS}
@@ -479,11 +489,8 @@ def _summarize_ok(run: Mapping[str, Any]) -> dict[str, Any]:
             out["ce_marks"] = int(port["marked"])
         if port.get("queue_drops") is not None or port.get("ecn_drop") is not None:
             out["drops"] = int(port.get("queue_drops") or 0) + int(port.get("ecn_drop") or 0)
-    # the intervals, centred on the run's own values (a batch interval is centred on
-    # its point: the port's counters for the queue, the rounds for the rest)
-    for metric, interval in round_intervals(rounds).items():
-        if interval is not None and interval.method == T_BATCHES and out.get(metric) is not None:
-            hw = (interval.hi - interval.lo) / 2
-            interval = clip(interval._replace(lo=out[metric] - hw, hi=out[metric] + hw), metric)
+    # the intervals, centred on the run's own values (the port's counters for the
+    # queue, which also count the set-up before the first round)
+    for metric, interval in round_intervals(rounds, out).items():
         out.update(ci_fields(metric, interval if out.get(metric) is not None else None))
     return out
