@@ -152,9 +152,12 @@ COUNT_METRICS = ("drops", "drops_agg_queue", "drops_root", "ce_marks", "timeouts
 # The paper's printed precision: a number printed with its last digit in some
 # place means anything that rounds to it, half a unit of that place either side
 # ("does not exceed 39" holds at 39.2, not at 39.6; "0.3 Mbit/s" is 0.25-0.35).
-# Every bound (at_most, at_least) and every "about" gets it; counts and ratios a
-# paper states as exact integers (0 drops) get none, a count being exact.
+# Every bound (at_most, at_least) and every "about" gets it; a zero ("no drop",
+# "never") and a count stated whole get none, being exact.
 PRINTED_PRECISION = "half a unit of the paper's last printed digit"
+# Ratios the papers print as percentages (ICTCP Fig. 9's 6 %): their printed digit
+# is a whole percent, so half a unit is 0.005.
+PERCENT_METRICS = ("rto_round_ratio",)
 # "X % lower on average" (relative): the ratio of the two schemes' means over the
 # x both ran, minus 1 — the papers' "mean decrease over" a set of runs (RCC
 # §6.1.1, §6.1.3) compares averages, and a mean of per-x ratios weighs a point
@@ -538,13 +541,14 @@ def _relative(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
 
 def printed_half_unit(value: float, metric: str) -> float:
     """PRINTED_PRECISION: half a unit of the last digit of `value` as the preset types
-    the paper's number (39 -> 0.5, 0.3 -> 0.05, 0.06 -> 0.005); 0 for a count stated
-    as a whole number (COUNT_METRICS: exact)."""
-    if metric in COUNT_METRICS and float(value).is_integer():
-        return 0.0
-    exp = Decimal(str(value)).normalize().as_tuple().exponent
+    the paper's number (39 -> 0.5, 0.3 -> 0.05; 0.06 of the rounds, printed 6 %,
+    -> 0.005); 0 for zero and for a count stated as a whole number (exact)."""
+    if value == 0 or (metric in COUNT_METRICS and float(value).is_integer()):
+        return 0.0  # "none", "never" and a whole count are exact
+    scale = 100.0 if metric in PERCENT_METRICS else 1.0  # printed as a percentage
+    exp = Decimal(str(value * scale)).normalize().as_tuple().exponent
     places = -exp if isinstance(exp, int) and exp < 0 else 0
-    return 0.5 * 10.0**-places
+    return 0.5 * 10.0**-places / scale
 
 
 def poisson_band(mean: float) -> tuple[int, int]:

@@ -339,7 +339,10 @@ def test_the_printed_precision_is_half_a_unit_of_the_last_digit() -> None:
     assert printed_half_unit(0.3, "goodput_mbps") == pytest.approx(0.05)
     assert printed_half_unit(0.06, "rto_round_ratio") == pytest.approx(0.005)
     assert printed_half_unit(900, "goodput_mbps") == 0.5
-    assert printed_half_unit(0, "drops") == 0.0  # a count stated whole is exact
+    assert printed_half_unit(0, "drops") == 0.0  # a zero is exact
+    assert printed_half_unit(7, "drops") == 0.0  # and a count stated whole
+    assert printed_half_unit(0.0, "rto_round_ratio") == 0.0  # "no timeout"
+    assert printed_half_unit(0.5, "rto_round_ratio") == pytest.approx(0.005)  # 50 %
     # "does not exceed 39" (seed 003 §V-C ¶3): 39.2 holds, 39.6 does not
     c = claim(kind="at_most", scheme="tcp", value=39)
     assert evaluate(c, [row("tcp", 25, 39.2)], CTX).verdict == HOLDS
