@@ -324,6 +324,13 @@ def test_relative_is_the_ratio_of_the_means() -> None:
 
 # -- issue 46 item 4: each rule fails both ways -----------------------------------
 
+# seed003.yaml's settings (§V ¶1, §II ¶4; 1000-B segments), which its closed form uses
+SEED003 = {
+    "topology": Topology(rto_min_ms=200, link_gbps=1.0, delay_us=25, buffer_bytes=32768),
+    "app": App(sru_bytes=10000, mode="per-server", rounds=3, jitter_us=20),
+    "transport": Transport(init_cwnd=1, delayed_ack=False, mss_bytes=1000),
+}
+
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
 def test_each_rule_holds_for_one_of_our_claims_and_fails_for_another(rule: Rule) -> None:
@@ -399,8 +406,7 @@ def test_alike_compares_two_curves_point_by_point() -> None:
 def test_a_closed_form_number_is_checked_against_our_closed_form() -> None:
     """Seed 003 §V-A ¶2: 203 and 162 Mbit/s at N = 15, 16 against our g (200.7 and
     160.4, tests/experiments/test_exp_seed003.py); no runs enter."""
-    ctx = RULES[-1].holds.ctx
-    assert ctx is not None
+    ctx = SEED003
     c = claim(kind="closed_form", n=15, value=203)
     v = evaluate(c, [], ctx)
     assert v.verdict == HOLDS and "200.7" in v.ours
@@ -411,8 +417,7 @@ def test_a_closed_form_number_is_checked_against_our_closed_form() -> None:
 def test_the_gap_to_the_closed_form_diminishes() -> None:
     """Gaps |goodput - g| / g of 40 % at N <= 5 and about 5 % above: diminishes; the
     other way round it does not."""
-    ctx = RULES[-1].holds.ctx
-    assert ctx is not None
+    ctx = SEED003
     g = {n: batch_schedule(n, ctx["topology"], ctx["app"], ctx["transport"]).goodput_bound_bps / 1e6
          for n in (2, 4, 20, 40)}  # fmt: skip
     rows = [ci("batched", n, g[n] * (1.4 if n <= 5 else 1.05), 1.0) for n in g]
