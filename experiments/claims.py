@@ -83,6 +83,9 @@ Kinds (`metric` defaults to goodput_mbps; x ranges default to every x run):
     alike                "the same", "identical", "does not vary much": the two
                          `schemes` within NEAR_TOLERANCE of each other at every x
                          in [min, max] (inconclusive where only the intervals reach)
+    grows                "grows / increases with N": the metric at the last x in
+                         range above the first by verdicts.ORDERING_RULE, and no
+                         step between neighbours a fall by it
     closed_form          seed-003: the paper's closed-form number at n against
                          OUR closed form g there (no simulation), within
                          verdicts.near_band(value)
@@ -117,6 +120,7 @@ KINDS = (
     "closed_form",
     "gap_diminishes",
     "alike",
+    "grows",
 )
 
 
@@ -147,6 +151,7 @@ def check_claim(claim: Any, where: str, axis: str = "n") -> None:
         "closed_form": ("n", "value"),
         "gap_diminishes": ("scheme", "n_split"),
         "alike": ("schemes",),
+        "grows": ("scheme",),
     }[kind]
     missing = [k for k in need if k not in claim]
     if missing:

@@ -20,6 +20,8 @@ fails, on our runs' numbers, and the report prints that table
   MIN_EFFECT of the metric, every compared point with its interval.
 - "the same", "identical", "does not vary much" (alike): within NEAR_TOLERANCE
   of each other at every x.
+- "grows / increases with N" (grows): last above first by ORDERING_RULE, no
+  step a clear fall.
 - "about X", "~X" (near): NEAR_TOLERANCE, widened to the paper's printed
   precision (PRINTED_PRECISION) and, for counts, to a Poisson interval
   (COUNT_METRICS), and cut at the link's framing limit for goodput (PHYSICAL).
@@ -666,6 +668,35 @@ def _alike(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
     return Verdict(claim, verdict, ours, pts)
 
 
+def _grows(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
+    """ "Grows / increases with N" (grows): the metric at the last x in range above the
+    first by ORDERING_RULE, and no step between neighbours a fall by it; diverges when
+    the last is not above the first or some step clearly falls, else inconclusive."""
+    metric, scheme = claim.get("metric", "goodput_mbps"), claim["scheme"]
+    series = [
+        (x, (m, _half_width(lo, hi)))
+        for x, m, lo, hi in _series(rows, scheme, metric, axis)
+        if _in_range(x, claim, axis)
+    ]
+    if len(series) < 2:
+        return Verdict(claim, NO_DATA, f"fewer than two {axis} with {metric}")
+
+    def judge(a: tuple[float, float | None], b: tuple[float, float | None]) -> str:
+        v = _pair((a[0], a[1] or 0.0), (b[0], b[1] or 0.0), False, metric)
+        return INCONCLUSIVE if v == HOLDS and (a[1] is None or b[1] is None) else v
+
+    (x0, first), (x1, last) = series[0], series[-1]
+    end = judge(last, first)
+    falls = [(xa, xb) for (xa, a), (xb, b) in zip(series, series[1:], strict=False)
+             if judge(a, b) == HOLDS]  # fmt: skip
+    verdict = DIVERGES if end == DIVERGES or falls else end
+    ours = f"{_at(axis, x0)} {_pm(*first)} -> {_at(axis, x1)} {_pm(*last)}"
+    if falls:
+        ours += "; falls " + ", ".join(f"{_at(axis, a)}->{b}" for a, b in falls)
+    pts = (Point(scheme, x0, metric, first[0]), Point(scheme, x1, metric, last[0]))
+    return Verdict(claim, verdict, ours, pts)
+
+
 def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Verdict:
     """One claim against the summary rows of the variant it is about.
 
@@ -685,6 +716,8 @@ def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Ve
         return _ordering(claim, rows, axis)
     if kind == "alike":
         return _alike(claim, rows, axis)
+    if kind == "grows":
+        return _grows(claim, rows, axis)
     if kind == "drops_from":
         return _drops_from(claim, rows, axis)
     if kind == "no_collapse":

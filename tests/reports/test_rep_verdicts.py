@@ -425,3 +425,19 @@ def test_the_gap_to_the_closed_form_diminishes() -> None:
     assert evaluate(c, rows, ctx).verdict == HOLDS
     rows = [ci("batched", n, g[n] * (1.05 if n <= 5 else 1.4), 1.0) for n in g]
     assert evaluate(c, rows, ctx).verdict == DIVERGES
+
+
+def test_grows_needs_the_last_above_the_first_and_no_clear_fall() -> None:
+    """NewDCTCP §5.2 on Fig. 8: "the FCT grows with the senders"."""
+
+    def fct(n: int, ms: float) -> dict[str, Any]:
+        return {"scheme": "tcp", "n": n, "fct_mean_ms": ms, "fct_mean_ms_ci_lo": ms - 0.1,
+                "fct_mean_ms_ci_hi": ms + 0.1}  # fmt: skip
+
+    c = claim(kind="grows", scheme="tcp", metric="fct_mean_ms")
+    assert evaluate(c, [fct(10, 2.0), fct(30, 5.0), fct(50, 9.0)], CTX).verdict == HOLDS
+    v = evaluate(c, [fct(10, 2.0), fct(30, 6.0), fct(50, 4.0)], CTX)
+    assert v.verdict == DIVERGES and "falls N=30->50" in v.ours  # a clear fall
+    assert evaluate(c, [fct(10, 5.0), fct(50, 2.0)], CTX).verdict == DIVERGES
+    flat = [fct(10, 5.0), {**fct(50, 5.02), "fct_mean_ms_ci_lo": None}]
+    assert evaluate(c, flat, CTX).verdict == DIVERGES  # 0.02 + 0.1 < 3 % of 5.02
