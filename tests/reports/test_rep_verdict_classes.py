@@ -381,7 +381,7 @@ def test_at_scale_section_shows_the_class(tmp_path: Path) -> None:
     assert (c.claim["id"], c.verdict, c.ours) == ("rcc-drops-from-60", DIVERGES, "30%: 0, 60%: 0")
     classified = classify([("rcc-at-scale", c)], [("abl", v("rcc-drops-from-60", HOLDS))])
     text = reproduce.report_section(preset, [exp], [rs], tmp_path, classified)
-    row = "| rcc-drops-from-60 | RCC starts to drop packets only from 60 % offered load"
+    row = "| rcc-drops-from-60 | §6.2 ¶7, Fig. 8(c): RCC first drops at 60 % offered load (drops)"
     row += " | 30%: 0, 60%: 0"
     assert f"{row} | **diverges — explained by abl** |" in text
     assert text.startswith("## rcc-at-scale (at scale)")
