@@ -1230,6 +1230,29 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+def explaining_examples() -> tuple[Classified, Classified]:
+    """EXPLAINING_RULE on two of our divergences as docs/reproduce/REPORT.md at 83d4649
+    classed them: rcc-at-scale's rcc-drops-from-60 flips under an initial window of 10
+    (RCC states none: allowed, explained); newdctcp-fig7's dctcp-collapses-near-25 flips
+    under a 200 ms RTO_min (NewDCTCP §5.1.2 states 10 ms: not allowed, unexplained)."""
+
+    def v(cid: str, verdict: str, variant: str = "", **more: Any) -> Verdict:
+        return Verdict({"id": cid, "text": "", "variant": variant, **more}, verdict, "")
+
+    allowed = classify(
+        [("rcc-at-scale", v("rcc-drops-from-60", DIVERGES))],
+        [("rcc-at-scale-init-cwnd", v("rcc-drops-from-60", HOLDS,
+          allowed="transport.init_cwnd 10: RCC §4.1, §4.3, §6, §6.2: not stated"))],
+    )[0]  # fmt: skip
+    contradicted = classify(
+        [("newdctcp-fig7", v("dctcp-collapses-near-25", DIVERGES, "sru64k"))],
+        [("newdctcp-rto-min", v("dctcp-collapses-near-25", DIVERGES, "rto_min_ms10-sru64k",
+          baseline=True, allowed="topology.rto_min_ms 10: NewDCTCP §5.1.2")),
+         ("newdctcp-rto-min", v("dctcp-collapses-near-25", HOLDS, "rto_min_ms200-sru64k"))],
+    )[0]  # fmt: skip
+    return allowed, contradicted
+
+
 def rule_table() -> list[str]:
     """REPORT.md's table of the rules: per rule, one claim of ours that holds under it
     and one that fails, each evaluated here (tests pin the verdicts)."""
@@ -1243,4 +1266,11 @@ def rule_table() -> list[str]:
             v = evaluate(ex.claim, ex.rows, ex.ctx or {})
             cells.append(f"{ex.label}: {v.ours} — **{v.verdict}**")
         lines.append(f"| `{r.name}` | {r.reading} | {cells[0]} | {cells[1]} |")
+    ok, no = explaining_examples()
+    lines.append(
+        f"| `EXPLAINING_RULE` | {EXPLAINING_RULE} | {ok.preset}/{ok.verdict.claim['id']}: "
+        f"**{ok.label}** (RCC states no initial window) | {no.preset}/"
+        f"{no.verdict.claim['id']} ({no.verdict.claim['variant']}): **{no.label}** "
+        "(§5.1.2 states 10 ms) |"
+    )
     return lines

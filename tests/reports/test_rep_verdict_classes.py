@@ -84,6 +84,15 @@ def test_a_setting_the_paper_does_not_allow_explains_nothing() -> None:
     assert c.cls == EXPLAINED
 
 
+def test_the_report_rule_table_classes_an_allowed_and_a_contradicted_setting() -> None:
+    from p4incast.reports.verdicts import explaining_examples
+
+    ok, no = explaining_examples()
+    assert ok.cls == EXPLAINED and ok.explained_by == (("rcc-at-scale-init-cwnd", ""),)
+    assert no.cls == UNEXPLAINED
+    assert no.not_allowed == (("newdctcp-rto-min", "rto_min_ms200-sru64k"),)
+
+
 def test_explained_names_every_ablation_and_variant_where_it_holds() -> None:
     ablation = [
         ("abl", v("a", HOLDS, "v1")),
