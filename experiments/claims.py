@@ -38,7 +38,8 @@ Kinds (`metric` defaults to goodput_mbps; x ranges default to every x run):
 
     at_least / at_most   scheme's metric at every x in [min, max] vs value, to
                          the paper's printed precision (verdicts.PRINTED_PRECISION)
-    near                 metric at x (n: 10, or peak_goodput_mbps: the best N)
+    near                 metric at x (n: 10, or peak_goodput_mbps: the best N; no
+                         x named: at every x in [min, max], "converges to about X")
                          within verdicts.near_band(value): value · (1 ±
                          NEAR_TOLERANCE), widened to the printed precision and
                          for counts to a Poisson band, goodput cut at the

@@ -731,6 +731,24 @@ def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Ve
     )
     if not series:
         return Verdict(claim, NO_DATA, "no runs")
+    if kind == "near" and metric != "peak_goodput_mbps" and axis not in claim:
+        # "converges to about X" over a range: every x in range within the band, the
+        # x furthest from X decides
+        band = near_band(claim["value"], metric, ctx)
+        inside_x = [x for x in series if _in_range(x[0], claim, axis)]
+        if not inside_x:
+            return Verdict(claim, NO_DATA, "no runs in range")
+        worst_v, worst = HOLDS, max(inside_x, key=lambda x: abs(x[1] - claim["value"]))
+        for _n, mean, lo, hi in inside_x:
+            reach = (
+                lo is not None and hi is not None and float(lo) <= band[1] and float(hi) >= band[0]
+            )
+            worst_v = _worst([worst_v, _side(band[0] <= mean <= band[1], reach)])
+        n, mean, lo, hi = worst
+        ours = (
+            f"furthest {_at(axis, n)}: {_fmt(mean, lo, hi)} (band {_num(band[0])}-{_num(band[1])})"
+        )
+        return Verdict(claim, worst_v, ours, (Point(claim["scheme"], n, metric, mean),))
     if kind == "near":
         if metric == "peak_goodput_mbps":
             n, mean, lo, hi = max(series, key=lambda x: x[1])

@@ -441,3 +441,14 @@ def test_grows_needs_the_last_above_the_first_and_no_clear_fall() -> None:
     assert evaluate(c, [fct(10, 5.0), fct(50, 2.0)], CTX).verdict == DIVERGES
     flat = [fct(10, 5.0), {**fct(50, 5.02), "fct_mean_ms_ci_lo": None}]
     assert evaluate(c, flat, CTX).verdict == DIVERGES  # 0.02 + 0.1 < 3 % of 5.02
+
+
+def test_about_x_over_a_range_is_every_x_in_the_band() -> None:
+    """Seed 003 §V-A ¶2: "converges to about 200 Mbit/s" from N = 50: each N within
+    200 ± 10 % (180-220); the N furthest from 200 is shown."""
+    c = claim(kind="near", scheme="batched", value=200, n_min=50)
+    rows = [row("batched", 40, 150.0), row("batched", 50, 190.0), row("batched", 60, 214.0)]
+    v = evaluate(c, rows, CTX)
+    assert v.verdict == HOLDS and v.points == (Point("batched", 60, "goodput_mbps", 214.0),)
+    rows.append(row("batched", 70, 230.0))
+    assert evaluate(c, rows, CTX).verdict == DIVERGES
