@@ -82,6 +82,7 @@ from .verdicts import (
     class_counts,
     classify,
     evaluate,
+    rule_table,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -177,7 +178,19 @@ def verdict_rows(exps: list[Any], sets: list[results.ResultSet], base: str) -> l
             one = {**claim, "variant": variant} if variant else dict(claim)
             if paper and paper.is_baseline(exp):
                 one["baseline"] = True
-            out.append(evaluate(one, rs.aggregate(), rep.claim_context(exp)))
+            if paper and paper.allows:
+                one["allowed"] = paper.reading(exp)
+            rows = rs.aggregate()
+            if "@" in " ".join(
+                map(str, [claim.get("scheme"), claim.get("than"), *claim.get("schemes", [])])
+            ):
+                # scheme@variant: that scheme's rows in another variant (experiments/claims.py)
+                rows = rows + [
+                    {**r, "scheme": f"{r['scheme']}@{v}"}
+                    for v, (_e, other) in by_variant.items()
+                    for r in other.aggregate()
+                ]
+            out.append(evaluate(one, rows, rep.claim_context(exp)))
     return out
 
 
@@ -595,17 +608,25 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         *provenance_header(named),
         "Verdicts (reports/verdicts.py): holds; diverges (wrong side even at the edge of our",
         "95 % interval); inconclusive (only the mean is on the wrong side; for an ordering:",
-        "the two means' intervals overlap). What each wording is taken to mean (\"keeps its",
-        'goodput", "drops sharply", "fewer"): the rules at the top of reports/verdicts.py;',
+        "the intervals overlap, or the gap is below the metric's minimum effect only on the",
+        'means, or a point has no interval). What each wording is taken to mean ("keeps its',
+        'goodput", "drops sharply", "fewer"): the rules at the top of reports/verdicts.py,',
+        "below with one claim of ours that holds under each and one that fails;",
         "each figure circles the points that decided a verdict, labelled with the claim's id.",
         "A paper preset's divergence is explained by an ablation whose own verdict flips it:",
         "a claim of the same id holds there under the ablated setting and not under the",
-        "paper's (its baseline rows), and no claim the preset reproduces diverges under that",
-        "setting, in this report; else unexplained (computed, verdicts.classify).",
+        "paper's (its baseline rows), no claim the preset reproduces diverges under that",
+        "setting, and the setting is one the paper allows (the ablation's paper.allows",
+        "quotes the place; verdicts.EXPLAINING_RULE), in this report; else unexplained",
+        "(computed, verdicts.classify).",
         *[f"Not run here: {line}." for line in notes],
         *[f"Not run here, no preset: {line}." for line in figures_unrun],
         "",
         *classes_header([c for cs in classified.values() for c in cs]),
+        "## The rules, each failing both ways",
+        "",
+        *rule_table(),
+        "",
         *changed,
         *cost.section(groups_cost, wall_s, os.cpu_count() or 1),
     ]

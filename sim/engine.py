@@ -334,6 +334,13 @@ def _fill(sc: Any, out: RunResult) -> None:
                 "timeouts": int(r.timeouts),
                 "retrans": int(r.retrans),
                 "rto": int(r.timeouts) > 0,
+                "queue": {
+                    "drops": int(r.drops),
+                    "marked": int(r.marked),
+                    "mean_depth": float(r.meanDepth),
+                    "max_depth": int(r.maxDepth),
+                    "hist": {str(b): int(c) for b, c in enumerate(r.hist) if c},
+                },
             }
         )
     out.rounds = rounds

@@ -125,6 +125,12 @@ struct RoundResult
     uint64_t bytes = 0;
     std::vector<double> fct;
     uint64_t timeouts = 0, retrans = 0;
+    // the bottleneck queue over this round alone: drops, CE marks, the time-average
+    // and the most packets waiting, and the enqueue-depth histogram
+    uint64_t drops = 0, marked = 0;
+    double meanDepth = 0;
+    uint32_t maxDepth = 0;
+    std::vector<uint64_t> hist;
 };
 
 struct Flow
@@ -470,7 +476,9 @@ class Scenario
     int round = -1;
     int remaining = 0;
     int connected = 0;
-    uint64_t roundTimeouts0 = 0, roundRetrans0 = 0;
+    uint64_t roundTimeouts0 = 0, roundRetrans0 = 0, roundDrops0 = 0, roundMarked0 = 0;
+    double roundArea0 = 0;
+    std::vector<uint64_t> roundHist0;
     Ptr<Socket> bgSock;
     std::vector<Ptr<Socket>> keep; // listening and accepted sockets
 
@@ -780,6 +788,11 @@ class Scenario
         }
         roundTimeouts0 = TotalTimeouts();
         roundRetrans0 = TotalRetrans();
+        roundDrops0 = bottleneck->drops;
+        roundMarked0 = bottleneck->marked;
+        roundArea0 = bottleneck->Area();
+        roundHist0 = bottleneck->hist;
+        bottleneck->roundPeak = bottleneck->GetNPackets();
         remaining = cfg.n;
         for (auto& f : flows)
         {
@@ -816,6 +829,15 @@ class Scenario
         }
         r.timeouts = TotalTimeouts() - roundTimeouts0;
         r.retrans = TotalRetrans() - roundRetrans0;
+        r.drops = bottleneck->drops - roundDrops0;
+        r.marked = bottleneck->marked - roundMarked0;
+        r.meanDepth = r.completion > 0 ? (bottleneck->Area() - roundArea0) / r.completion : 0.0;
+        r.maxDepth = bottleneck->roundPeak;
+        r.hist = bottleneck->hist;
+        for (size_t b = 0; b < roundHist0.size(); b++)
+        {
+            r.hist[b] -= roundHist0[b];
+        }
         results.push_back(r);
         if (static_cast<int>(results.size()) >= cfg.rounds)
         {

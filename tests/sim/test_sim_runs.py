@@ -132,6 +132,30 @@ def test_run_dict_has_the_contract_shape(p4i: Any) -> None:
     assert run["agent"]["clamped_acks"] > 0  # the receiver clamped windows
 
 
+def test_the_queue_is_measured_whole_and_per_round(p4i: Any) -> None:
+    """Issue 46 item 6: no histogram cap (the pipeline's stops at 127; the buffer bounds
+    the simulator's), and each round's own queue record adds up to the run's."""
+    buffer = 512 * 1024  # 346 full frames of 1514 B: room for a queue past 127
+    run = run_point(
+        {"scheme": DROPTAIL, "n": 32, "topology": {"buffer_bytes": buffer}, "app": {"rounds": 3}}
+    )
+    assert run["status"] == "ok", run["error"]
+    port = run["switch"]["ports"][run["switch"]["bottleneck_port"]]
+    deepest = max(int(b) for b in port["hist"])
+    # 32 first flights of 10 segments meet at the port: far past the old last bucket
+    assert 127 < deepest == port["peak"] - 1  # the depth a packet found, then it joined
+    assert port["peak_bytes"] <= buffer
+    total: dict[str, int] = {}
+    for r in run["rounds"]:
+        q = r["queue"]
+        assert 0 <= q["mean_depth"] <= q["max_depth"] <= port["peak"]
+        for b, c in q["hist"].items():
+            total[b] = total.get(b, 0) + c
+    assert all(c <= port["hist"][b] for b, c in total.items())  # rounds within the run
+    assert sum(r["queue"]["drops"] for r in run["rounds"]) <= port["queue_drops"]
+    assert max(r["queue"]["max_depth"] for r in run["rounds"]) == port["peak"]
+
+
 def test_bad_point_fails_with_one_clear_error() -> None:
     """Checked before ns-3 is loaded, so this runs everywhere."""
     run = run_point(
