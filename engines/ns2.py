@@ -46,6 +46,7 @@ from typing import Any, ClassVar
 from p4incast.model.scheme import Point, RunResult
 
 from .base import IncastEngine, register
+from .sim import SimEngine
 
 NS = "ns"  # Debian's ns2 package installs ns-2 2.35 as /usr/bin/ns
 HOW_TO_GET = "install Debian's ns2 package (make setup, or apt-get install ns2)"
@@ -238,7 +239,8 @@ class Ns2Engine(IncastEngine):
     name: ClassVar[str] = "ns2"
     parallel: ClassVar[bool] = True
     auto: ClassVar[bool] = False  # a reference for seed 003's star, never `engine: auto`'s pick
-    max_senders: ClassVar[int] = 1000
+    # the N the ns-3 model runs, so that the two engines compare the same points
+    max_senders: ClassVar[int] = SimEngine.max_senders
 
     def describe(self) -> str:
         return "ns2 (ns-2 2.35, seed 003's simulator)"
