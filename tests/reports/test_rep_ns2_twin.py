@@ -52,3 +52,16 @@ def test_a_claim_ns2_reproduces_and_ours_misses_is_our_models_divergence() -> No
     other = {**claim, "scheme": "batched"}
     assert ns2_twin.judge([other], sim_rows, ns2_rows, {"axis": "n"}, ("tcp",)) == []
     assert evaluate(claim, ns2_rows, {"axis": "n"}).verdict == "holds"
+
+
+def test_near_zero_intervals_a_hair_apart_are_not_a_disagreement() -> None:
+    """Every round an RTO: both engines' intervals are a hair wide. 1 % apart
+    (ns2_twin.MIN_EFFECT is 2 %) agrees; 10 % apart does not."""
+
+    def row(gp: float) -> dict:
+        return {"scheme": "tcp", "n": 11, "goodput_mbps": gp, "goodput_mbps_ci_lo": gp * 0.999,
+                "goodput_mbps_ci_hi": gp * 1.001, "goodput_mbps_ci_n": 5,
+                "goodput_mbps_ci_method": "t"}  # fmt: skip
+
+    assert ns2_twin.compare([row(4.40)], [row(4.44)])[0]["goodput_mbps_agree"] is True
+    assert ns2_twin.compare([row(4.40)], [row(4.84)])[0]["goodput_mbps_agree"] is False
