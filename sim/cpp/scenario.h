@@ -104,7 +104,7 @@ struct RunConfig
     bool perRoundConnections = false; // app.connections: per-round (a new connection per round)
     double delAckTimeoutMs = 0;
     double synRtoMs = 0; // SYN retransmission timeout (ns-3 ConnTimeout)
-    bool sack = true;    // selective ACKs; off: NewReno recovery (SenderCc)
+    bool sack = false;   // selective ACKs (transport.sack); off: NewReno recovery (SenderCc)
     uint32_t advWindowSegs = 0; // > 0: every receiver advertises at most this many segments
     double maxSimS = 0;  // give up after this much simulated time
 
