@@ -813,7 +813,8 @@ def table(shown: Sequence[tuple[Verdict, str]]) -> list[str]:
     for v, label in shown:
         c = v.claim
         where = f" ({row_label(c)})" if row_label(c) else ""
-        text = f"(paper's setting) {c['text']}" if c.get("baseline") else c["text"]
+        setting = c.get("baseline_label", "(paper's setting)")
+        text = f"{setting} {c['text']}" if c.get("baseline") else c["text"]
         lines.append(f"| {c['id']}{where} | {text} | {v.ours} | **{label}** |")
     return lines
 

@@ -247,6 +247,8 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int, tick_s: float) 
     c.delAckCount = 2 if receiver_delayed_ack(sch, t) else 1
     c.delAckTimeoutMs = t.delack_ms
     c.synRtoMs = t.syn_rto_ms
+    c.sack = t.sack
+    c.advWindowSegs = t.adv_window_segs
     c.dctcpG = t.dctcp_g
     c.minCwndSegs = t.min_cwnd_segs
     c.segSize = t.mss_bytes

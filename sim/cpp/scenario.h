@@ -104,6 +104,8 @@ struct RunConfig
     bool perRoundConnections = false; // app.connections: per-round (a new connection per round)
     double delAckTimeoutMs = 0;
     double synRtoMs = 0; // SYN retransmission timeout (ns-3 ConnTimeout)
+    bool sack = false;   // selective ACKs (transport.sack); off: NewReno recovery (SenderCc)
+    uint32_t advWindowSegs = 0; // > 0: every receiver advertises at most this many segments
     double maxSimS = 0;  // give up after this much simulated time
 
     // -- the model's own -----------------------------------------------------
@@ -162,7 +164,12 @@ ApplyDefaults(const RunConfig& c)
     Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
                        TimeValue(MicroSeconds(c.delAckTimeoutMs * 1000)));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8u << 20));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(c.rcvBufBytes));
+    // A receiver's advertised window is its free receive buffer: a cap of
+    // advWindowSegs segments is a buffer of that many (ns-2's Agent/TCP window_).
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize",
+                       UintegerValue(c.advWindowSegs ? c.advWindowSegs * c.segSize
+                                                     : c.rcvBufBytes));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(c.sack));
     Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MicroSeconds(c.synRtoMs * 1000)));
     Config::SetDefault("ns3::TcpSocketBase::MaxSegLifetime", DoubleValue(c.mslS));
     Config::SetDefault("ns3::TcpSocketBase::MinRto",
@@ -203,12 +210,15 @@ CcType(const std::string& cc)
 
 // A sending host's TCP runs `cc`, on sockets made by CreateSenderSocket
 // (tcp_sender_socket.h: the senders' TcpSocketBase, as the conformance lab's).
+// `sack` false: NewReno's recovery (RFC 6582) for every cc — ns-3's classic
+// recovery (cwnd = ssthresh, inflated by the duplicate ACKs), whose partial
+// ACKs TcpSocketBase answers by retransmitting the next hole.
 inline void
-SenderCc(Ptr<Node> host, const std::string& cc)
+SenderCc(Ptr<Node> host, const std::string& cc, bool sack = true)
 {
     Ptr<TcpL4Protocol> l4 = host->GetObject<TcpL4Protocol>();
     l4->SetAttribute("SocketType", TypeIdValue(CcType(cc)));
-    if (cc == "newdctcp")
+    if (cc == "newdctcp" || !sack)
     {
         // ns-3's PRR spreads a CWR episode's cut over the RTT from the
         // ssthresh set at its start, and sets cwnd on every ACK after the
@@ -463,7 +473,7 @@ class Scenario
         // echoes CE as the senders' scheme needs (ReceiverCc)
         for (int h = 1; h < nHosts; h++)
         {
-            SenderCc(hosts.Get(h), cfg.cc);
+            SenderCc(hosts.Get(h), cfg.cc, cfg.sack);
         }
         ReceiverCc(hosts.Get(0), cfg.cc);
     }

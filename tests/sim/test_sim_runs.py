@@ -451,3 +451,41 @@ def test_a_smaller_segment_is_sent_framed_and_buffered_as_its_own_size(p4i: Any)
     port = burst["switch"]["ports"]["1"]
     assert port["queue_drops"] > 0
     assert port["peak_bytes"] == 30 * 1066, port["peak_bytes"]
+
+
+def test_advertised_window_caps_a_single_flow(p4i: Any) -> None:
+    """transport.adv_window_segs = W holds one flow to W segments per RTT (ns-2's
+    Agent/TCP window_): with W = 2 of 1448 B over the default star (4 × 25 µs of
+    propagation, and per packet's RTT a 1538-B frame and an ACK frame on 2 links
+    each way, base_rtt_s) at most 2 × 1448 × 8 bit per base RTT, ~185 Mbit/s,
+    far below the ~941 Mbit/s the same flow reaches uncapped."""
+    topo = Topology()
+    cap_bps = 2 * 1448 * 8 / base_rtt_s(topo)
+    run = run_point(
+        {
+            "scheme": DROPTAIL,
+            "n": 1,
+            "app": {"sru_bytes": 1 << 20, "rounds": 2},
+            "transport": {"adv_window_segs": 2},
+        }
+    )
+    assert run["status"] == "ok", run["error"]
+    last = run["rounds"][-1]["goodput_bps"]
+    assert 0.8 * cap_bps <= last <= cap_bps * 1.001, f"{last / 1e6:.1f} Mbit/s"
+
+
+def test_newreno_without_sack_recovers_incast_losses(p4i: Any) -> None:
+    """transport.sack = false: the senders negotiate no SACK and recover as NewReno;
+    a drop-tail incast that loses packets (16 × 64 KB into 64 KB of buffer) still
+    delivers every byte of every round, with losses repaired by retransmission."""
+    run = run_point(
+        {
+            "scheme": DROPTAIL,
+            "n": 16,
+            "app": {"sru_bytes": 65536, "rounds": 3},
+            "transport": {"sack": False},
+        }
+    )
+    assert run["status"] == "ok", run["error"]
+    assert all(r["bytes"] == 16 * 65536 for r in run["rounds"])
+    assert sum(r["retrans"] for r in run["rounds"]) > 0
