@@ -992,8 +992,10 @@ def _seed003_ctx() -> dict[str, Any]:
             mss_bytes=1000)}  # fmt: skip
 
 
-# rcc-heavy on this branch with 8 rounds (p4incast-run reproduce --only rcc-heavy
-# --rounds 8): per N, (scheme, N, mean, 95 % interval) of the mean queue and the p99 FCT
+# rcc-heavy with 8 rounds (p4incast-run reproduce --only rcc-heavy --rounds 8) when
+# it still ran persistent connections (now ablations/rcc-heavy-connections.yaml's
+# ablated variant; issue 46 item 1 made the preset open a connection per flow):
+# per N, (scheme, N, mean, 95 % interval) of the mean queue and the p99 FCT
 _RCC_QUEUE = (
     ("ictcp", 10, 15.088, 0.0, 113.657), ("ictcp", 20, 24.226, 19.822, 28.63),
     ("ictcp", 30, 43.213, 39.209, 47.216), ("ictcp", 40, 62.234, 59.966, 64.503),
@@ -1218,7 +1220,7 @@ RULES: tuple[Rule, ...] = (
         "RELATIVE_RULE",
         "'X % lower on average': the ratio of the two means over N, minus 1, within 10 % of X",
         Example(
-            "rcc-heavy/rcc-queue-vs-ictcp (8 rounds, this branch)",
+            "rcc-heavy/rcc-queue-vs-ictcp (8 rounds, persistent connections)",
             {
                 "id": "rcc-queue-vs-ictcp",
                 "kind": "relative",
@@ -1232,7 +1234,7 @@ RULES: tuple[Rule, ...] = (
             HOLDS,
         ),
         Example(
-            "rcc-heavy/rcc-p99-vs-dctcp (8 rounds, this branch)",
+            "rcc-heavy/rcc-p99-vs-dctcp (8 rounds, persistent connections)",
             {
                 "id": "rcc-p99-vs-dctcp",
                 "kind": "relative",
