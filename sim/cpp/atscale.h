@@ -202,7 +202,7 @@ class AtScale
             }
             else
             {
-                SenderCc(hosts.Get(h), c.cc, c.sack);
+                SenderCc(hosts.Get(h), c.cc);
             }
         }
         for (int a : cfg.aggregators)
