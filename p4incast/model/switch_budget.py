@@ -1,0 +1,44 @@
+"""The receiver's budget held by the ToR (docs/algorithms.md §8): what the
+controller computes for the switch, which does not divide.
+
+    share(N) = max(floor(B / (N * MSS)), 1) * MSS        bytes, B whole segments
+
+The switch reads the share of N from a table filled per (port, N) for the N
+whose share is above one segment; every other N gets the port's floor, one
+segment. Time in the switch runs in ticks of about a millisecond, and a port's
+epoch (how long a flow counts as active after its last packet: one to two
+epochs) is a power of two of ticks.
+"""
+
+from __future__ import annotations
+
+from .errors import ModelError
+
+MIN_EPOCH_TICKS = 4  # the epoch's low bits, all ones, keep it >= 3 (p4src/shared/rx_budget.p4)
+MAX_EPOCH_TICKS = 1 << 30  # the switch compares epochs as 32-bit numbers
+BUDGET_SHARE_SIZE = 4096  # budget_share entries, all ports together (p4src/shared/sizes.p4)
+
+
+def share_bytes(budget_bytes: int, mss_bytes: int, flows: int) -> int:
+    """A flow's share of the port's budget when `flows` flows are active."""
+    return max(budget_bytes // (max(flows, 1) * mss_bytes), 1) * mss_bytes
+
+
+def share_entries(budget_bytes: int, mss_bytes: int) -> list[tuple[int, int]]:
+    """(N, share) for every N whose share is above one segment, N from 1."""
+    out: list[tuple[int, int]] = []
+    n = 1
+    while (s := share_bytes(budget_bytes, mss_bytes, n)) > mss_bytes:
+        out.append((n, s))
+        n += 1
+    return out
+
+
+def check_budget(budget_bytes: int, mss_bytes: int, epoch_ticks: int) -> None:
+    """Refuse what the switch cannot hold, in one line."""
+    if budget_bytes < mss_bytes:
+        raise ModelError(f"budget {budget_bytes} bytes is below one segment ({mss_bytes} bytes)")
+    if not MIN_EPOCH_TICKS <= epoch_ticks <= MAX_EPOCH_TICKS or epoch_ticks & (epoch_ticks - 1):
+        raise ModelError(
+            f"epoch {epoch_ticks} ticks: a power of two in [{MIN_EPOCH_TICKS}, {MAX_EPOCH_TICKS}]"
+        )
