@@ -17,9 +17,11 @@ from collections.abc import Callable, Iterable
 import finsy as fy
 
 from p4incast.model.ecn import EcnMode
+from p4incast.model.switch_budget import share_count
 
+from . import budget as budget_tables
 from . import config, entries, p4names, reconcile
-from .config import Config, EcnPolicy, Pipeline, SwitchSettings
+from .config import Config, EcnPolicy, Pipeline, PortBudget, SwitchSettings
 from .connection import check_handshake, connect, options, read_entities
 from .errors import ControllerError
 from .targets import QueueSetting
@@ -93,6 +95,7 @@ async def apply(cfg: Config, *, force_push: bool = False) -> int:
         check_ports_exist(sorted(cfg.ports), cfg.switch)
     async with connect(cfg.switch, cfg.pipeline, push=True, force=force_push) as sw:
         count = await write_config(sw, cfg)
+        count += await budget_tables.write_budgets(sw, cfg)
     await asyncio.to_thread(apply_queues, cfg)
     return count
 
@@ -179,3 +182,32 @@ async def keep(cfg: Config, on_event: Callable[[str], None] = LOG.info) -> None:
     sw = fy.Switch("p4incast", cfg.switch.address, opts)
     sw.ee.add_listener(fy.SwitchEvent.CHANNEL_DOWN, down)
     await fy.Controller([sw]).run()
+
+
+async def set_budget(
+    settings: SwitchSettings,
+    pipeline: Pipeline,
+    *,
+    port: int,
+    budget: PortBudget | None,
+    known_ports: list[int] | None = None,
+) -> str:
+    """Set (or, with None, turn off) one port's budget live; returns what was done."""
+    config.check_port_number(port, "port")
+    if budget is not None:
+        budget.check("budget")
+    if known_ports is not None and port not in known_ports:
+        raise ControllerError(
+            f"port {port} is not in the config (ports: {', '.join(map(str, known_ports))})"
+        )
+    if known_ports is None:
+        check_ports_exist([port], settings)
+    async with connect(settings, pipeline) as sw:
+        await budget_tables.write_port(sw, port, budget)
+    if budget is None:
+        return f"port {port}: budget off"
+    shares = share_count(budget.bytes, budget.mss)
+    return (
+        f"port {port}: budget {budget.bytes} bytes, segments of {budget.mss} "
+        f"({shares} shares above one segment), epoch {budget.epoch_ticks} ticks"
+    )

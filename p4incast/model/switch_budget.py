@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .errors import ModelError
 
+DEFAULT_EPOCH_TICKS = 64  # ~65 ms: a flow counts 65-130 ms after its last packet
 MIN_EPOCH_TICKS = 4  # the epoch's low bits, all ones, keep it >= 3 (p4src/shared/rx_budget.p4)
 MAX_EPOCH_TICKS = 1 << 30  # the switch compares epochs as 32-bit numbers
 BUDGET_SHARE_SIZE = 4096  # budget_share entries, all ports together (p4src/shared/sizes.p4)
@@ -24,18 +25,24 @@ def share_bytes(budget_bytes: int, mss_bytes: int, flows: int) -> int:
     return max(budget_bytes // (max(flows, 1) * mss_bytes), 1) * mss_bytes
 
 
+def share_count(budget_bytes: int, mss_bytes: int) -> int:
+    """How many N have a share above one segment: those with B / (N MSS) >= 2."""
+    return budget_bytes // (2 * mss_bytes)
+
+
 def share_entries(budget_bytes: int, mss_bytes: int) -> list[tuple[int, int]]:
     """(N, share) for every N whose share is above one segment, N from 1."""
-    out: list[tuple[int, int]] = []
-    n = 1
-    while (s := share_bytes(budget_bytes, mss_bytes, n)) > mss_bytes:
-        out.append((n, s))
-        n += 1
-    return out
+    n_max = share_count(budget_bytes, mss_bytes)
+    return [(n, share_bytes(budget_bytes, mss_bytes, n)) for n in range(1, n_max + 1)]
 
 
 def check_budget(budget_bytes: int, mss_bytes: int, epoch_ticks: int) -> None:
     """Refuse what the switch cannot hold, in one line."""
+    if share_count(budget_bytes, mss_bytes) > BUDGET_SHARE_SIZE:
+        raise ModelError(
+            f"budget {budget_bytes} bytes needs more than the switch's {BUDGET_SHARE_SIZE} "
+            "shares (one per flow count with a share above one segment)"
+        )
     if budget_bytes < mss_bytes:
         raise ModelError(f"budget {budget_bytes} bytes is below one segment ({mss_bytes} bytes)")
     if not MIN_EPOCH_TICKS <= epoch_ticks <= MAX_EPOCH_TICKS or epoch_ticks & (epoch_ticks - 1):

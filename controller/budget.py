@@ -1,0 +1,78 @@
+"""The receiver's budget held by the switch (docs/algorithms.md §8): the entries
+of one port's budget, what the switch has, and the config's budgets on apply
+(`app.set_budget` sets one port's live).
+
+A port's budget is its rx_budget entry (the floor, one segment, and the
+epoch) and one budget_share entry per flow count N whose share is above one
+segment (`p4incast.model.switch_budget`); the controller divides, the switch
+only looks the share up. Every change is one WriteRequest, built by the same
+`reconcile.plan` as the ECN policy: what the switch has for the port, brought
+to what the budget asks for.
+"""
+
+from __future__ import annotations
+
+import finsy as fy
+
+from p4incast.model import switch_budget
+
+from . import entries, p4names, reconcile
+from .config import Config, PortBudget
+from .connection import read_entities
+from .errors import ControllerError
+
+BUDGET_TABLES = (p4names.RX_BUDGET, p4names.BUDGET_SHARE)
+
+
+def desired(port: int, budget: PortBudget | None) -> list[fy.P4TableEntry]:
+    """The entries one port's budget asks for: none when it is off."""
+    if budget is None:
+        return []
+    out = [entries.rx_budget(port=port, floor_bytes=budget.mss, epoch_ticks=budget.epoch_ticks)]
+    out += [
+        entries.budget_share(port=port, flows=n, share_bytes=share)
+        for n, share in switch_budget.share_entries(budget.bytes, budget.mss)
+    ]
+    return out
+
+
+def _port_of(entry: fy.P4TableEntry) -> int | None:
+    match = entry.match
+    if match is None or p4names.PORT_KEY not in match:
+        return None
+    return int(match[p4names.PORT_KEY])
+
+
+async def current(sw: fy.Switch, ports: set[int] | None) -> list[fy.P4TableEntry]:
+    """What the switch has in the budget tables, for `ports` (None: every port)."""
+    if sw.p4info.tables.get(p4names.RX_BUDGET) is None:
+        raise ControllerError(
+            "the running pipeline has no rx_budget table: it predates the switch's "
+            "budget (make build, then p4incast-ctl push --force)"
+        )
+    found: list[fy.P4TableEntry] = []
+    for table in BUDGET_TABLES:
+        async for entry in read_entities(sw, fy.P4TableEntry(table)):
+            if ports is None or _port_of(entry) in ports:
+                found.append(entry)
+    return found
+
+
+async def write_port(sw: fy.Switch, port: int, budget: PortBudget | None) -> int:
+    """One port's budget brought to `budget` (None: off); returns the update count."""
+    plan = reconcile.plan(await current(sw, {port}), desired(port, budget), sw.p4info)
+    if plan:
+        await sw.write(plan.updates())
+    return len(plan)
+
+
+async def write_budgets(sw: fy.Switch, cfg: Config) -> int:
+    """apply: every port's budget brought to the config (a port without
+    `budget:` off); returns the update count."""
+    want = [e for p, pc in sorted(cfg.ports.items()) for e in desired(p, pc.budget)]
+    if not want and sw.p4info.tables.get(p4names.RX_BUDGET) is None:
+        return 0  # an older pipeline, and no budget asked for
+    plan = reconcile.plan(await current(sw, None), want, sw.p4info)
+    if plan:
+        await sw.write(plan.updates())
+    return len(plan)
