@@ -12,13 +12,15 @@ to what the budget asks for.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import finsy as fy
 
 from p4incast.model import switch_budget
 
 from . import entries, p4names, reconcile
 from .config import Config, PortBudget
-from .connection import read_entities
+from .connection import EntityReader, read_entities
 from .errors import ControllerError
 
 BUDGET_TABLES = (p4names.RX_BUDGET, p4names.BUDGET_SHARE)
@@ -76,3 +78,46 @@ async def write_budgets(sw: fy.Switch, cfg: Config) -> int:
     if plan:
         await sw.write(plan.updates())
     return len(plan)
+
+
+@dataclass(frozen=True)
+class PortCounters:
+    """The budget's counters of one receiver port (packets), and its epoch."""
+
+    acks: int = 0  # ACKs held to the share (budget_ack_stats)
+    rewritten: int = 0  # of those, the window lowered
+    unknown_scale: int = 0  # ACKs of flows whose scale the switch did not read
+    untracked: int = 0  # packets of flows without a slot (fail-open)
+    flow_epochs: int = 0  # flows counted, each once per epoch it was active in
+    epoch_ticks: int = 0  # the port's epoch (0: no budget entry)
+
+
+async def read_counters(sw: EntityReader, ports: list[int]) -> dict[int, PortCounters]:
+    """The budget's counters of the ports that have a budget entry, in one Read
+    of their cells (after a read of rx_budget for which ports have one)."""
+    epochs: dict[int, int] = {}
+    async for entry in read_entities(sw, fy.P4TableEntry(p4names.RX_BUDGET)):
+        port = _port_of(entry)
+        if port is not None and port in ports and entry.action is not None:
+            action = entry.action
+            if isinstance(action, fy.P4TableAction):
+                epochs[port] = int(action.args.get("epoch_ticks", 0))
+    if not epochs:
+        return {}
+    attr = {name: a for a, name in p4names.BUDGET_COUNTERS.items()}
+    got: dict[int, dict[str, int]] = {p: {} for p in epochs}
+    cells = [fy.P4CounterEntry(n, index=p) for p in sorted(epochs) for n in attr]
+    async for c in read_entities(sw, cells):
+        if c.data is not None and c.index in got and c.counter_id in attr:
+            got[c.index][attr[c.counter_id]] = c.data.packet_count
+    return {
+        p: PortCounters(
+            acks=v.get("acks", 0),
+            rewritten=v.get("rewritten", 0),
+            unknown_scale=v.get("unknown_scale", 0),
+            untracked=v.get("untracked", 0),
+            flow_epochs=v.get("flows", 0),
+            epoch_ticks=epochs[p],
+        )
+        for p, v in got.items()
+    }

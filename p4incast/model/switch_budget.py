@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from .errors import ModelError
 
+# One tick of the switch's clock, seconds: BMv2's microsecond timestamp >> 10,
+# Tofino's nanosecond timestamp >> 20 (p4src/*/main.p4 RX_BUDGET_TICKS).
+TICK_SECONDS = {"v1model": 1024e-6, "tna": 1048576e-9}
 DEFAULT_EPOCH_TICKS = 64  # ~65 ms: a flow counts 65-130 ms after its last packet
 MIN_EPOCH_TICKS = 4  # the epoch's low bits, all ones, keep it >= 3 (p4src/shared/rx_budget.p4)
 MAX_EPOCH_TICKS = 1 << 30  # the switch compares epochs as 32-bit numbers
@@ -34,6 +37,13 @@ def share_entries(budget_bytes: int, mss_bytes: int) -> list[tuple[int, int]]:
     """(N, share) for every N whose share is above one segment, N from 1."""
     n_max = share_count(budget_bytes, mss_bytes)
     return [(n, share_bytes(budget_bytes, mss_bytes, n)) for n in range(1, n_max + 1)]
+
+
+def active_flows(flow_epochs: int, seconds: float, epoch_ticks: int, target: str) -> float:
+    """Flows active on average over `seconds`, from the flows the switch counted in
+    that time (each active flow once per epoch): counted / epochs elapsed."""
+    epochs = seconds / (epoch_ticks * TICK_SECONDS[target])
+    return flow_epochs / epochs if epochs > 0 else 0.0
 
 
 def check_budget(budget_bytes: int, mss_bytes: int, epoch_ticks: int) -> None:

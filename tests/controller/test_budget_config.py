@@ -66,3 +66,44 @@ def test_shares_as_worked_in_algorithms_md() -> None:
     assert switch_budget.share_entries(1448, 1448) == []
     entries = budget.desired(2, config.PortBudget(bytes=11584))
     assert len(entries) == 1 + 4
+
+
+def test_active_flows_from_flow_epochs() -> None:
+    # v1model epoch of 64 ticks = 64 x 1.024 ms = 65.536 ms; 1.31072 s is 20
+    # epochs; 40 flows counted in them (each once per epoch) = 2 flows active.
+    assert switch_budget.active_flows(40, 1.31072, 64, "v1model") == pytest.approx(2.0)
+    # Tofino's tick is 1.048576 ms: the same 40 over 20 of its epochs.
+    assert switch_budget.active_flows(40, 20 * 64 * 1.048576e-3, 64, "tna") == pytest.approx(2.0)
+
+
+def test_exporter_serves_the_budget_per_receiver_port() -> None:
+    from prometheus_client.core import Metric
+
+    from p4incast.controller import units
+    from p4incast.controller.export import State, SwitchCollector
+    from p4incast.controller.stats import PortStats, Snapshot
+
+    col = SwitchCollector("tor", units.BMV2, "v1model")
+    col.update(
+        snapshot=Snapshot({2: PortStats(2)}, {}),
+        up=True,
+        last_success=1.0,
+        budget={2: budget.PortCounters(acks=7, rewritten=6, flow_epochs=5, epoch_ticks=64)},
+        active_flows={2: 3.0},
+    )
+    fams: dict[str, Metric] = {f.name: f for f in col.collect()}
+    samples = {
+        s.name: (s.labels["port"], s.value)
+        for n in (
+            "p4incast_switch_budget_rewritten_acks",
+            "p4incast_switch_budget_acks",
+            "p4incast_switch_budget_active_flows",
+        )
+        for s in fams[n].samples
+    }
+    assert samples == {
+        "p4incast_switch_budget_rewritten_acks_total": ("2", 6),
+        "p4incast_switch_budget_acks_total": ("2", 7),
+        "p4incast_switch_budget_active_flows": ("2", 3.0),
+    }
+    assert isinstance(col.state, State)
