@@ -14,6 +14,9 @@
 //   egress:           EgressEcnMarker    (depth histogram; OFF / MARK_TAIL on
 //                                         enq_qdepth / MARK_FRONT on
 //                                         deq_qdepth, K in cells; counters)
+//   ingress:          IngressRxBudget    (the receiver's budget, TCP from a
+//                                         budget port; docs/algorithms.md §8)
+//   ingress deparser: TCP checksum for a lowered window (residual + window)
 //   egress deparser:  IPv4 header checksum recomputed with the Checksum extern
 //                     (covers both the TTL and the ECN change, with options)
 //
@@ -39,8 +42,13 @@
 //  - meta.ecn is copied in the egress control, not the parser: the parser
 //    cannot write one field from IPv4's and IPv6's ECN bits, which sit at
 //    different offsets within their bytes.
-// Compiled with p4c 17ade03c's Tofino backend: 15 s, 4 stages (ingress 2,
-// egress 4), 31 tables, 30 SRAM and 8 TCAM units (`make build-tna`).
+//  - The receiver's budget (p4src/shared/rx_budget.p4): its flow table in
+//    RegisterActions, the SYN's window scale from the option layouts Linux
+//    and Windows send (no run-time shift in the parser), the TCP checksum in
+//    the ingress deparser from the parser's residual (docs/tofino.md).
+// Compiled with p4c 17ade03c's Tofino backend before the receiver's budget:
+// 15 s, 4 stages (ingress 2, egress 4), 31 tables, 30 SRAM and 8 TCAM units
+// (`make build-tna`); the budget has not been compiled for Tofino here.
 #include <core.p4>
 #include <tna.p4>
 

@@ -6,6 +6,8 @@
 //
 //   parser:  copies the IPv4 / IPv6 ECN codepoint into meta.ecn
 //   ingress: IngressForwarding   (parse checks, LPM route, MAC rewrite, TTL)
+//            IngressRxBudget     (the receiver's budget, TCP from a budget
+//                                 port; docs/algorithms.md §8)
 //   egress:  EgressEcnMarker     (depth histogram; per-port OFF / MARK_TAIL /
 //                                 MARK_FRONT with K; counters; drop)
 //   deparser recomputes the IPv4 header checksum (with options).
