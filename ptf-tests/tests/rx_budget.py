@@ -328,3 +328,41 @@ class RxBudgetAgeingTest(RxBudgetTestBase):
         self.through(rx_ack(2, 29200), 2896)
         time.sleep(3.0)
         self.through(rx_ack(0, 29200), 11584)
+
+
+class RxBudgetTableFullTest(RxBudgetTestBase):
+    """More flows than the flow table holds: FLOW_SLOTS + 64 = 4160 SYNs at scale
+    0, one per flow. A flow takes its slot when the slot is empty, else (a live
+    flow holds it) it is untracked: forwarded unchanged and counted. So the
+    untracked count is the flows minus the distinct slots among them (the
+    slots by the pipeline's CRC-32, flow_key_crc). Then an untracked flow's ACK
+    leaves unchanged, and a tracked one's is lowered to the floor: N is the
+    tracked flows, far above B / MSS = 8, share 1448 at scale 0."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on()
+        slots, total = 4096, 4096 + 64
+        peers = [(peer4(i // 60000), 1024 + i % 60000) for i in range(total)]
+        seen: dict[int, int] = {}
+        untracked: list[int] = []
+        for i, (peer, sport) in enumerate(peers):
+            slot = flow_key_crc(RX4, peer, sport, 5001) % slots
+            if slot in seen:
+                untracked.append(i)
+            else:
+                seen[slot] = i
+        frames = [bytes(rx_syn(i // 60000, 0, sport=sport)) for i, (_p, sport) in enumerate(peers)]
+        for frame in frames:
+            self.dataplane.send(0, RX_PORT, frame)
+        out = self.drain(PEER_PORT, quiet=2.0)
+        assert len(out) == total, f"{len(out)} of {total} SYNs left the switch"
+        assert self.counter("untracked") == len(untracked), (
+            self.counter("untracked"),
+            len(untracked),
+        )
+        assert self.counter("flows") == len(seen)
+        lost = untracked[0]
+        self.through(rx_ack(lost // 60000, 29200, sport=peers[lost][1]), None)
+        kept = next(iter(seen.values()))
+        self.through(rx_ack(kept // 60000, 29200, sport=peers[kept][1]), 1448)
