@@ -167,6 +167,7 @@ async def keep(cfg: Config, on_event: Callable[[str], None] = LOG.info) -> None:
 
     async def ready(sw: fy.Switch) -> None:
         count = await write_config(sw, cfg)
+        count += await budget_tables.write_budgets(sw, cfg)
         try:
             await asyncio.to_thread(apply_queues, cfg)
         except ControllerError as err:
