@@ -92,13 +92,13 @@ class PortCounters:
     epoch_ticks: int = 0  # the port's epoch (0: no budget entry)
 
 
-async def read_counters(sw: EntityReader, ports: list[int]) -> dict[int, PortCounters]:
-    """The budget's counters of the ports that have a budget entry, in one Read
-    of their cells (after a read of rx_budget for which ports have one)."""
+async def read_counters(sw: EntityReader, ports: list[int] | None) -> dict[int, PortCounters]:
+    """The budget's counters of the ports (None: all) that have a budget entry,
+    in one Read of their cells (after a read of rx_budget for which have one)."""
     epochs: dict[int, int] = {}
     async for entry in read_entities(sw, fy.P4TableEntry(p4names.RX_BUDGET)):
         port = _port_of(entry)
-        if port is not None and port in ports and entry.action is not None:
+        if port is not None and (ports is None or port in ports) and entry.action is not None:
             action = entry.action
             if isinstance(action, fy.P4TableAction):
                 epochs[port] = int(action.args.get("epoch_ticks", 0))

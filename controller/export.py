@@ -400,12 +400,13 @@ class Poller:
         if not self.collector.state.up:
             LOG.info("switch %s: reading counters", self.settings.address)
         self.collector.update(snapshot=snap, up=True, last_success=time.time(), last_error="")
-        await self.poll_budget(list(snap.ports))
+        await self.poll_budget(self.ports)
         return True
 
-    async def poll_budget(self, ports: list[int]) -> None:
-        """The budget's counters of `ports` and the flows active since the last
-        poll. A pipeline without the budget's tables has none to serve."""
+    async def poll_budget(self, ports: list[int] | None) -> None:
+        """The budget's counters of `ports` (None: every port with a budget) and
+        the flows active since the last poll. A pipeline without the budget's
+        tables has none to serve."""
         try:
             got = await budget_tables.read_counters(self.reader, ports)
         except Exception as err:  # an older pipeline, or a failed read: none served
