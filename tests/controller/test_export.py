@@ -346,7 +346,10 @@ def test_budget_series_count_the_receivers_acks(
     sendp([syn, *acks], iface=VETH[2][1], verbose=False)
 
     def counted(m: dict) -> bool:
-        return value(m, "p4incast_switch_budget_rewritten_acks_total", switch="tor1", port="2") == 3
+        # The active-flows gauge needs two polls (it is an increase over time).
+        lowered = value(m, "p4incast_switch_budget_rewritten_acks_total", switch="tor1", port="2")
+        active = value(m, "p4incast_switch_budget_active_flows", switch="tor1", port="2")
+        return lowered == 3 and active is not None
 
     m = wait_for(url, counted)
     assert port_value(m, "budget_rewritten_acks_total", "2") == 3
