@@ -4,6 +4,7 @@
     p4incast-ctl apply CONFIG [--keep]
     p4incast-ctl set-ecn --port P --mode front|tail|off [--k K] [--drop-k D]
     p4incast-ctl set-queue --port P [--depth PKTS] [--rate PPS]
+    p4incast-ctl set-budget PORT --bytes B [--mss M] [--epoch-ticks T] | --off
     p4incast-ctl stats [--json] [--watch SECONDS] [--ports 1,2]
     p4incast-ctl export [--listen ADDR:PORT] [--interval S] [--name NAME] [--ports 1,2]
     p4incast-ctl pack-tna [BUILD_DIR]    (no switch: write the packed Tofino configs)
@@ -35,10 +36,12 @@ from pathlib import Path
 
 from p4incast.model.ecn import EcnMode
 from p4incast.model.errors import ModelError
+from p4incast.model.switch_budget import DEFAULT_EPOCH_TICKS
 from p4incast.model.tls import METRICS_TLS_FLAGS, MetricsTls
+from p4incast.model.wire import MSS_BYTES
 
 from . import app, config, export, stats, tls, tofino_config
-from .config import Config, EcnPolicy, Pipeline, SwitchSettings
+from .config import Config, EcnPolicy, Pipeline, PortBudget, SwitchSettings
 from .connection import connect, quiet_finsy
 from .errors import ControllerError
 from .targets import TARGETS
@@ -133,6 +136,21 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--mode", required=True, type=_ecn_mode, choices=list(EcnMode))
     s.add_argument("--k", type=int, default=0, help="threshold (packets on v1model, bytes on tna)")
     s.add_argument("--drop-k", type=int, default=0, help="drop Not-ECT at/above (0: never)")
+
+    s = sub.add_parser(
+        "set-budget",
+        help="hold a receiver's ACKs on PORT to its budget in the switch, live (algorithms.md §8)",
+    )
+    s.add_argument("budget_port", type=int, metavar="PORT", help="the receiver's switch port")
+    onoff = s.add_mutually_exclusive_group(required=True)
+    onoff.add_argument("--bytes", type=int, help="the port's budget B, bytes")
+    onoff.add_argument("--off", action="store_true", help="turn the port's budget off")
+    s.add_argument("--mss", type=int, help=f"segment size of the shares (default {MSS_BYTES})")
+    s.add_argument(
+        "--epoch-ticks",
+        type=int,
+        help=f"epoch, a power of two of ~1 ms ticks (default {DEFAULT_EPOCH_TICKS})",
+    )
 
     s = sub.add_parser(
         "set-queue", help="BMv2 egress queue depth (packets) / rate (packets/s); not on tna"
@@ -320,6 +338,8 @@ def run(argv: list[str] | None = None) -> int:
                 )
             )
         )
+    elif args.cmd == "set-budget":
+        print(asyncio.run(_set_budget(sw, pl, args, base)))
     elif args.cmd == "set-queue":
         if args.depth is None and args.rate is None:
             raise ControllerError("set-queue needs --depth and/or --rate")
@@ -350,6 +370,23 @@ def run(argv: list[str] | None = None) -> int:
                 )
             )
     return 0
+
+
+async def _set_budget(
+    sw: SwitchSettings, pl: Pipeline, args: argparse.Namespace, base: Config | None
+) -> str:
+    """set-budget: the flags as a PortBudget (None for --off), then app.set_budget."""
+    budget = None
+    if not args.off:
+        budget = PortBudget(
+            bytes=args.bytes,
+            mss=MSS_BYTES if args.mss is None else args.mss,
+            epoch_ticks=DEFAULT_EPOCH_TICKS if args.epoch_ticks is None else args.epoch_ticks,
+        )
+    elif args.mss is not None or args.epoch_ticks is not None:
+        raise ControllerError("set-budget --off takes no --mss or --epoch-ticks")
+    known = sorted(base.ports) if base else None
+    return await app.set_budget(sw, pl, port=args.budget_port, budget=budget, known_ports=known)
 
 
 def _ports(text: str | None) -> list[int] | None:

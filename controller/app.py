@@ -19,9 +19,11 @@ import finsy as fy
 from finsy.grpcutil import GRPCStatusCode
 
 from p4incast.model.ecn import EcnMode
+from p4incast.model.switch_budget import share_count
 
+from . import budget as budget_tables
 from . import config, entries, p4names, reconcile
-from .config import Config, EcnPolicy, Pipeline, SwitchSettings
+from .config import Config, EcnPolicy, Pipeline, PortBudget, SwitchSettings
 from .connection import (
     check_handshake,
     connect,
@@ -138,6 +140,7 @@ async def apply(cfg: Config, *, force_push: bool = False) -> int:
         )
     async with connect(cfg.switch, cfg.pipeline, push=True, force=force_push) as sw:
         count = await write_config(sw, cfg)
+        count += await budget_tables.write_budgets(sw, cfg)
         if thrift is not None:
             await write_queues(sw, reconcile.queue_settings(cfg), cfg.switch, thrift)
     return count
@@ -238,6 +241,7 @@ async def keep(cfg: Config, on_event: Callable[[str], None] = LOG.info) -> None:
                     check_ports_exist, sorted(cfg.ports), cfg.switch, thrift, strict=True
                 )
             count = await write_config(sw, cfg)
+            count += await budget_tables.write_budgets(sw, cfg)
             if thrift is not None:
                 await write_queues(sw, queues, cfg.switch, thrift)
         except fy.P4ClientError as err:
@@ -283,3 +287,34 @@ async def keep(cfg: Config, on_event: Callable[[str], None] = LOG.info) -> None:
             await running
     if failed.done():
         raise failed.result()
+
+
+async def set_budget(
+    settings: SwitchSettings,
+    pipeline: Pipeline,
+    *,
+    port: int,
+    budget: PortBudget | None,
+    known_ports: list[int] | None = None,
+) -> str:
+    """Set (or, with None, turn off) one port's budget live; returns what was done."""
+    config.check_port_number(port, "port")
+    if budget is not None:
+        budget.check("budget")
+    if known_ports is not None and port not in known_ports:
+        raise ControllerError(
+            f"port {port} is not in the config (ports: {', '.join(map(str, known_ports))})"
+        )
+    check_names(pipeline)
+    await check_handshake(settings)
+    if known_ports is None:
+        await asyncio.to_thread(check_ports_exist, [port], settings, settings.thrift, strict=False)
+    async with connect(settings, pipeline) as sw:
+        await budget_tables.write_port(sw, port, budget)
+    if budget is None:
+        return f"port {port}: budget off"
+    shares = share_count(budget.bytes, budget.mss)
+    return (
+        f"port {port}: budget {budget.bytes} bytes, segments of {budget.mss} "
+        f"({shares} shares above one segment), epoch {budget.epoch_ticks} ticks"
+    )

@@ -36,6 +36,9 @@ the target (`targets`), K's range from its depth unit (`units`).
         queue_depth: 64          # packets, BMv2 egress queue capacity (optional; K < it)
         queue_rate: 1000         # packets/s, BMv2 egress queue drain rate (optional)
         ecn: {mode: front, k: 20, drop_k: 0}   # mode off|tail|front (bare `off` is fine)
+        budget: {bytes: 92672}   # the receiver's budget held by the switch on this,
+                                 # a receiver's port (docs/algorithms.md §8); optional:
+                                 # mss (bytes, 1448), epoch_ticks (power of two, 64)
     routes:
       - {prefix: 10.0.1.1/32, port: 1, dmac: "00:00:00:00:00:01"}
       - {prefix: "2001:db8::1/128", port: 1, dmac: "00:00:00:00:00:01"}
@@ -51,7 +54,11 @@ from typing import Any, Literal, cast
 
 import yaml
 
+from p4incast.model import switch_budget
 from p4incast.model.ecn import EcnMode
+from p4incast.model.errors import ModelError
+from p4incast.model.switch_budget import DEFAULT_EPOCH_TICKS
+from p4incast.model.wire import MIN_MSS_BYTES, MSS_BYTES
 
 from . import targets, tls, tofino_config
 from .addresses import host_of, is_loopback
@@ -198,6 +205,27 @@ class EcnPolicy:
 
 
 @dataclass(frozen=True)
+class PortBudget:
+    """The receiver's budget a port's ACKs are held to (docs/algorithms.md §8)."""
+
+    bytes: int  # B, the port's budget
+    mss: int = MSS_BYTES  # the segment the shares are whole numbers of
+    epoch_ticks: int = DEFAULT_EPOCH_TICKS  # ~1 ms ticks; a flow counts 1-2 epochs
+
+    def check(self, where: str) -> None:
+        for name in ("bytes", "mss", "epoch_ticks"):
+            value = cast(object, getattr(self, name))
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ControllerError(f"{where}.{name}: expected an integer, got {value!r}")
+        if not MIN_MSS_BYTES <= self.mss <= MSS_BYTES:
+            raise ControllerError(f"{where}.mss: {self.mss} not in [{MIN_MSS_BYTES}, {MSS_BYTES}]")
+        try:
+            switch_budget.check_budget(self.bytes, self.mss, self.epoch_ticks)
+        except ModelError as err:
+            raise ControllerError(f"{where}: {err}") from None
+
+
+@dataclass(frozen=True)
 class PortConfig:
     """One switch port."""
 
@@ -206,6 +234,7 @@ class PortConfig:
     queue_depth: int | None = None  # packets (BMv2 set_queue_depth)
     queue_rate: int | None = None  # packets per second (BMv2 set_queue_rate)
     ecn: EcnPolicy = field(default_factory=EcnPolicy)
+    budget: PortBudget | None = None  # None: the receiver's budget off
 
     @property
     def queue(self) -> QueueSetting:
@@ -271,6 +300,17 @@ def check_port_number(port: Any, where: str = "port") -> int:
 
 def _dataclass_keys(cls: type) -> set[str]:
     return {f.name for f in fields(cls)}
+
+
+def _with_budget(pc: PortConfig, value: Any, where: str) -> PortConfig:
+    """A port's `budget:` mapping ({bytes, mss, epoch_ticks}), checked."""
+    bdata = _mapping(value, where)
+    _known_keys(bdata, _dataclass_keys(PortBudget), where)
+    if "bytes" not in bdata:
+        raise ControllerError(f"{where}: missing bytes (the port's budget B)")
+    budget = PortBudget(**bdata)
+    budget.check(where)
+    return PortConfig(pc.port, pc.mac, pc.queue_depth, pc.queue_rate, pc.ecn, budget)
 
 
 def check_port(target: Target, pc: PortConfig, where: str) -> None:
@@ -438,7 +478,7 @@ def parse(data: Any, source: str = "config", base: Path | None = None) -> Config
         where = f"{source}: ports.{key}"
         number = check_port_number(key, where)
         pdata = _mapping(pdata, where)
-        _known_keys(pdata, {"mac", "queue_depth", "queue_rate", "ecn"}, where)
+        _known_keys(pdata, {"mac", "queue_depth", "queue_rate", "ecn", "budget"}, where)
         if "mac" not in pdata:
             raise ControllerError(f"{where}: missing mac (this port's MAC address)")
         mac = _mac(pdata["mac"], f"{where}.mac")
@@ -452,6 +492,8 @@ def parse(data: Any, source: str = "config", base: Path | None = None) -> Config
         ecn_args: dict[str, Any] = {**edata, "mode": mode}
         ecn = EcnPolicy(**ecn_args)
         pc = PortConfig(number, mac, pdata.get("queue_depth"), pdata.get("queue_rate"), ecn)
+        if "budget" in pdata:
+            pc = _with_budget(pc, pdata["budget"], f"{where}.budget")
         check_port(target, pc, where)
         ports[number] = pc
 

@@ -43,3 +43,21 @@ def ecn_policy(*, port: int, policy: EcnPolicy, target: Target) -> fy.P4TableEnt
         match=fy.Match({p4names.PORT_KEY: port}),
         action=fy.Action(p4names.SET_ECN_POLICY, mode=mode, k=k, drop_k=drop_k),
     )
+
+
+def rx_budget(*, port: int, floor_bytes: int, epoch_ticks: int) -> fy.P4TableEntry:
+    """rx_budget entry: the receiver's port -> set_rx_budget(floor, epoch) (algorithms.md §8)."""
+    return fy.P4TableEntry(
+        p4names.RX_BUDGET,
+        match=fy.Match({p4names.PORT_KEY: port}),
+        action=fy.Action(p4names.SET_RX_BUDGET, floor_bytes=floor_bytes, epoch_ticks=epoch_ticks),
+    )
+
+
+def budget_share(*, port: int, flows: int, share_bytes: int) -> fy.P4TableEntry:
+    """budget_share entry: (port, N active flows) -> set_share(share_bytes)."""
+    return fy.P4TableEntry(
+        p4names.BUDGET_SHARE,
+        match=fy.Match({p4names.PORT_KEY: port, p4names.FLOWS_KEY: flows}),
+        action=fy.Action(p4names.SET_SHARE, share_bytes=share_bytes),
+    )

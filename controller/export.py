@@ -31,7 +31,7 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
 import finsy as fy
@@ -49,8 +49,10 @@ from prometheus_client.registry import Collector, CollectorRegistry
 
 from p4incast import metrics_server
 from p4incast.metrics_server import MetricsServer
+from p4incast.model import switch_budget
 from p4incast.model.tls import MetricsTls
 
+from . import budget as budget_tables
 from . import stats, tls
 from .config import SwitchSettings
 from .connection import check_handshake
@@ -193,6 +195,30 @@ class State:
     last_success: float | None = None  # time.time() of the last successful read
     failures: int = 0  # reads that failed since the exporter started
     last_error: str = ""
+    # The receiver's budget held by the switch (docs/algorithms.md §8): its
+    # counters per port with a budget, when they were read, and the flows
+    # active over the last poll interval.
+    budget: dict[int, budget_tables.PortCounters] = field(
+        default_factory=dict[int, budget_tables.PortCounters]
+    )
+    budget_time: float | None = None
+    active_flows: dict[int, float] = field(default_factory=dict[int, float])
+
+
+# The budget's counters (controller/budget.py PortCounters), per receiver port.
+BUDGET_COUNTERS = {
+    "rewritten": ("budget_rewritten_acks", "ACKs from the receiver whose window was lowered"),
+    "acks": ("budget_acks", "ACKs from the receiver held to their flow's share"),
+    "unknown_scale": (
+        "budget_unknown_scale_acks",
+        "ACKs of flows whose window scale the switch did not read (left alone)",
+    ),
+    "untracked": (
+        "budget_untracked_packets",
+        "packets of flows with no slot in the flow table (forwarded unchanged)",
+    ),
+    "flow_epochs": ("budget_flow_epochs", "flows counted, each once per epoch it was active in"),
+}
 
 
 class SwitchCollector(Collector):
@@ -219,7 +245,15 @@ class SwitchCollector(Collector):
         """Every family this collector can serve, with one sample set of each (port 0,
         zeros): the served metric and sample names."""
         snap = stats.Snapshot({0: stats.PortStats(0)}, {})
-        return self._families(State(snapshot=snap, up=True, last_success=0))
+        return self._families(
+            State(
+                snapshot=snap,
+                up=True,
+                last_success=0,
+                budget={0: budget_tables.PortCounters()},
+                active_flows={0: 0.0},
+            )
+        )
 
     def collect(self) -> Iterator[Metric]:
         with self.lock:
@@ -300,6 +334,25 @@ class SwitchCollector(Collector):
                 buckets.append(("+Inf" if hi is None else str(hi), total))
             hist.add_metric([sw, str(p)], buckets, sum_value=lower)
         yield hist
+        yield from self._budget_families(st)
+
+    def _budget_families(self, st: State) -> Iterator[Metric]:
+        """The receiver's budget per receiver port (docs/algorithms.md §8)."""
+        sw = self.name
+        for attr, (metric, help_) in BUDGET_COUNTERS.items():
+            fam = CounterMetricFamily(f"{PREFIX}_{metric}", help_, labels=["switch", "port"])
+            for p, c in sorted(st.budget.items()):
+                fam.add_metric([sw, str(p)], getattr(c, attr))
+            yield fam
+        flows = GaugeMetricFamily(
+            f"{PREFIX}_budget_active_flows",
+            "flows active toward the receiver's port, on average over the last poll "
+            "interval (the flows the switch counted, each once per epoch, per epoch)",
+            labels=["switch", "port"],
+        )
+        for p, n in sorted(st.active_flows.items()):
+            flows.add_metric([sw, str(p)], n)
+        yield flows
 
 
 class Poller:
@@ -338,7 +391,33 @@ class Poller:
         if not self.collector.state.up:
             LOG.info("switch %s: reading counters", self.settings.address)
         self.collector.update(snapshot=snap, up=True, last_success=time.time(), last_error="")
+        await self.poll_budget(self.ports)
         return True
+
+    async def poll_budget(self, ports: list[int] | None) -> None:
+        """The budget's counters of `ports` (None: every port with a budget) and
+        the flows active since the last poll. A pipeline without the budget's
+        tables has none to serve."""
+        try:
+            got = await budget_tables.read_counters(self.reader, ports)
+        except Exception as err:  # an older pipeline, or a failed read: none served
+            LOG.debug("switch %s: no budget counters: %s", self.settings.address, err)
+            self.collector.update(budget={}, budget_time=None, active_flows={})
+            return
+        now = time.monotonic()
+        st = self.collector.state
+        active: dict[int, float] = {}
+        if st.budget_time is not None:
+            for p, c in got.items():
+                last = st.budget.get(p)
+                if last is not None and c.flow_epochs >= last.flow_epochs:
+                    active[p] = switch_budget.active_flows(
+                        c.flow_epochs - last.flow_epochs,
+                        now - st.budget_time,
+                        c.epoch_ticks,
+                        self.collector.target,
+                    )
+        self.collector.update(budget=got, budget_time=now, active_flows=active)
 
     async def run(self) -> None:
         try:

@@ -3,24 +3,62 @@ scripts/gen_p4names.py from build/v1model/p4incast.p4info.txtpb: do not edit.
 controller/p4names.py says which of them the controller uses and how.
 """
 
+TABLE_BUDGET_SHARE = "budget_share"
+TABLE_BUDGET_WINDOW = "budget_window"
 TABLE_ECN_POLICY = "ecn_policy"
 TABLE_ROUTES_V4 = "routes_v4"
 TABLE_ROUTES_V6 = "routes_v6"
+TABLE_RX_BUDGET = "rx_budget"
 FIELD_DST_ADDR = "dst_addr"
+FIELD_FLOWS = "flows"
 FIELD_PORT = "port"
+FIELD_SCALE = "scale"
+ACTION_NOACTION = "NoAction"
 ACTION_CE_IN = "ce_in"
+ACTION_COUNT_FLOW = "count_flow"
+ACTION_COUNT_UNKNOWN_SCALE = "count_unknown_scale"
+ACTION_COUNT_UNTRACKED = "count_untracked"
 ACTION_DROP_PACKET = "drop_packet"
 ACTION_ECT = "ect"
 ACTION_LOAD_DROP_GAP = "load_drop_gap"
+ACTION_LOAD_FLOWS = "load_flows"
+ACTION_LOAD_WINDOW_GAP = "load_window_gap"
 ACTION_MARK_IPV4 = "mark_ipv4"
 ACTION_MARK_IPV6 = "mark_ipv6"
 ACTION_NOT_ECT_DROP = "not_ect_drop"
 ACTION_NOT_ECT_OVER_K = "not_ect_over_k"
 ACTION_NOT_ECT_OVER_K_DROP = "not_ect_over_k_drop"
+ACTION_REWRITE_WINDOW = "rewrite_window"
 ACTION_ROUTE = "route"
 ACTION_ROUTE_MISS = "route_miss"
 ACTION_ROUTE_V6 = "route_v6"
 ACTION_SET_ECN_POLICY = "set_ecn_policy"
+ACTION_SET_RX_BUDGET = "set_rx_budget"
+ACTION_SET_SHARE = "set_share"
+ACTION_SHARE_FLOOR = "share_floor"
+ACTION_WINDOW_0 = "window_0"
+ACTION_WINDOW_1 = "window_1"
+ACTION_WINDOW_10 = "window_10"
+ACTION_WINDOW_11 = "window_11"
+ACTION_WINDOW_12 = "window_12"
+ACTION_WINDOW_13 = "window_13"
+ACTION_WINDOW_14 = "window_14"
+ACTION_WINDOW_2 = "window_2"
+ACTION_WINDOW_3 = "window_3"
+ACTION_WINDOW_4 = "window_4"
+ACTION_WINDOW_5 = "window_5"
+ACTION_WINDOW_6 = "window_6"
+ACTION_WINDOW_7 = "window_7"
+ACTION_WINDOW_8 = "window_8"
+ACTION_WINDOW_9 = "window_9"
+ACTION_WINDOW_LOW = "window_low"
+ACTION_WINDOW_MAX = "window_max"
+ACTION_WITHIN_SHARE = "within_share"
+COUNTER_BUDGET_ACK_STATS = "budget_ack_stats"
+COUNTER_BUDGET_FLOW_STATS = "budget_flow_stats"
+COUNTER_BUDGET_REWRITTEN_STATS = "budget_rewritten_stats"
+COUNTER_BUDGET_UNKNOWN_SCALE_STATS = "budget_unknown_scale_stats"
+COUNTER_BUDGET_UNTRACKED_STATS = "budget_untracked_stats"
 COUNTER_ECN_CE_IN_STATS = "ecn_ce_in_stats"
 COUNTER_ECN_DROP_STATS = "ecn_drop_stats"
 COUNTER_ECN_ECT_STATS = "ecn_ect_stats"
@@ -32,34 +70,90 @@ COUNTER_ROUTED_STATS = "routed_stats"
 
 # table -> its match fields, in key order
 MATCH_FIELDS: dict[str, tuple[str, ...]] = {
+    TABLE_BUDGET_SHARE: ("port", "flows"),
+    TABLE_BUDGET_WINDOW: ("scale",),
     TABLE_ECN_POLICY: ("port",),
     TABLE_ROUTES_V4: ("dst_addr",),
     TABLE_ROUTES_V6: ("dst_addr",),
+    TABLE_RX_BUDGET: ("port",),
 }
 # table -> the actions it may run
 TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
+    TABLE_BUDGET_SHARE: ("set_share", "share_floor"),
+    TABLE_BUDGET_WINDOW: (
+        "NoAction",
+        "window_0",
+        "window_1",
+        "window_10",
+        "window_11",
+        "window_12",
+        "window_13",
+        "window_14",
+        "window_2",
+        "window_3",
+        "window_4",
+        "window_5",
+        "window_6",
+        "window_7",
+        "window_8",
+        "window_9",
+    ),
     TABLE_ECN_POLICY: ("set_ecn_policy",),
     TABLE_ROUTES_V4: ("route", "route_miss"),
     TABLE_ROUTES_V6: ("route_miss", "route_v6"),
+    TABLE_RX_BUDGET: ("NoAction", "set_rx_budget"),
 }
 # action -> its parameters, in order
 ACTION_PARAMS: dict[str, tuple[str, ...]] = {
+    ACTION_NOACTION: (),
     ACTION_CE_IN: (),
+    ACTION_COUNT_FLOW: (),
+    ACTION_COUNT_UNKNOWN_SCALE: (),
+    ACTION_COUNT_UNTRACKED: (),
     ACTION_DROP_PACKET: (),
     ACTION_ECT: (),
     ACTION_LOAD_DROP_GAP: (),
+    ACTION_LOAD_FLOWS: (),
+    ACTION_LOAD_WINDOW_GAP: (),
     ACTION_MARK_IPV4: (),
     ACTION_MARK_IPV6: (),
     ACTION_NOT_ECT_DROP: (),
     ACTION_NOT_ECT_OVER_K: (),
     ACTION_NOT_ECT_OVER_K_DROP: (),
+    ACTION_REWRITE_WINDOW: (),
     ACTION_ROUTE: ("port", "smac", "dmac"),
     ACTION_ROUTE_MISS: (),
     ACTION_ROUTE_V6: ("port", "smac", "dmac"),
     ACTION_SET_ECN_POLICY: ("mode", "k", "drop_k"),
+    ACTION_SET_RX_BUDGET: ("floor_bytes", "epoch_ticks"),
+    ACTION_SET_SHARE: ("share_bytes",),
+    ACTION_SHARE_FLOOR: (),
+    ACTION_WINDOW_0: (),
+    ACTION_WINDOW_1: (),
+    ACTION_WINDOW_10: (),
+    ACTION_WINDOW_11: (),
+    ACTION_WINDOW_12: (),
+    ACTION_WINDOW_13: (),
+    ACTION_WINDOW_14: (),
+    ACTION_WINDOW_2: (),
+    ACTION_WINDOW_3: (),
+    ACTION_WINDOW_4: (),
+    ACTION_WINDOW_5: (),
+    ACTION_WINDOW_6: (),
+    ACTION_WINDOW_7: (),
+    ACTION_WINDOW_8: (),
+    ACTION_WINDOW_9: (),
+    ACTION_WINDOW_LOW: (),
+    ACTION_WINDOW_MAX: (),
+    ACTION_WITHIN_SHARE: (),
 }
 # counter -> its cells
 COUNTER_SIZES: dict[str, int] = {
+    COUNTER_BUDGET_ACK_STATS: 512,
+    COUNTER_BUDGET_FLOW_STATS: 512,
+    COUNTER_BUDGET_REWRITTEN_STATS: 512,
+    COUNTER_BUDGET_UNKNOWN_SCALE_STATS: 512,
+    COUNTER_BUDGET_UNTRACKED_STATS: 512,
     COUNTER_ECN_CE_IN_STATS: 512,
     COUNTER_ECN_DROP_STATS: 512,
     COUNTER_ECN_ECT_STATS: 512,
@@ -71,7 +165,11 @@ COUNTER_SIZES: dict[str, int] = {
 }
 # match field -> its width in bits, per table
 FIELD_BITS: dict[tuple[str, str], int] = {
+    (TABLE_BUDGET_SHARE, FIELD_PORT): 9,
+    (TABLE_BUDGET_SHARE, FIELD_FLOWS): 16,
+    (TABLE_BUDGET_WINDOW, FIELD_SCALE): 8,
     (TABLE_ECN_POLICY, FIELD_PORT): 9,
     (TABLE_ROUTES_V4, FIELD_DST_ADDR): 32,
     (TABLE_ROUTES_V6, FIELD_DST_ADDR): 128,
+    (TABLE_RX_BUDGET, FIELD_PORT): 9,
 }

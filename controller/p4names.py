@@ -33,6 +33,21 @@ ECN_POLICY = gen.TABLE_ECN_POLICY
 SET_ECN_POLICY = gen.ACTION_SET_ECN_POLICY  # (mode, k, drop_k)
 PORT_KEY = gen.FIELD_PORT
 
+# The receiver's budget (docs/algorithms.md §8): per receiver port, and per
+# (port, N active flows) the share.
+RX_BUDGET = gen.TABLE_RX_BUDGET
+SET_RX_BUDGET = gen.ACTION_SET_RX_BUDGET  # (floor_bytes, epoch_ticks)
+BUDGET_SHARE = gen.TABLE_BUDGET_SHARE
+SET_SHARE = gen.ACTION_SET_SHARE  # (share_bytes)
+FLOWS_KEY = gen.FIELD_FLOWS
+BUDGET_COUNTERS = {
+    "acks": gen.COUNTER_BUDGET_ACK_STATS,
+    "rewritten": gen.COUNTER_BUDGET_REWRITTEN_STATS,
+    "unknown_scale": gen.COUNTER_BUDGET_UNKNOWN_SCALE_STATS,
+    "untracked": gen.COUNTER_BUDGET_UNTRACKED_STATS,
+    "flows": gen.COUNTER_BUDGET_FLOW_STATS,
+}
+
 # What the controller writes: each table's match fields and its one action,
 # and each action's parameters (entries.py passes them by these names), as the
 # generated p4info names give them; `check` holds another target's p4info to them.

@@ -32,6 +32,15 @@ def _tup(names: list[str] | tuple[str, ...]) -> str:
     return f"({inner},)" if len(names) == 1 else f"({inner})"
 
 
+def _entry(key: str, names: list[str] | tuple[str, ...]) -> str:
+    """One `key: (names...),` dict entry as ruff format writes it: on one line
+    if it fits in 100 columns, else one name per line."""
+    line = f"    {key}: {_tup(names)},"
+    if len(line) <= 100:
+        return line
+    return "\n".join([f"    {key}: (", *(f'        "{n}",' for n in names), "    ),"])
+
+
 def render(p4info: Path) -> str:
     """The module's text for the p4info at `p4info` (deterministic: sorted)."""
     s = fy.P4Schema(p4info)
@@ -63,10 +72,7 @@ def render(p4info: Path) -> str:
         "# table -> the actions it may run",
         "TABLE_ACTIONS: dict[str, tuple[str, ...]] = {",
     ]
-    lines += [
-        f"    {_const('TABLE', t.alias)}: {_tup(sorted(a.alias for a in t.actions))},"
-        for t in tables
-    ]
+    lines += [_entry(_const("TABLE", t.alias), sorted(a.alias for a in t.actions)) for t in tables]
     lines += [
         "}",
         "# action -> its parameters, in order",

@@ -40,4 +40,14 @@ const counter_index_t DROP_BAD_CHECKSUM = 3;  // IPv4 header checksum wrong
 const counter_index_t DROP_TTL_EXPIRED  = 4;  // IPv4 TTL / IPv6 hop limit <= 1
 const counter_index_t DROP_REASONS      = 5;
 
+// TCP (RFC 9293 §3.1) and its window-scale option (RFC 7323 §2).
+const bit<8> TCP_FLAG_SYN  = 0x02;
+const bit<8> TCP_FLAG_RST  = 0x04;
+const bit<8> TCP_FLAG_ACK  = 0x10;
+const bit<8> TCP_OPT_EOL   = 0;
+const bit<8> TCP_OPT_NOP   = 1;
+const bit<8> TCP_OPT_WSCALE = 3;
+const bit<8> TCP_WSCALE_MAX = 14;       // a larger shift counts as 14 (RFC 7323 §2.3)
+const bit<8> RX_SCALE_UNKNOWN = 0xff;   // the switch did not read the flow's scale
+
 #endif  // P4INCAST_DEFINES_P4

@@ -63,6 +63,47 @@ header udp_t {
     bit<16> checksum;
 }
 
+// Fields a target's parser adds to rx_budget_t for walking a SYN's options
+// (v1model: the options and the walk's state).
+#ifndef RX_BUDGET_TARGET_FIELDS
+#define RX_BUDGET_TARGET_FIELDS
+#endif
+
+// The receive-window budget's working fields (docs/algorithms.md §8). A
+// header that is never emitted rather than metadata: BMv2 resets every
+// metadata field of every packet, but a header only by its valid bit, so a
+// packet the budget does not read pays for one instance. The parser makes
+// it valid for a SYN (scale); the port's rx_budget entry for
+// every other TCP packet from a budget port.
+header rx_budget_t {
+    bit<8>   scale;       // SYN: its window scale (parser), or RX_SCALE_UNKNOWN; then the flow's
+    bit<32>  epoch;       // this packet's epoch (never 0)
+    bit<32>  epoch_prev;  // the epoch before it (epoch - length, wrapping: odd, never 0)
+    bit<32>  epoch_old;   // epoch |-| 2 x length: a flow last seen at or before it aged out
+    bit<32>  floor;       // one segment, bytes: the share of every N without an entry
+    bit<128> key_rx_addr;   // flow key: the receiver's address (IPv4 zero-extended)
+    bit<128> key_peer_addr; // flow key: the peer's address
+    bit<32>  key_ports;     // flow key: the receiver's port, the peer's port
+    bit<32>  slot;        // flow table slot
+    bit<32>  sig;         // flow signature (never 0)
+    bit<32>  slot_sig;    // the slot's signature before this packet
+    bit<32>  slot_epoch;  // the epoch the slot's flow was last seen in
+    bit<32>  port_epoch;  // the epoch of the port's current count
+    bit<32>  cur;         // flows seen so far in this epoch
+    bit<32>  prev;        // flows seen in the epoch before
+    bit<32>  joined;      // flows seen in this epoch and not in the one before
+    bit<1>   tracked;     // the flow has a slot
+    bit<1>   counted;     // first packet of the flow in this epoch
+    bit<1>   rewritten;   // the window was lowered (TNA: the deparser fixes the checksum)
+    bit<5>   _pad;
+    bit<16>  flows;       // N
+    bit<32>  share;       // the flow's share, bytes
+    bit<32>  wnd32;       // the share in window units of the flow's scale
+    bit<16>  wnd;         // the same, at most 65535
+    bit<16>  gap;         // window |-| wnd: 0 iff the ACK is within the share
+    RX_BUDGET_TARGET_FIELDS
+}
+
 struct headers_t {
     ethernet_t     ethernet;
     ipv4_t         ipv4;
@@ -70,6 +111,7 @@ struct headers_t {
     ipv6_t         ipv6;
     tcp_t          tcp;
     udp_t          udp;
+    rx_budget_t    budget;        // never emitted
 }
 
 // Fields a target wrapper or a test harness adds to local_metadata_t (TNA:

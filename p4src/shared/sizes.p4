@@ -19,4 +19,10 @@
 #define HIST_SIZE          16384  // HIST_PORTS * HIST_BUCKETS
 #define HIST_OTHER_PORTS   16384  // == HIST_SIZE: the cell after the last port's
 
+// Receive-window budget (docs/algorithms.md §8).
+#define RX_BUDGET_SIZE     512    // one entry per receiver-facing port
+#define BUDGET_SHARE_SIZE  4096   // (port, N) -> share, for the N above one segment
+#define FLOW_SLOTS         4096   // flow table slots (a power of two)
+#define FLOW_SLOT_BITS     12     // log2(FLOW_SLOTS)
+
 #endif  // P4INCAST_SIZES_P4

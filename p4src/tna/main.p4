@@ -14,6 +14,9 @@
 //   egress:           EgressEcnMarker    (depth histogram; OFF / MARK_TAIL on
 //                                         enq_qdepth / MARK_FRONT on
 //                                         deq_qdepth, K in cells; counters)
+//   ingress:          IngressRxBudget    (the receiver's budget, TCP from a
+//                                         budget port; docs/algorithms.md §8)
+//   ingress deparser: TCP checksum for a lowered window (residual + window)
 //   egress deparser:  IPv4 header checksum recomputed with the Checksum extern
 //                     (covers both the TTL and the ECN change, with options)
 //
@@ -39,8 +42,13 @@
 //  - meta.ecn is copied in the egress control, not the parser: the parser
 //    cannot write one field from IPv4's and IPv6's ECN bits, which sit at
 //    different offsets within their bytes.
-// Compiled with p4c 17ade03c's Tofino backend: 15 s, 4 stages (ingress 2,
-// egress 4), 31 tables, 30 SRAM and 8 TCAM units (`make build-tna`).
+//  - The receiver's budget (p4src/shared/rx_budget.p4): its flow table in
+//    RegisterActions, the SYN's window scale from the option layouts Linux
+//    and Windows send (no run-time shift in the parser), the TCP checksum in
+//    the ingress deparser from the parser's residual (docs/tofino.md).
+// Compiled with p4c 17ade03c's Tofino backend before the receiver's budget:
+// 15 s, 4 stages (ingress 2, egress 4), 31 tables, 30 SRAM and 8 TCAM units
+// (`make build-tna`); the budget has not been compiled for Tofino here.
 #include <core.p4>
 #include <tna.p4>
 
@@ -65,6 +73,194 @@
 #include "../shared/forwarding.p4"
 #include "../shared/ecn_marker.p4"
 
+// The receiver's budget (p4src/shared/rx_budget.p4). Ticks: the nanosecond
+// global timestamp >> 20, 1.048576 ms. The TCP checksum is not touched in
+// the pipeline: the ingress parser deposits the checksum's residual without
+// the window and the checksum (tcp_residual), and the ingress deparser adds
+// the new window to it when hdr.budget.rewritten is set — RFC 1624 eqn. 3 in
+// the checksum engine.
+#define RX_BUDGET_TICKS(ts) ((bit<32>)(ts)[47:20])
+#define RX_WINDOW_CHECKSUM
+
+// A flow slot: its signature and the epoch it was last seen in, one 64-bit
+// register pair so that one stateful ALU finds, claims or refuses the slot.
+struct flow_slot_t {
+    bit<32> sig;
+    bit<32> epoch;
+}
+
+// What touch_slot returns besides a slot's last epoch (an epoch is >= 3:
+// its low bits, epoch_ticks - 1 with epoch_ticks >= 4, are all ones).
+const bit<32> SLOT_CLAIMED   = 0;   // empty or aged out: this flow took it
+const bit<32> SLOT_COLLISION = 1;   // a live flow of another signature holds it
+
+// RxBudgetFlows for Tofino: the rule of docs/algorithms.md §8 in registers,
+// one access per register per packet, in stages:
+//   1  epoch |= ticks (set_rx_budget's action loaded the rest)
+//   2  epoch_prev (wrapping) and epoch_old (saturating) by subtraction;
+//      CRC-32 of the key
+//   3  budget_flow_slot (pair): own / claim / collision, returns the last epoch
+//   4  budget_flow_scale: written by a SYN or a claim, else read;
+//      budget_port_epoch: returns the port's epoch, writes this one
+//   5  budget_port_cur: +1 for a flow new in this epoch, or restarted
+//      (returning the last epoch's count)
+//   6  budget_port_prev: read, or written with that count (or 0);
+//      budget_port_joined: +1 for a flow new in this epoch and not seen in
+//      the previous one, or restarted
+// Comparisons are of a field with a constant, or equalities, or inside a
+// stateful ALU (register value against a field).
+control RxBudgetFlows(inout headers_t hdr, in port_t port) {
+    // Its actions are @hidden: target-specific, they stay out of the
+    // P4Runtime names both targets share (tests/tna).
+    Hash<bit<32>>(HashAlgorithm_t.CRC32) flow_hash;
+    Register<flow_slot_t, bit<FLOW_SLOT_BITS>>(FLOW_SLOTS) budget_flow_slot;
+    Register<bit<8>, bit<FLOW_SLOT_BITS>>(FLOW_SLOTS) budget_flow_scale;
+    Register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_epoch;
+    Register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_cur;
+    Register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_prev;
+    Register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_joined;
+
+    // Own slot: refresh its epoch, return the last one. Else claim it if its
+    // epoch is at or before epoch_old (0 = empty), else refuse.
+    RegisterAction<flow_slot_t, bit<FLOW_SLOT_BITS>, bit<32>>(budget_flow_slot) touch_slot = {
+        void apply(inout flow_slot_t v, out bit<32> rv) {
+            if (v.sig == hdr.budget.sig) {
+                rv = v.epoch;
+                v.epoch = hdr.budget.epoch;
+            } else if (v.epoch <= hdr.budget.epoch_old) {
+                v.sig = hdr.budget.sig;
+                v.epoch = hdr.budget.epoch;
+                rv = SLOT_CLAIMED;
+            } else {
+                rv = SLOT_COLLISION;
+            }
+        }
+    };
+    RegisterAction<bit<8>, bit<FLOW_SLOT_BITS>, bit<8>>(budget_flow_scale) write_scale = {
+        void apply(inout bit<8> v, out bit<8> rv) {
+            v = hdr.budget.scale;
+            rv = v;
+        }
+    };
+    RegisterAction<bit<8>, bit<FLOW_SLOT_BITS>, bit<8>>(budget_flow_scale) read_scale = {
+        void apply(inout bit<8> v, out bit<8> rv) {
+            rv = v;
+        }
+    };
+    RegisterAction<bit<32>, port_t, bit<32>>(budget_port_epoch) swap_port_epoch = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            rv = v;
+            v = hdr.budget.epoch;
+        }
+    };
+    RegisterAction<bit<32>, port_t, bit<32>>(budget_port_prev) read_prev = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            rv = v;
+        }
+    };
+    RegisterAction<bit<32>, port_t, bit<32>>(budget_port_prev) write_prev = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            v = hdr.budget.prev;
+            rv = v;
+        }
+    };
+    RegisterAction<bit<32>, port_t, bit<32>>(budget_port_joined) add_joined = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            v = v + (bit<32>)hdr.budget.joined;
+            rv = v;
+        }
+    };
+    RegisterAction<bit<32>, port_t, bit<32>>(budget_port_joined) restart_joined = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            v = hdr.budget.joined;
+            rv = v;
+        }
+    };
+    // Same epoch: add this packet's flow if new; a new epoch: return the
+    // count of the last one and start at this packet's flow.
+    RegisterAction<bit<32>, port_t, bit<32>>(budget_port_cur) add_cur = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            v = v + (bit<32>)hdr.budget.counted;
+            rv = v;
+        }
+    };
+    RegisterAction<bit<32>, port_t, bit<32>>(budget_port_cur) restart_cur = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            rv = v;
+            v = (bit<32>)hdr.budget.counted;
+        }
+    };
+
+    @hidden action load_epochs() {
+        hdr.budget.epoch_prev = hdr.budget.epoch - hdr.budget.epoch_prev;  // odd: never 0 (empty)
+        hdr.budget.epoch_old = hdr.budget.epoch |-| hdr.budget.epoch_old;
+    }
+    @hidden action hash_v4() {
+        hdr.budget.sig = flow_hash.get({ (bit<96>)0, hdr.ipv4.src_addr,
+                                         (bit<96>)0, hdr.ipv4.dst_addr,
+                                         hdr.tcp.src_port, hdr.tcp.dst_port });
+    }
+    @hidden action hash_v6() {
+        hdr.budget.sig = flow_hash.get({ hdr.ipv6.src_addr, hdr.ipv6.dst_addr,
+                                         hdr.tcp.src_port, hdr.tcp.dst_port });
+    }
+    @hidden action load_slot() {
+        hdr.budget.slot = hdr.budget.sig & (FLOW_SLOTS - 1);
+        hdr.budget.sig = hdr.budget.sig | 1;
+    }
+
+    apply {
+        load_epochs();
+        if (hdr.ipv4.isValid()) {
+            hash_v4();
+        } else {
+            hash_v6();
+        }
+        load_slot();
+        hdr.budget.slot_epoch = touch_slot.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
+        hdr.budget.tracked = 1;
+        hdr.budget.counted = 0;
+        if (hdr.budget.slot_epoch == SLOT_COLLISION) {
+            hdr.budget.tracked = 0;
+        } else {
+            hdr.budget.joined = 0;
+            if (hdr.budget.slot_epoch != hdr.budget.epoch) {
+                hdr.budget.counted = 1;      // first packet of the flow in this epoch
+                if (hdr.budget.slot_epoch != hdr.budget.epoch_prev) {
+                    hdr.budget.joined = 1;   // ... and not seen in the previous one
+                }
+            }
+            if (hdr.budget.slot_epoch == SLOT_CLAIMED
+                    && (hdr.tcp.flags & TCP_FLAG_SYN) == 0) {
+                hdr.budget.scale = RX_SCALE_UNKNOWN;
+            }
+            if (hdr.budget.slot_epoch == SLOT_CLAIMED || (hdr.tcp.flags & TCP_FLAG_SYN) != 0) {
+                write_scale.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
+            } else {
+                hdr.budget.scale = read_scale.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
+            }
+            hdr.budget.port_epoch = swap_port_epoch.execute(port);
+            if (hdr.budget.port_epoch == hdr.budget.epoch) {
+                hdr.budget.cur = add_cur.execute(port);
+                hdr.budget.prev = read_prev.execute(port);
+                hdr.budget.joined = add_joined.execute(port);
+            } else {
+                // A new epoch: the last count is the previous epoch's if the
+                // last epoch was the previous one.
+                hdr.budget.prev = restart_cur.execute(port);
+                if (hdr.budget.port_epoch != hdr.budget.epoch_prev) {
+                    hdr.budget.prev = 0;
+                }
+                write_prev.execute(port);
+                hdr.budget.joined = restart_joined.execute(port);
+                hdr.budget.cur = (bit<32>)hdr.budget.counted;
+            }
+        }
+    }
+}
+
+#include "../shared/rx_budget.p4"
+
 // Histogram bucket = enq_qdepth >> HIST_DEPTH_SHIFT, i.e. 16 cells (1280 bytes
 // on Tofino 1) per bucket; bucket HIST_BUCKETS - 1 holds everything from
 // 127 * 16 cells (162560 bytes) up. controller/units.py has the same value.
@@ -74,6 +270,7 @@
 // standard_metadata (parser_error, checksum_error).
 struct ingress_metadata_t {
     local_metadata_t local;           // drop decision (p4src/shared/headers.p4)
+    bit<16>          tcp_residual;    // TCP checksum without its window and itself
     bool             malformed;       // bad IPv4 version/IHL or IPv6 version
     bool             ipv4_checksum_err; // IPv4 header checksum wrong
 }
@@ -92,6 +289,7 @@ parser P4IncastIngressParser(packet_in pkt,
                              out ingress_metadata_t md,
                              out ingress_intrinsic_metadata_t ig_intr_md) {
     Checksum() ipv4_checksum;
+    Checksum() tcp_checksum;
 
     state start {
         pkt.extract(ig_intr_md);
@@ -99,6 +297,7 @@ parser P4IncastIngressParser(packet_in pkt,
         md.local.drop = false;
         md.malformed = false;
         md.ipv4_checksum_err = false;
+        md.tcp_residual = 0;
         transition parse_ethernet;
     }
 
@@ -162,8 +361,95 @@ parser P4IncastIngressParser(packet_in pkt,
         }
     }
 
+    // The checksum's residual for the receiver's budget (the ingress
+    // deparser adds the new window back), then a SYN's window scale.
     state parse_tcp {
         pkt.extract(hdr.tcp);
+        tcp_checksum.subtract({hdr.tcp.window, hdr.tcp.checksum});
+        tcp_checksum.subtract_all_and_deposit(md.tcp_residual);
+        transition select(hdr.tcp.flags, hdr.tcp.data_offset) {
+            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, 5): tcp_syn_no_options;
+            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, 7): tcp_syn_options_7;
+            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, 8): tcp_syn_options_8;
+            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, 10): tcp_syn_options_10;
+            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, _): tcp_syn_other_options;
+            default: accept;
+        }
+    }
+
+    // Tofino's parser cannot shift by a run-time amount, and what it extracts
+    // the deparser must emit in order, so it does not walk the options as
+    // v1model's parser does: it reads them with one lookahead and knows the
+    // layouts stacks send with a window-scale option — Linux's (MSS, SACK
+    // permitted, timestamps, NOP, WS: 20 bytes; without SACK, NOP NOP; without
+    // timestamps: 12 bytes; neither: 8) and Windows' (MSS, NOP, WS, NOP NOP,
+    // SACK permitted: 12 bytes). A SYN with no options has scale 0; any
+    // other layout, malformed ones included, leaves the scale unknown.
+    state tcp_syn_no_options {
+        hdr.budget.setValid();
+        hdr.budget.scale = 0;
+        transition accept;
+    }
+
+    state tcp_syn_other_options {
+        hdr.budget.setValid();
+        hdr.budget.scale = RX_SCALE_UNKNOWN;
+        transition accept;
+    }
+
+    // MSS (02 04 xx xx), NOP, WS (03 03 s)
+    state tcp_syn_options_7 {
+        hdr.budget.setValid();
+        hdr.budget.scale = RX_SCALE_UNKNOWN;
+        transition select(pkt.lookahead<bit<64>>()) {
+            64w0x0204000001030300 &&& 64w0xffff0000fffffff0: tcp_syn_ws_at_7;
+            default: accept;
+        }
+    }
+
+    state tcp_syn_ws_at_7 {
+        hdr.budget.scale = pkt.lookahead<bit<64>>()[7:0];
+        transition accept;
+    }
+
+    // Linux without timestamps: MSS, SACK-permitted (or NOP NOP), NOP, WS;
+    // Windows: MSS, NOP, WS, NOP, NOP, SACK-permitted.
+    state tcp_syn_options_8 {
+        hdr.budget.setValid();
+        hdr.budget.scale = RX_SCALE_UNKNOWN;
+        transition select(pkt.lookahead<bit<96>>()) {
+            96w0x020400000402010103030300 &&& 96w0xffff0000fffffffffffffff0: tcp_syn_ws_at_12;
+            96w0x020400000101010103030300 &&& 96w0xffff0000fffffffffffffff0: tcp_syn_ws_at_12;
+            96w0x020400000103030001010402 &&& 96w0xffff0000fffffff0ffffffff: tcp_syn_ws_at_8;
+            default: accept;
+        }
+    }
+
+    state tcp_syn_ws_at_12 {
+        hdr.budget.scale = pkt.lookahead<bit<96>>()[7:0];
+        transition accept;
+    }
+
+    state tcp_syn_ws_at_8 {
+        hdr.budget.scale = pkt.lookahead<bit<96>>()[39:32];
+        transition accept;
+    }
+
+    // Linux: MSS, SACK-permitted (or NOP NOP), timestamps, NOP, WS.
+    state tcp_syn_options_10 {
+        hdr.budget.setValid();
+        hdr.budget.scale = RX_SCALE_UNKNOWN;
+        transition select(pkt.lookahead<bit<160>>()) {
+            160w0x020400000402080a000000000000000001030300
+                &&& 160w0xffff0000ffffffff0000000000000000fffffff0: tcp_syn_ws_at_20;
+            160w0x020400000101080a000000000000000001030300
+                &&& 160w0xffff0000ffffffff0000000000000000fffffff0: tcp_syn_ws_at_20;
+            default: accept;
+        }
+    }
+
+    state tcp_syn_ws_at_20 {
+        hdr.budget.scale = pkt.lookahead<bit<160>>()[7:0];
         transition accept;
     }
 
@@ -185,6 +471,7 @@ control P4IncastIngress(inout headers_t hdr,
                         inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                         inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
     IngressForwarding() forwarding;
+    IngressRxBudget() rx_budget;
 
     apply {
         port_t egress_port;
@@ -192,6 +479,9 @@ control P4IncastIngress(inout headers_t hdr,
                          ig_prsr_md.parser_err == PARSER_ERROR_OK && !md.malformed,
                          !md.ipv4_checksum_err,
                          egress_port);
+        if (hdr.tcp.isValid() && !md.local.drop) {
+            rx_budget.apply(hdr, ig_intr_md.ingress_port, ig_prsr_md.global_tstamp);
+        }
         if (md.local.drop) {
             ig_dprsr_md.drop_ctl = 1;
         } else {
@@ -206,7 +496,13 @@ control P4IncastIngressDeparser(packet_out pkt,
                                 inout headers_t hdr,
                                 in    ingress_metadata_t md,
                                 in    ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    Checksum() tcp_checksum;
+
     apply {
+        // The receiver's budget lowered the window: RFC 1624 on the residual.
+        if (hdr.budget.rewritten == 1) {
+            hdr.tcp.checksum = tcp_checksum.update({hdr.tcp.window, md.tcp_residual});
+        }
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.ipv4);
         pkt.emit(hdr.ipv4_options);

@@ -6,6 +6,8 @@
 //
 //   parser:  copies the IPv4 / IPv6 ECN codepoint into meta.ecn
 //   ingress: IngressForwarding   (parse checks, LPM route, MAC rewrite, TTL)
+//            IngressRxBudget     (the receiver's budget, TCP from a budget
+//                                 port; docs/algorithms.md §8)
 //   egress:  EgressEcnMarker     (depth histogram; per-port OFF / MARK_TAIL /
 //                                 MARK_FRONT with K; counters; drop)
 //   deparser recomputes the IPv4 header checksum (with options).
@@ -36,11 +38,187 @@
           - (counter_index_t)((qdepth_t)(HIST_BUCKETS - 1) |-| (depth)) \
         : HIST_OTHER_PORTS)
 
+// The SYN options walk's fields (rx_budget_t, p4src/shared/headers.p4):
+// opt_left, the option bytes not walked yet; opt_kind, opt_len, opt_shift,
+// the option at hand's kind, length and third byte, and opt_rem = opt_left -
+// opt_len (top bit set: the option runs past the header); opts, the options
+// not walked yet, left-aligned; look_n, the lookahead of n option bytes.
+#define RX_BUDGET_TARGET_FIELDS \
+    bit<16>  opt_left; \
+    bit<8>   opt_kind; \
+    bit<8>   opt_shift; \
+    bit<16>  opt_len; \
+    bit<16>  opt_rem; \
+    bit<320> opts; \
+    bit<32>  look_4; \
+    bit<64>  look_8; \
+    bit<96>  look_12; \
+    bit<128> look_16; \
+    bit<160> look_20; \
+    bit<192> look_24; \
+    bit<224> look_28; \
+    bit<256> look_32; \
+    bit<288> look_36; \
+
 #include "../shared/defines.p4"
 #include "../shared/sizes.p4"
 #include "../shared/headers.p4"
 #include "../shared/forwarding.p4"
 #include "../shared/ecn_marker.p4"
+
+// The receiver's budget (p4src/shared/rx_budget.p4): ticks of 1024 us from
+// BMv2's microsecond timestamp; the TCP checksum fixed in the rewrite action
+// by RFC 1624 eqn. 3, HC' = ~(~HC + ~m + m'), in a 32-bit sum folded twice
+// (hdr.budget.share is free by then).
+#define RX_BUDGET_TICKS(ts) ((ts)[41:10])
+#define RX_WINDOW_CHECKSUM \
+    hdr.budget.share = (bit<32>)(~hdr.tcp.checksum) + (bit<32>)(~hdr.tcp.window) \
+                     + (bit<32>)hdr.budget.wnd; \
+    hdr.budget.share = (hdr.budget.share & 0xffff) + (hdr.budget.share >> 16); \
+    hdr.budget.share = (hdr.budget.share & 0xffff) + (hdr.budget.share >> 16); \
+    hdr.tcp.checksum = ~hdr.budget.share[15:0];
+
+// RxBudgetFlows: the flow table and the port's counts of active flows
+// (docs/algorithms.md §8, "Flows and N") in v1model registers. The flow's
+// CRC-32 over (receiver address, peer address, receiver port ++ peer port),
+// IPv4 addresses zero-extended to 128 bits — this packet comes from the
+// receiver — gives its slot (the low FLOW_SLOT_BITS bits) and its signature
+// (all 32, low bit set so that 0 means an empty slot). One hash call: BMv2
+// copies its field list into temporaries it resets on every packet.
+#define FLOW_KEY { hdr.budget.key_rx_addr, hdr.budget.key_peer_addr, hdr.budget.key_ports }
+control RxBudgetFlows(inout headers_t hdr, in port_t port) {
+    // Its actions are @hidden: target-specific, they stay out of the
+    // P4Runtime names both targets share (tests/tna).
+    register<bit<32>, bit<32>>(FLOW_SLOTS) budget_flow_sig;
+    register<bit<32>, bit<32>>(FLOW_SLOTS) budget_flow_epoch;
+    register<bit<8>, bit<32>>(FLOW_SLOTS) budget_flow_scale;
+    register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_epoch;
+    register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_cur;
+    register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_prev;
+    register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_joined;
+
+    // The flow's key, receiver side first (IPv4 addresses zero-extended).
+    @hidden action key_v4() {
+        hdr.budget.key_rx_addr = (bit<128>)hdr.ipv4.src_addr;
+        hdr.budget.key_peer_addr = (bit<128>)hdr.ipv4.dst_addr;
+        hdr.budget.key_ports = hdr.tcp.src_port ++ hdr.tcp.dst_port;
+    }
+    @hidden action key_v6() {
+        hdr.budget.key_rx_addr = hdr.ipv6.src_addr;
+        hdr.budget.key_peer_addr = hdr.ipv6.dst_addr;
+        hdr.budget.key_ports = hdr.tcp.src_port ++ hdr.tcp.dst_port;
+    }
+    // The epochs this packet compares with, and what the slot and the port hold.
+    @hidden action read_state() {
+        hash(hdr.budget.sig, HashAlgorithm.crc32, 32w0, FLOW_KEY, 64w0x100000000);
+        hdr.budget.slot = hdr.budget.sig & (FLOW_SLOTS - 1);
+        hdr.budget.sig = hdr.budget.sig | 1;
+        hdr.budget.epoch_prev = hdr.budget.epoch - hdr.budget.epoch_prev;  // odd: never 0 (empty)
+        hdr.budget.epoch_old = hdr.budget.epoch |-| hdr.budget.epoch_old;
+        budget_flow_sig.read(hdr.budget.slot_sig, hdr.budget.slot);
+        budget_flow_epoch.read(hdr.budget.slot_epoch, hdr.budget.slot);
+        budget_port_epoch.read(hdr.budget.port_epoch, port);
+        budget_port_cur.read(hdr.budget.cur, port);
+        budget_port_prev.read(hdr.budget.prev, port);
+        budget_port_joined.read(hdr.budget.joined, port);
+        hdr.budget.tracked = 1;
+        hdr.budget.counted = 0;
+    }
+    @hidden action own_syn() {
+        budget_flow_scale.write(hdr.budget.slot, hdr.budget.scale);
+    }
+    @hidden action own_other() {
+        budget_flow_scale.read(hdr.budget.scale, hdr.budget.slot);
+    }
+    @hidden action claim_syn() {
+        budget_flow_sig.write(hdr.budget.slot, hdr.budget.sig);
+        budget_flow_scale.write(hdr.budget.slot, hdr.budget.scale);
+    }
+    @hidden action claim_other() {
+        budget_flow_sig.write(hdr.budget.slot, hdr.budget.sig);
+        hdr.budget.scale = RX_SCALE_UNKNOWN;
+        budget_flow_scale.write(hdr.budget.slot, RX_SCALE_UNKNOWN);
+    }
+    @hidden action untracked() {
+        hdr.budget.tracked = 0;
+    }
+    @hidden action see_flow() {
+        budget_flow_epoch.write(hdr.budget.slot, hdr.budget.epoch);
+    }
+    @hidden action count_new_flow() {
+        budget_flow_epoch.write(hdr.budget.slot, hdr.budget.epoch);
+        hdr.budget.counted = 1;
+        hdr.budget.cur = hdr.budget.cur + 1;
+        budget_port_cur.write(port, hdr.budget.cur);
+    }
+    // ... and not seen in the previous epoch either: it joins the count.
+    @hidden action count_joined_flow() {
+        hdr.budget.joined = hdr.budget.joined + 1;
+        budget_port_joined.write(port, hdr.budget.joined);
+    }
+    // A new epoch: the flows of the one before are the previous epoch's if it
+    // was the previous epoch, else there are none (the port was idle).
+    @hidden action roll_keep() {
+        hdr.budget.prev = hdr.budget.cur;
+        hdr.budget.cur = 0;
+        hdr.budget.joined = 0;
+        budget_port_epoch.write(port, hdr.budget.epoch);
+        budget_port_prev.write(port, hdr.budget.prev);
+        budget_port_cur.write(port, 0);
+        budget_port_joined.write(port, 0);
+    }
+    @hidden action roll_reset() {
+        hdr.budget.prev = 0;
+        hdr.budget.cur = 0;
+        hdr.budget.joined = 0;
+        budget_port_epoch.write(port, hdr.budget.epoch);
+        budget_port_prev.write(port, 0);
+        budget_port_cur.write(port, 0);
+        budget_port_joined.write(port, 0);
+    }
+
+    apply {
+        if (hdr.ipv4.isValid()) {
+            key_v4();
+        } else {
+            key_v6();
+        }
+        read_state();
+        if (hdr.budget.slot_sig == hdr.budget.sig) {
+            if ((hdr.tcp.flags & TCP_FLAG_SYN) != 0) {
+                own_syn();
+            } else {
+                own_other();
+            }
+        } else if (hdr.budget.slot_epoch <= hdr.budget.epoch_old) {
+            // Empty (epoch 0), or its flow aged out: this flow takes it.
+            if ((hdr.tcp.flags & TCP_FLAG_SYN) != 0) {
+                claim_syn();
+            } else {
+                claim_other();
+            }
+        } else {
+            untracked();
+        }
+        if (hdr.budget.tracked == 1) {
+            if (hdr.budget.port_epoch != hdr.budget.epoch) {
+                if (hdr.budget.port_epoch == hdr.budget.epoch_prev) {
+                    roll_keep();
+                } else {
+                    roll_reset();
+                }
+            }
+            if (hdr.budget.slot_epoch != hdr.budget.epoch) {
+                count_new_flow();
+                if (hdr.budget.slot_epoch != hdr.budget.epoch_prev) {
+                    count_joined_flow();
+                }
+            }
+        }
+    }
+}
+
+#include "../shared/rx_budget.p4"
 
 error {
     IPv4BadVersion,
@@ -122,8 +300,144 @@ parser P4IncastParser(packet_in packet,
         transition accept;
     }
 
+    // A SYN's options are walked for the window scale (docs/algorithms.md
+    // §8): copied into hdr.budget.opts with one lookahead of exactly the
+    // header's option bytes, then walked there by shifts, so that no option
+    // byte is taken out of the packet (what the parser extracts, the
+    // deparser must emit) and no lookahead reads past the header. Any other
+    // segment leaves its options in the payload.
     state parse_tcp {
         packet.extract(hdr.tcp);
+        transition select(hdr.tcp.flags, hdr.tcp.data_offset) {
+            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, 0 &&& 0xc): tcp_syn_no_options;  // 0..3: malformed, as before
+            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, 4): tcp_syn_no_options;
+            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, 5): tcp_syn_no_options;
+            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, _): tcp_syn_options;
+            default: accept;
+        }
+    }
+
+    state tcp_syn_no_options {
+        hdr.budget.setValid();
+        hdr.budget.scale = 0;                 // no window-scale option: scale 0
+        transition accept;
+    }
+
+    state tcp_syn_options {
+        hdr.budget.setValid();
+        hdr.budget.scale = 0;
+        hdr.budget.opt_left = ((bit<16>)hdr.tcp.data_offset - 5) * 4;
+        transition select(hdr.tcp.data_offset) {
+            6: tcp_opts_4;   7: tcp_opts_8;   8: tcp_opts_12;  9: tcp_opts_16;
+            10: tcp_opts_20; 11: tcp_opts_24; 12: tcp_opts_28; 13: tcp_opts_32;
+            14: tcp_opts_36; default: tcp_opts_40;
+        }
+    }
+
+// The lookahead goes into a field of its own width (an expression of a
+// lookahead costs BMv2 a temporary per packet), then is moved to the top of
+// opts by (40 - n) x 8 bits, in two variable shifts (BMv2 shifts by at most
+// 255).
+#define TCP_OPTS_STATE(n) \
+    state tcp_opts_##n { \
+        hdr.budget.look_##n = packet.lookahead<bit<(n * 8)>>(); \
+        hdr.budget.opts = (bit<320>)hdr.budget.look_##n; \
+        hdr.budget.opt_len = (40 - n) * 4; \
+        transition tcp_opts_align; \
+    }
+    TCP_OPTS_STATE(4)
+    TCP_OPTS_STATE(8)
+    TCP_OPTS_STATE(12)
+    TCP_OPTS_STATE(16)
+    TCP_OPTS_STATE(20)
+    TCP_OPTS_STATE(24)
+    TCP_OPTS_STATE(28)
+    TCP_OPTS_STATE(32)
+    TCP_OPTS_STATE(36)
+
+    state tcp_opts_40 {
+        hdr.budget.opts = packet.lookahead<bit<320>>();
+        transition tcp_option_load;
+    }
+
+    state tcp_opts_align {
+        hdr.budget.opts = hdr.budget.opts << (bit<8>)hdr.budget.opt_len;
+        hdr.budget.opts = hdr.budget.opts << (bit<8>)hdr.budget.opt_len;
+        transition tcp_option_load;
+    }
+
+    // One option per pass: kind at opts[319:312], length at opts[311:304],
+    // copied into fields (a select on a slice, or on a field p4c folds back
+    // into one, costs BMv2 a temporary per packet: the kind is selected with
+    // a mask on opts itself).
+    state tcp_option_load {
+        hdr.budget.opt_kind = hdr.budget.opts[319:312];
+        hdr.budget.opt_len = (bit<16>)hdr.budget.opts[311:304];
+        hdr.budget.opt_rem = hdr.budget.opt_left - (bit<16>)hdr.budget.opts[311:304];
+        hdr.budget.opt_shift = hdr.budget.opts[303:296];
+        transition tcp_option;
+    }
+
+#define OPT_KIND(k) (((bit<320>)(k)) << 312) &&& (((bit<320>)0xff) << 312)
+    state tcp_option {
+        transition select(hdr.budget.opt_left, hdr.budget.opts) {
+            (0, _): accept;                         // all walked, no scale: 0
+            (_, OPT_KIND(TCP_OPT_EOL)): accept;
+            (_, OPT_KIND(TCP_OPT_NOP)): tcp_option_nop;
+            (1, _): tcp_options_malformed;           // no room for a length
+            default: tcp_option_sized;
+        }
+    }
+
+    state tcp_option_nop {
+        hdr.budget.opts = hdr.budget.opts << 8;
+        hdr.budget.opt_left = hdr.budget.opt_left - 1;
+        transition tcp_option_load;
+    }
+
+    // opt_rem's top bit is set when the length runs past the options.
+    state tcp_option_sized {
+        transition select(hdr.budget.opt_kind, hdr.budget.opt_len, hdr.budget.opt_rem) {
+            (_, 0, _): tcp_options_malformed;
+            (_, 1, _): tcp_options_malformed;
+            (_, _, 0x8000 &&& 0x8000): tcp_options_malformed;
+            (TCP_OPT_WSCALE, 3, _): tcp_option_wscale;
+            (TCP_OPT_WSCALE, _, _): tcp_options_malformed;
+            default: tcp_option_skip;
+        }
+    }
+
+    state tcp_option_skip {
+        // Two shifts of 4 x length bits each: BMv2 shifts by at most 255.
+        hdr.budget.opts = hdr.budget.opts << (bit<8>)(hdr.budget.opt_len << 2);
+        hdr.budget.opts = hdr.budget.opts << (bit<8>)(hdr.budget.opt_len << 2);
+        hdr.budget.opt_left = hdr.budget.opt_rem;
+        transition tcp_option_load;
+    }
+
+    // The first window-scale option is the one the stack takes.
+    state tcp_option_wscale {
+        transition select(hdr.budget.opt_shift) {
+            0 &&& 0xf0: tcp_option_wscale_shift;     // 0..15
+            default: tcp_option_wscale_max;
+        }
+    }
+
+    state tcp_option_wscale_shift {
+        hdr.budget.scale = hdr.budget.opt_shift;
+        transition select(hdr.budget.opt_shift) {
+            15: tcp_option_wscale_max;
+            default: accept;
+        }
+    }
+
+    state tcp_option_wscale_max {
+        hdr.budget.scale = TCP_WSCALE_MAX;
+        transition accept;
+    }
+
+    state tcp_options_malformed {
+        hdr.budget.scale = RX_SCALE_UNKNOWN;
         transition accept;
     }
 
@@ -155,11 +469,15 @@ control P4IncastIngress(inout headers_t hdr,
                         inout local_metadata_t meta,
                         inout standard_metadata_t std_meta) {
     IngressForwarding() forwarding;
+    IngressRxBudget() rx_budget;
 
     apply {
         bool parser_ok = std_meta.parser_error == error.NoError;
         bool checksum_ok = std_meta.checksum_error == 0;
         forwarding.apply(hdr, meta, parser_ok, checksum_ok, std_meta.egress_spec);
+        if (hdr.tcp.isValid() && !meta.drop) {
+            rx_budget.apply(hdr, std_meta.ingress_port, std_meta.ingress_global_timestamp);
+        }
     }
 }
 

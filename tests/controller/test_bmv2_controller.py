@@ -297,3 +297,72 @@ def test_apply_yaml_with_bare_off_mode(switch: bmv2.Bmv2Switch, tmp_path: Path) 
     out = ctl("apply", str(path))
     assert "3 routes, 2 ports; 3 updates" in out.stdout, out.stdout
     assert "ecn_policy" not in read_tables()
+
+
+def read_budget() -> list[str]:
+    """The switch's rx_budget and budget_share entries, as match -> action text, sorted."""
+    settings = SwitchSettings(address=f"127.0.0.1:{GRPC}", thrift_port=THRIFT)
+
+    async def _read() -> list[str]:
+        from p4incast.controller import budget
+        from p4incast.controller.connection import connect
+
+        async with connect(settings, PIPELINE) as sw:
+            return sorted(
+                f"{e.table_id.split('.')[-1]} {e.match_str(sw.p4info)} -> {e.action_str(sw.p4info)}"
+                for e in await budget.current(sw, None)
+            )
+
+    return asyncio.run(_read())
+
+
+def test_budget_from_yaml_and_live(switch: bmv2.Bmv2Switch, tmp_path: Path) -> None:
+    """docs/algorithms.md §8: B = 8 x 1448 = 11584 on port 2 gives the floor
+    (1448 = 0x5a8) and shares for N = 1..4 (B / (2 MSS) = 4): 11584 (0x2d40),
+    5792 (0x16a0), 2896 (0xb50), 2896; set-budget --bytes 5792 leaves N = 1, 2:
+    5792, 2896; --off removes them all."""
+    data = config_dict()
+    data["ports"][2]["budget"] = {"bytes": 11584}
+    path = tmp_path / "budget.yaml"
+    path.write_text(yaml.safe_dump(data))
+    ctl("apply", str(path))
+    got = read_budget()
+    shares = [line for line in got if line.startswith("budget_share")]
+    assert [s.split("-> ")[1] for s in shares] == [
+        "set_share(share_bytes=0x2d40)",
+        "set_share(share_bytes=0x16a0)",
+        "set_share(share_bytes=0xb50)",
+        "set_share(share_bytes=0xb50)",
+    ], got
+    (rx,) = [line for line in got if line.startswith("rx_budget")]
+    assert "floor_bytes=0x5a8" in rx and "epoch_ticks=0x40" in rx, rx
+    assert "0 updates" in ctl("apply", str(path)).stdout
+    out = ctl("--config", str(path), "set-budget", "2", "--bytes", "5792")
+    assert "port 2: budget 5792 bytes" in out.stdout
+    got = read_budget()
+    assert [s.split("-> ")[1] for s in got if s.startswith("budget_share")] == [
+        "set_share(share_bytes=0x16a0)",
+        "set_share(share_bytes=0xb50)",
+    ], got
+    assert "budget off" in ctl("--config", str(path), "set-budget", "2", "--off").stdout
+    assert read_budget() == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("set-budget", "7", "--bytes", "11584"), "port 7 is not in the config"),
+        (("set-budget", "2", "--bytes", "1000"), "below one segment (1448 bytes)"),
+        (("set-budget", "2", "--bytes", "11584", "--epoch-ticks", "100"), "a power of two"),
+    ],
+)
+def test_bad_budget_refused_and_nothing_written(
+    switch: bmv2.Bmv2Switch, cfg_file: Path, args: tuple[str, ...], message: str
+) -> None:
+    ctl("apply", str(cfg_file))
+    ctl("--config", str(cfg_file), "set-budget", "2", "--bytes", "11584")
+    before = read_budget()
+    proc = ctl("--config", str(cfg_file), *args, check=False)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert read_budget() == before

@@ -1,0 +1,385 @@
+"""The receiver's budget held by the switch (docs/algorithms.md §8) on BMv2.
+
+The receiver sits behind switch port 2 (its budget on), its peers behind
+port 1. Each test scripts the receiver's handshakes and ACKs as they leave
+it, and asserts the frame that leaves port 1 byte for byte: routed, the
+window rewritten to the value worked by hand from §8 (comment beside each),
+the TCP checksum valid (the expected frame's checksum is computed whole by
+scapy; the switch's is incremental), nothing else changed.
+
+Budget of every test but the ageing one: B = 8 segments of 1448 bytes =
+11584, so (§8) share(1) = 11584, share(2) = 5792, share(3) = share(4) =
+2896 and share(N >= 5) = 1448 (the floor); epoch 2^30 ticks (12 days: no
+flow ages out while a test runs).
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+
+import finsy as fy
+import packets as P
+from base_test import P4IncastTest, autocleanup, host_mac, port_mac
+from ptf import testutils
+from scapy.layers.inet import IP, TCP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+from scapy.packet import Packet, Raw
+
+from p4incast.controller import connection, entries, p4names
+from p4incast.controller.targets import bmv2 as bmv2_target
+
+RX_PORT, PEER_PORT = 2, 1
+RX4, RX6 = "10.0.2.2", "2001:db8:2::2"
+MSS = 1448
+B = 8 * MSS  # 11584 bytes
+SHARES = {1: 11584, 2: 5792, 3: 2896, 4: 2896}  # N -> share for N with share above 1 MSS
+LONG_EPOCH = 1 << 30
+REGISTERS = (
+    "budget_flow_sig",
+    "budget_flow_epoch",
+    "budget_flow_scale",
+    "budget_port_epoch",
+    "budget_port_cur",
+    "budget_port_prev",
+    "budget_port_joined",
+)
+
+
+def peer4(i: int) -> str:
+    return f"10.0.1.{10 + i}"
+
+
+def peer6(i: int) -> str:
+    return f"2001:db8:1::{10 + i:x}"
+
+
+def _ip(i: int, v6: bool) -> Packet:
+    return IPv6(src=RX6, dst=peer6(i)) if v6 else IP(src=RX4, dst=peer4(i))
+
+
+def rx_syn(i: int, scale: int | None, *, v6: bool = False, sport: int | None = None) -> Packet:
+    """The receiver's SYN of flow i, Linux's option layout; scale None: no WS option."""
+    opts: list[tuple[str, object]] = [
+        ("MSS", MSS),
+        ("SAckOK", b""),
+        ("Timestamp", (1000 + i, 0)),
+    ]
+    if scale is not None:
+        opts += [("NOP", None), ("WScale", scale)]
+    return (
+        Ether(src=host_mac(RX_PORT), dst=port_mac(RX_PORT))
+        / _ip(i, v6)
+        / TCP(sport=sport or 50000 + i, dport=5001, flags="S", seq=1000, window=64240, options=opts)
+    )
+
+
+def rx_syn_raw_options(i: int, options: bytes) -> Packet:
+    """A SYN whose option bytes are exactly `options` (a multiple of 4)."""
+    assert len(options) % 4 == 0
+    return (
+        Ether(src=host_mac(RX_PORT), dst=port_mac(RX_PORT))
+        / IP(src=RX4, dst=peer4(i))
+        / TCP(
+            sport=50000 + i,
+            dport=5001,
+            flags="S",
+            seq=1000,
+            window=64240,
+            dataofs=5 + len(options) // 4,
+        )
+        / Raw(options)
+    )
+
+
+def rx_ack(
+    i: int, window: int, *, v6: bool = False, payload: bytes = b"", sport: int | None = None
+) -> Packet:
+    """The receiver's ACK of flow i, with timestamps, advertising `window`."""
+    pkt = (
+        Ether(src=host_mac(RX_PORT), dst=port_mac(RX_PORT))
+        / _ip(i, v6)
+        / TCP(
+            sport=sport or 50000 + i,
+            dport=5001,
+            flags="PA" if payload else "A",
+            seq=1001,
+            ack=7001,
+            window=window,
+            options=[("NOP", None), ("NOP", None), ("Timestamp", (2000 + i, 3000 + i))],
+        )
+    )
+    return pkt / Raw(payload) if payload else pkt
+
+
+def routed(pkt: Packet, window: int | None = None) -> Packet:
+    """`pkt` as it leaves toward the peer: MACs, TTL / hop limit, and the window
+    `window` with the TCP checksum scapy computes whole (None: unchanged)."""
+    exp = Ether(bytes(pkt))
+    exp[Ether].src = port_mac(PEER_PORT)
+    exp[Ether].dst = host_mac(PEER_PORT)
+    if IP in exp:
+        exp[IP].ttl -= 1
+        del exp[IP].chksum
+    else:
+        exp[IPv6].hlim -= 1
+    if window is not None:
+        exp[TCP].window = window
+        del exp[TCP].chksum
+    return Ether(bytes(exp))
+
+
+def flow_key_crc(rx: str, peer: str, rx_port: int, peer_port: int) -> int:
+    """The v1model pipeline's CRC-32 of a flow (p4src/v1model/main.p4
+    RxBudgetFlows): 16-byte receiver address, 16-byte peer address (IPv4
+    zero-extended), receiver port, peer port."""
+    import ipaddress
+
+    def a16(a: str) -> bytes:
+        return int(ipaddress.ip_address(a)).to_bytes(16, "big")
+
+    data = a16(rx) + a16(peer) + rx_port.to_bytes(2, "big") + peer_port.to_bytes(2, "big")
+    return zlib.crc32(data)
+
+
+class RxBudgetTestBase(P4IncastTest):
+    def setUp(self) -> None:
+        super().setUp()
+        # The flow table and the port counts live in registers, which no
+        # table write clears: every test starts from empty ones.
+        bmv2_target.run_cli(
+            [f"register_reset P4IncastIngress.rx_budget.flows.{r}" for r in REGISTERS],
+            self.settings.thrift_port,
+        )
+        for prefix, port in (
+            ("10.0.1.0/24", PEER_PORT),
+            ("10.0.2.0/24", RX_PORT),
+            ("2001:db8:1::/64", PEER_PORT),
+            ("2001:db8:2::/64", RX_PORT),
+        ):
+            self.sw.add_route(prefix, port)
+        # Counters keep counting across tests: each test reads what it added.
+        self.baseline = {key: self._count(key) for key in p4names.BUDGET_COUNTERS}
+
+    def budget_on(self, epoch_ticks: int = LONG_EPOCH) -> None:
+        self.sw.write(
+            [+entries.rx_budget(port=RX_PORT, floor_bytes=MSS, epoch_ticks=epoch_ticks)]
+            + [
+                +entries.budget_share(port=RX_PORT, flows=n, share_bytes=s)
+                for n, s in SHARES.items()
+            ]
+        )
+
+    def counter(self, key: str) -> int:
+        """Packets counted in budget counter `key` for the receiver's port since setUp."""
+        return self._count(key) - self.baseline[key]
+
+    def _count(self, key: str) -> int:
+        name = p4names.BUDGET_COUNTERS[key]
+
+        async def _read() -> int:
+            async for c in connection.read_entities(
+                self.sw.switch, fy.P4CounterEntry(name, index=RX_PORT)
+            ):
+                return c.data.packet_count if c.data else 0
+            return 0
+
+        return self.sw.run(_read())
+
+    def through(self, pkt: Packet, window: int | None = None) -> None:
+        """Send `pkt` from the receiver; the peer must get `routed(pkt, window)`."""
+        self.send(RX_PORT, pkt)
+        testutils.verify_packet(self, routed(pkt, window), PEER_PORT, timeout=3)
+
+
+class RxBudgetScalesTest(RxBudgetTestBase):
+    """§8's worked table, steps 1-7: scales none, 7, 3, 0, 14; N from 1 to 5."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on()
+        A, B_, C, D, E = range(5)
+        # Step 1: A's SYN has no window-scale option: s = 0; N = 1, share
+        # 11584, w 29200 -> min(29200, 11584) = 11584.
+        self.through(rx_syn(A, None))
+        self.through(rx_ack(A, 29200), 11584)
+        # The sender's data toward the receiver is not the budget's: it leaves
+        # as it came (routed), its own window untouched.
+        data = (
+            Ether(src=host_mac(PEER_PORT), dst=port_mac(PEER_PORT))
+            / IP(src=peer4(A), dst=RX4)
+            / TCP(sport=5001, dport=50000 + A, flags="A", seq=7001, ack=1001, window=29200)
+            / Raw(b"d" * 1000)
+        )
+        self.send(PEER_PORT, data)
+        testutils.verify_packet(self, P.expected_routed4(data, RX_PORT), RX_PORT, timeout=3)
+        # Step 2: B at scale 7; N = 2, share 5792: ceil(5792 / 128) = 46.
+        self.through(rx_syn(B_, 7))
+        self.through(rx_ack(B_, 512), 46)
+        # Step 3: C at scale 3; N = 3, share 2896: ceil(2896 / 8) = 362.
+        self.through(rx_syn(C, 3))
+        self.through(rx_ack(C, 8000), 362)
+        # Step 4: D at scale 0; N = 4, share 2896 > 2000: never raised.
+        self.through(rx_syn(D, 0))
+        self.through(rx_ack(D, 2000), None)
+        # Step 5: A again, N = 4: 2896.
+        self.through(rx_ack(A, 29200), 2896)
+        # Step 6: E at scale 14; N = 5, share 1448 (floor): ceil(1448 / 16384) = 1.
+        self.through(rx_syn(E, 14))
+        self.through(rx_ack(E, 4), 1)
+        # Step 7: C's request, 100 bytes of data on the ACK; N = 5, share 1448
+        # at scale 3: ceil(1448 / 8) = 181. The checksum covers the payload.
+        self.through(rx_ack(C, 8000, payload=b"q" * 100), 181)
+        # Counted: 7 ACKs held to the share (steps 1-7), 6 of them lowered
+        # (all but step 4); 5 flows, each once in this one epoch.
+        assert self.counter("acks") == 7, self.counter("acks")
+        assert self.counter("rewritten") == 6, self.counter("rewritten")
+        assert self.counter("flows") == 5, self.counter("flows")
+        assert self.counter("untracked") == 0
+
+
+class RxBudgetIpv6Test(RxBudgetTestBase):
+    """IPv6, scale 7, N = 1: ceil(11584 / 128) = 91 (90.5 up)."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on()
+        self.through(rx_syn(0, 7, v6=True))
+        self.through(rx_ack(0, 1000, v6=True), 91)
+
+
+class RxBudgetOffTest(RxBudgetTestBase):
+    """A port without a budget entry: SYNs and ACKs leave unchanged."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.through(rx_syn(0, 7))
+        self.through(rx_ack(0, 29200), None)
+        assert self.counter("acks") == 0
+
+
+class RxBudgetUnseenScaleTest(RxBudgetTestBase):
+    """A flow whose SYN the switch did not see: counted in N, left alone.
+
+    Flow 0's ACK comes first (no SYN): left alone, counted as unknown scale;
+    flow 1 then opens at scale 0, and its ACK sees N = 2: share 5792."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on()
+        self.through(rx_ack(0, 29200), None)
+        self.through(rx_syn(1, 0))
+        self.through(rx_ack(1, 29200), 5792)
+        self.through(rx_ack(0, 29200), None)
+        assert self.counter("unknown_scale") == 2
+        assert self.counter("flows") == 2
+
+
+class RxBudgetCollisionTest(RxBudgetTestBase):
+    """Two live flows in one slot: the second is forwarded unchanged and counted
+    as untracked (fail-open); the first keeps its slot, N = 1."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on()
+        slots = 4096  # FLOW_SLOTS, p4src/shared/sizes.p4
+        first = flow_key_crc(RX4, peer4(0), 50000, 5001) % slots
+        other = next(
+            p for p in range(50001, 65536) if flow_key_crc(RX4, peer4(0), p, 5001) % slots == first
+        )
+        self.through(rx_syn(0, 0))
+        self.through(rx_syn(0, 0, sport=other))  # its slot is taken: untracked
+        self.through(rx_ack(0, 29200, sport=other), None)
+        # The first flow alone counts: N = 1, share 11584.
+        self.through(rx_ack(0, 29200), 11584)
+        assert self.counter("untracked") == 2, self.counter("untracked")
+        assert self.counter("flows") == 1
+
+
+class RxBudgetMalformedOptionsTest(RxBudgetTestBase):
+    """SYNs whose options cannot be walked: forwarded byte for byte, and the
+    flow's ACKs left alone (scale unknown) — no crash, the switch still
+    rewrites a good flow afterwards."""
+
+    BAD = (
+        bytes([2, 0, 0, 0]),  # an option of length 0
+        bytes([2, 1, 0, 0]),  # length 1
+        bytes([1, 1, 8, 10, 0, 0, 0, 0]),  # timestamps' length 10 runs past 8 bytes
+        bytes([3, 4, 7, 0]),  # window scale of length 4
+        bytes([1, 1, 1, 8]),  # a kind with no room left for its length
+    )
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on()
+        for i, opts in enumerate(self.BAD):
+            self.through(rx_syn_raw_options(i, opts))
+            self.through(rx_ack(i, 29200), None)
+        assert self.counter("unknown_scale") == len(self.BAD)
+        # A good flow after them: N = 6 (five of unknown scale and itself),
+        # share 1448 (floor), scale 0: 1448.
+        good = len(self.BAD)
+        self.through(rx_syn(good, 0))
+        self.through(rx_ack(good, 29200), 1448)
+
+
+class RxBudgetAgeingTest(RxBudgetTestBase):
+    """Idle flows age out: epochs of 1024 ticks (1.05 s on BMv2).
+
+    Three flows at scale 0 within one epoch's length: N = 3, share 2896. After
+    3 s (more than two epochs) with no packet, flow 0's ACK finds the others
+    gone: N = 1, share 11584."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on(epoch_ticks=1024)
+        for i in range(3):
+            self.through(rx_syn(i, 0))
+        self.through(rx_ack(2, 29200), 2896)
+        time.sleep(3.0)
+        self.through(rx_ack(0, 29200), 11584)
+
+
+class RxBudgetTableFullTest(RxBudgetTestBase):
+    """More flows than the flow table holds: FLOW_SLOTS + 64 = 4160 SYNs at scale
+    0, one per flow. A flow takes its slot when the slot is empty, else (a live
+    flow holds it) it is untracked: forwarded unchanged and counted. So the
+    untracked count is the flows minus the distinct slots among them (the
+    slots by the pipeline's CRC-32, flow_key_crc). Then an untracked flow's ACK
+    leaves unchanged, and a tracked one's is lowered to the floor: N is the
+    tracked flows, far above B / MSS = 8, share 1448 at scale 0."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on()
+        slots, total = 4096, 4096 + 64
+        peers = [(peer4(i // 60000), 1024 + i % 60000) for i in range(total)]
+        seen: dict[int, int] = {}
+        untracked: list[int] = []
+        for i, (peer, sport) in enumerate(peers):
+            slot = flow_key_crc(RX4, peer, sport, 5001) % slots
+            if slot in seen:
+                untracked.append(i)
+            else:
+                seen[slot] = i
+        frames = [bytes(rx_syn(i // 60000, 0, sport=sport)) for i, (_p, sport) in enumerate(peers)]
+        # 32 frames at a time, each batch out before the next goes in: a burst
+        # of thousands overflows BMv2's egress queue (64 packets) on a loaded
+        # machine, and a dropped SYN would prove nothing.
+        out: list[bytes] = []
+        for at in range(0, total, 32):
+            batch = frames[at : at + 32]
+            for frame in batch:
+                self.dataplane.send(0, RX_PORT, frame)
+            out += self.collect(PEER_PORT, len(batch), timeout=10)
+        assert len(out) == total, f"{len(out)} of {total} SYNs left the switch"
+        assert self.counter("untracked") == len(untracked), (
+            self.counter("untracked"),
+            len(untracked),
+        )
+        assert self.counter("flows") == len(seen)
+        lost = untracked[0]
+        self.through(rx_ack(lost // 60000, 29200, sport=peers[lost][1]), None)
+        kept = next(iter(seen.values()))
+        self.through(rx_ack(kept // 60000, 29200, sport=peers[kept][1]), 1448)
