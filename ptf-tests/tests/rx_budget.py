@@ -150,7 +150,7 @@ class RxBudgetTestBase(P4IncastTest):
         # table write clears: every test starts from empty ones.
         bmv2_target.run_cli(
             [f"register_reset P4IncastIngress.rx_budget.flows.{r}" for r in REGISTERS],
-            self.settings.thrift_port,
+            self.settings.queue_thrift("the budget's registers"),
         )
         for prefix, port in (
             ("10.0.1.0/24", PEER_PORT),
