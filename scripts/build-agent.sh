@@ -41,8 +41,11 @@ built=()
 for src in "$SRC"/*.bpf.c tests/*/bpf/*.bpf.c; do
   [ -e "$src" ] || continue
   obj="$OUT/$(basename "${src%.c}").o"
+  # a test's object may include an agent source whole (tests/senders/bpf/p4t_*)
+  deps=(-name '*.h')
+  [ "$(dirname "$src")" = "$SRC" ] || deps=(\( -name '*.h' -o -name '*.bpf.c' \))
   if [ "$obj" -nt "$src" ] && [ "$obj" -nt "$OUT/vmlinux.h" ] &&
-     [ -z "$(find "$SRC" "$(dirname "$src")" -name '*.h' -newer "$obj" 2>/dev/null)" ]; then
+     [ -z "$(find "$SRC" "$(dirname "$src")" "${deps[@]}" -newer "$obj" 2>/dev/null)" ]; then
     continue
   fi
   # -mcpu=v3: the rotation's compare-and-swap (BPF_ATOMIC, kernel >= 5.12)

@@ -12,6 +12,8 @@
 #define TCP_CONG_NEEDS_ECN_ 0x2 /* include/net/tcp.h TCP_CONG_NEEDS_ECN */
 #define TCP_ECN_DEMAND_CWR_ 4   /* include/net/tcp.h TCP_ECN_DEMAND_CWR */
 #define MIN_CWND 2U             /* the floor every Linux congestion control keeps */
+#define P4I_STR_(x) #x
+#define P4I_STR(x) P4I_STR_(x) /* a name as a string: the struct_ops .name */
 
 /* Kernel functions the BPF TCP-CA kfunc set exports. */
 extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;

@@ -21,6 +21,12 @@
  */
 #include "p4i_cc.h"
 
+/* The name it registers under (TCP_CONGESTION) and its .struct_ops map's:
+ * tests/senders/bpf builds a copy under a name of its own. */
+#ifndef P4I_CC_NAME
+#define P4I_CC_NAME p4i_dctcp
+#endif
+
 char LICENSE[] SEC("license") = "GPL";
 
 #define ALPHA_ONE 1024U
@@ -127,7 +133,7 @@ void BPF_PROG(p4i_dctcp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 }
 
 SEC(".struct_ops")
-struct tcp_congestion_ops p4i_dctcp = {
+struct tcp_congestion_ops P4I_CC_NAME = {
 	.init = (void *)p4i_dctcp_init,
 	.in_ack_event = (void *)p4i_dctcp_in_ack_event,
 	.ssthresh = (void *)p4i_dctcp_ssthresh,
@@ -136,5 +142,5 @@ struct tcp_congestion_ops p4i_dctcp = {
 	.undo_cwnd = (void *)p4i_dctcp_undo_cwnd,
 	.cwnd_event = (void *)p4i_dctcp_cwnd_event,
 	.flags = TCP_CONG_NEEDS_ECN_,
-	.name = "p4i_dctcp",
+	.name = P4I_STR(P4I_CC_NAME),
 };

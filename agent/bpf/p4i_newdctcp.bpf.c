@@ -23,6 +23,12 @@
  */
 #include "p4i_cc.h"
 
+/* The name it registers under (TCP_CONGESTION) and its .struct_ops map's:
+ * tests/senders/bpf builds a copy under a name of its own. */
+#ifndef P4I_CC_NAME
+#define P4I_CC_NAME p4i_newdctcp
+#endif
+
 char LICENSE[] SEC("license") = "GPL";
 
 struct p4i_newdctcp {
@@ -134,7 +140,7 @@ void BPF_PROG(p4i_newdctcp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 }
 
 SEC(".struct_ops")
-struct tcp_congestion_ops p4i_newdctcp = {
+struct tcp_congestion_ops P4I_CC_NAME = {
 	.init = (void *)p4i_newdctcp_init,
 	.in_ack_event = (void *)p4i_newdctcp_in_ack_event,
 	.ssthresh = (void *)p4i_newdctcp_ssthresh,
@@ -143,5 +149,5 @@ struct tcp_congestion_ops p4i_newdctcp = {
 	.undo_cwnd = (void *)p4i_newdctcp_undo_cwnd,
 	.cwnd_event = (void *)p4i_newdctcp_cwnd_event,
 	.flags = TCP_CONG_NEEDS_ECN_,
-	.name = "p4i_newdctcp",
+	.name = P4I_STR(P4I_CC_NAME),
 };

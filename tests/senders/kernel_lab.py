@@ -4,6 +4,12 @@
       sender            router: tc seg_script on     receiver (same CC: its
       (CC under test)   the egress to the receiver   echo of CE is the CC's)
 
+- The senders are this build's agent/bpf/p4i_dctcp.bpf.c and
+  p4i_newdctcp.bpf.c, registered by the lab under names of its own, p4t_dctcp
+  and p4t_newdctcp (tests/senders/bpf/p4t_*.bpf.c), for as long as it runs:
+  TCP_CONGESTION names are global to the host, and "p4i_dctcp" is whichever
+  registration holds it when the socket is made (the agent, the testbed, the
+  agent tests and other checkouts load and unload theirs at any time).
 - seg_script (tests/senders/bpf) CE-marks or drops the scenario's segments,
   by number, on their first transmission.
 - cc_probe (tests/senders/bpf) records, from the kernel's own `tcp_probe` and
@@ -43,7 +49,6 @@ from pathlib import Path
 
 from sender_table import INFINITE, LOSS, Ack, Scenario, StateChange, Trace
 
-from p4incast.agent import cc as agent_cc
 from p4incast.agent.datapath import default_bpf_dir
 from p4incast.agent.libbpf import BpfError, lib
 from p4incast.agent.runner import status as agent_status
@@ -52,7 +57,8 @@ NS_S, NS_R, NS_X = "p4s-snd", "p4s-rcv", "p4s-rtr"
 ADDR_S, ADDR_XS, ADDR_XR, ADDR_R = "10.203.1.1", "10.203.1.2", "10.203.2.1", "10.203.2.2"
 PORT = 5471
 APP_CPU, PATH_CPU = 0, 1
-KERNEL_CC = {"reno": "reno", "dctcp": "p4i_dctcp", "newdctcp": "p4i_newdctcp"}
+KERNEL_CC = {"reno": "reno", "dctcp": "p4t_dctcp", "newdctcp": "p4t_newdctcp"}
+LAB_CCS = ("p4t_dctcp", "p4t_newdctcp")  # the lab's own registrations (tests/senders/bpf)
 SCRIPT_MARK, SCRIPT_DROP = 1, 2
 MAX_SEGS = 4096
 
@@ -81,7 +87,7 @@ def skip_reason() -> str | None:
     for t, pkg in {"ip": "iproute2", "tc": "iproute2", "ethtool": "ethtool"}.items():
         if not shutil.which(t):
             return f"{t} not found (apt-get install {pkg})"
-    for obj in ("seg_script.bpf.o", "cc_probe.bpf.o", "p4i_dctcp.bpf.o", "p4i_newdctcp.bpf.o"):
+    for obj in ("seg_script.bpf.o", "cc_probe.bpf.o", *(f"{n}.bpf.o" for n in LAB_CCS)):
         if not (default_bpf_dir() / obj).exists():
             return f"{default_bpf_dir() / obj} not built (scripts/build-agent.sh: clang, bpftool)"
     return None
@@ -163,7 +169,7 @@ class KernelLab:
         self.lb = lib()
         self.probe_obj: int | None = None
         self.links: list[int] = []
-        self.cc_new: list[str] = []
+        self.cc_links: list[int] = []
 
     # -- set-up ------------------------------------------------------------------
     def __enter__(self) -> KernelLab:
@@ -263,10 +269,35 @@ class KernelLab:
             "sec",
             "tc",
         )
-        # the objects just built, not whatever an earlier run left registered
-        agent_cc.unload()
-        self.cc_new = agent_cc.load()
+        self._register_ccs()
         self._probe()
+
+    def _register_ccs(self) -> None:
+        """Register this build's senders under the lab's names (LAB_CCS). Only
+        the lab uses those names, under the shared lock: one an earlier lab
+        left (killed before its close) is its own to remove."""
+        c = self.lb.c
+        self._unregister_ccs()
+        for name in LAB_CCS:
+            path = default_bpf_dir() / f"{name}.bpf.o"
+            obj = self.lb.open_object(path)
+            self.lb.load_object(obj, str(path))
+            link = c.bpf_map__attach_struct_ops(self.lb.map(obj, name))
+            err = c.libbpf_get_error(link) if link else -ctypes.get_errno()
+            if not link or err:
+                raise BpfError(f"register {name}", int(err) or 22)
+            self.cc_links.append(link)  # destroying it unregisters the CC (close)
+
+    def _unregister_ccs(self) -> None:
+        for link in self.cc_links:
+            self.lb.c.bpf_link__destroy(link)
+        self.cc_links.clear()
+        for name in LAB_CCS:
+            for fd, _ in self.lb.maps_named(name):
+                try:
+                    self.lb.delete(fd, ctypes.c_uint32(0))
+                finally:
+                    os.close(fd)
 
     def _receiver_route(self, delayed_ack: bool) -> None:
         quick = [] if delayed_ack else ["quickack", "1"]
@@ -356,9 +387,7 @@ class KernelLab:
             self.lb.c.bpf_object__close(self.probe_obj)
             self.probe_obj = None
         self._down()
-        if self.cc_new:
-            agent_cc.unload(tuple(self.cc_new))
-            self.cc_new = []
+        self._unregister_ccs()
 
     # -- the receiver's host agent --------------------------------------------------
     @contextmanager
