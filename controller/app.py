@@ -152,6 +152,22 @@ async def push(settings: SwitchSettings, pipeline: Pipeline, *, force: bool = Fa
         pass
 
 
+async def _check_live_port(
+    settings: SwitchSettings, pipeline: Pipeline, port: int, known_ports: list[int] | None
+) -> None:
+    """Before a live change of one port: the port is the config's (`known_ports`), or
+    else one the switch has (where its target can tell); the pipeline's names and the
+    P4Runtime handshake check out."""
+    if known_ports is not None and port not in known_ports:
+        raise ControllerError(
+            f"port {port} is not in the config (ports: {', '.join(map(str, known_ports))})"
+        )
+    check_names(pipeline)
+    await check_handshake(settings)
+    if known_ports is None:
+        await asyncio.to_thread(check_ports_exist, [port], settings, settings.thrift, strict=False)
+
+
 async def set_ecn(
     settings: SwitchSettings,
     pipeline: Pipeline,
@@ -169,14 +185,7 @@ async def set_ecn(
     target = settings.target_profile
     config.check_port_number(port, "port")
     policy.check(target, queue_depth, f"port {port}")
-    if known_ports is not None and port not in known_ports:
-        raise ControllerError(
-            f"port {port} is not in the config (ports: {', '.join(map(str, known_ports))})"
-        )
-    check_names(pipeline)
-    await check_handshake(settings)
-    if known_ports is None:
-        await asyncio.to_thread(check_ports_exist, [port], settings, settings.thrift, strict=False)
+    await _check_live_port(settings, pipeline, port, known_ports)
     async with connect(settings, pipeline) as sw:
         current = [e async for e in read_entities(sw, entries.ecn_policy_key(port=port))]
         plan = reconcile.ecn_plan(port, policy, target, current, sw.p4info)
@@ -301,14 +310,7 @@ async def set_budget(
     config.check_port_number(port, "port")
     if budget is not None:
         budget.check("budget")
-    if known_ports is not None and port not in known_ports:
-        raise ControllerError(
-            f"port {port} is not in the config (ports: {', '.join(map(str, known_ports))})"
-        )
-    check_names(pipeline)
-    await check_handshake(settings)
-    if known_ports is None:
-        await asyncio.to_thread(check_ports_exist, [port], settings, settings.thrift, strict=False)
+    await _check_live_port(settings, pipeline, port, known_ports)
     async with connect(settings, pipeline) as sw:
         await budget_tables.write_port(sw, port, budget)
     if budget is None:
