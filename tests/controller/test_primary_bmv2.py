@@ -25,6 +25,7 @@ from typing import IO
 import finsy as fy
 import pytest
 import yaml
+from ctlrun import ctl
 
 from p4incast import bmv2, tools
 from p4incast.controller import entries, reconcile
@@ -86,15 +87,6 @@ def write_config(path: Path, routes: int = 1, election_id: int = KEEPER_ID) -> P
         )
     )
     return path
-
-
-def ctl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "p4incast.controller", *args],
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
 
 
 class Lines:

@@ -14,13 +14,13 @@ from __future__ import annotations
 import asyncio
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
+from ctlrun import ctl
 
 from p4incast import bmv2, tools
 from p4incast.controller import app
@@ -132,15 +132,6 @@ def write_config(path: Path, queues: bool = False, **switch: object) -> Path:
         )
     )
     return path
-
-
-def ctl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "p4incast.controller", *args],
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
 
 
 def read_tables() -> dict[str, int]:

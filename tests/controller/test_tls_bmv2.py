@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ctlrun import ctl
 from pki import Pki, make_pki, missing_reason
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -116,15 +117,6 @@ def write_config(path: Path, tls: dict[str, str] | None, k: int = 5, grpc: int =
         )
     )
     return path
-
-
-def ctl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "p4incast.controller", *args],
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
 
 
 def ok(proc: subprocess.CompletedProcess[str]) -> str:
