@@ -88,6 +88,8 @@ def resolve(requested: str) -> tuple[Engine, str]:
         return engine, f"engine: {engine.describe()}"
     reasons: list[str] = []
     for engine in REGISTRY.values():
+        if not getattr(engine, "auto", True):  # a reference engine (ns2) is only asked for
+            continue
         why = engine.unavailable()
         if why is None:
             because = f", because {reasons[0]}" if reasons else ""

@@ -188,6 +188,16 @@ class Bmv2Engine(IncastEngine):
                 "transport.syn_rto_ms: the testbed's Linux hosts retransmit a SYN after "
                 "their own 1 s (TCP_TIMEOUT_INIT)"
             )
+        if not point.transport.sack:
+            problems.append(
+                "transport.sack: the testbed's Linux hosts negotiate SACK; NewReno "
+                "recovery without it is a simulator setting"
+            )
+        if point.transport.adv_window_segs:
+            problems.append(
+                "transport.adv_window_segs: the testbed's receivers advertise Linux's own "
+                "window (the route's window clamp); a fixed cap is a simulator setting"
+            )
         if point.n > MAX_SENDERS:
             problems.append(f"senders: {point.n} above {MAX_SENDERS}, the BMv2 testbed's limit")
         try:

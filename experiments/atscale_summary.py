@@ -47,7 +47,8 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     throughput (mean over flows and repeats), drops (ToR, root, both), drops per
     aggregator queue (a run's drops at the ToR ports facing an aggregator over the
     number of aggregators: the paper's mean over its aggregators' last-hop queues,
-    RCC §6.2 sixth para) and short-flow RTOs (mean per run)."""
+    RCC §6.2 sixth para; with the repeats' Student-t interval, as drops at the
+    root) and short-flow RTOs (mean per run)."""
     groups: dict[tuple[str, float], list[Mapping[str, Any]]] = {}
     for r in records:
         groups.setdefault((r["scheme"], r["load"]), []).append(r)
@@ -88,6 +89,9 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             if "aggregator_ports" in r["drops"] and r.get("aggregators")
         ]
         row["drops_agg_queue"] = statistics.fmean(per_queue) if per_queue else None
+        # the drops a claim compares get their repeats' Student-t interval
+        row.update(_ci_fields("drops_agg_queue", stats.t_interval(per_queue)))
+        row.update(_ci_fields("drops_root", stats.t_interval([r["drops"]["root"] for r in ok])))
         row["short_timeouts"] = statistics.fmean(r["short_timeouts"] for r in ok)
         row["wall_s"] = statistics.fmean(r["wall_s"] for r in ok)
     rows.sort(key=lambda r: (r["scheme"], r["load"]))

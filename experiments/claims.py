@@ -17,6 +17,10 @@ A preset (experiments/papers/*.yaml) carries a `paper:` section:
       sources:                         # each setting's place in the paper (experiments/sources.py)
         topology.delay_us: "§5.1.2 — 25 µs per link"
 
+A scheme named `scheme@variant` (newdctcp@sru128k) is that scheme's rows in
+another variant of the same preset, so a claim can compare variants ("the same
+at SRU 64 and 128 KB": alike, schemes [newdctcp, newdctcp@sru128k]).
+
 `variant` names the variant (the suffix p4incast-run gives it, e.g. sru64k),
 or a list of them (variant: [rto_min_ms10-sru64k, rto_min_ms200-sru64k]);
 absent: every variant (claim_variants). What a wording is taken to mean
@@ -32,30 +36,38 @@ A claim names x by that key (n: 10, load: 0.6) and narrows it with
 
 Kinds (`metric` defaults to goodput_mbps; x ranges default to every x run):
 
-    at_least / at_most   scheme's metric at every x in [min, max] vs value
-    near                 metric at x (n: 10, or peak_goodput_mbps: the best N)
-                         within value · (1 ± NEAR_TOLERANCE)
+    at_least / at_most   scheme's metric at every x in [min, max] vs value, to
+                         the paper's printed precision (verdicts.PRINTED_PRECISION)
+    near                 metric at x (n: 10, or peak_goodput_mbps: the best N; no
+                         x named: at every x in [min, max], "converges to about X")
+                         within verdicts.near_band(value): value · (1 ±
+                         NEAR_TOLERANCE), widened to the printed precision and
+                         for counts to a Poisson band, goodput cut at the
+                         framing limit
     ordering             "fewer", "lower", "lowest", "ahead of", "the best":
                          schemes (first = best) ordered by their mean metric over
                          x in [min, max]; higher is better unless lower: true;
                          every: true — ordered at each x, not only on the means;
                          best: true — only the first must lead ("the best"),
-                         the others in any order. Each difference must be real:
-                         the 95 % intervals of the two means do not overlap, else
-                         inconclusive (verdicts.ORDERING_RULE)
+                         the others in any order. Each difference must be real
+                         and large enough: the 95 % intervals of the two means do
+                         not overlap and they differ by at least the metric's
+                         verdicts.MIN_EFFECT (verdicts.ORDERING_RULE); a metric
+                         needs a MIN_EFFECT and every point an interval
     drops_from           the scheme's `drops` (per run, mean over repeats) are 0
-                         at every x below the claim's x (load: 0.6) and > 0 at some
-                         x at or above it (inconclusive without runs on both sides)
+                         at every x below the claim's x (load: 0.6) and > 0 at that
+                         x itself (no data without a run there, inconclusive
+                         without one below)
     relative             "scheme's metric is `value` (a fraction: -0.475 = 47.5 %
-                         lower) relative to scheme `than`'s": the mean over every x
-                         in [min, max] run for both of (metric − than's) / than's
-                         at that x, within value · (1 ± NEAR_TOLERANCE). A paper's
-                         "average decrease" over its axis; no interval (two
-                         schemes' ratios), so holds or diverges
+                         lower) relative to scheme `than`'s": the ratio of the two
+                         means over every x in [min, max] run for both, minus 1,
+                         within value · (1 ± NEAR_TOLERANCE), with an interval
+                         from the means' (verdicts.RELATIVE_RULE)
     collapse_n           "drops sharply from about N": the first N whose goodput
-                         is at least verdicts.SHARP_DROP below the previous
-                         N's, with an RTO in most rounds (over verdicts.FREQUENT_RTO)
-                         at that N, lies in [lo, hi]
+                         is at least verdicts.SHARP_DROP below the best within
+                         the `span` senders before it (a span read off the
+                         paper's figure), with an RTO in most rounds (over
+                         verdicts.FREQUENT_RTO) at that N, lies in [lo, hi]
     no_collapse          "keeps its goodput", "stays high": at every N <= n_max
                          (from n_min) goodput within verdicts.KEEP_BAND of
                          the best at fewer senders, and rounds with an RTO at most
@@ -69,7 +81,20 @@ Kinds (`metric` defaults to goodput_mbps; x ranges default to every x run):
                          [n_min, n_max] (T's full buffer of queueing per slow-start
                          round over-estimates a batch's time: the paper states
                          the match above N = 5)
-    Both take g from model.batching.plan on the variant's topology, app and
+    alike                "the same", "identical", "does not vary much": the two
+                         `schemes` within NEAR_TOLERANCE of each other at every x
+                         in [min, max] (inconclusive where only the intervals reach)
+    grows                "grows / increases with N": the metric at the last x in
+                         range above the first by verdicts.ORDERING_RULE, and no
+                         step between neighbours a fall by it
+    closed_form          seed-003: the paper's closed-form number at n against
+                         OUR closed form g there (no simulation), within
+                         verdicts.near_band(value)
+    gap_diminishes       seed-003: "the gap between simulation and model
+                         diminishes as N grows": the mean |goodput − g| / g over
+                         N <= n_split exceeds that over N > n_split, by
+                         verdicts.ORDERING_RULE (metric bound_gap)
+    These take g from model.batching.plan on the variant's topology, app and
     transport (its segment size), with the batched scheme's first window: the
     schedule the simulator ran (model.scheme.batch_schedule).
 
@@ -93,6 +118,10 @@ KINDS = (
     "above_bound",
     "drops_from",
     "relative",
+    "closed_form",
+    "gap_diminishes",
+    "alike",
+    "grows",
 )
 
 
@@ -114,12 +143,16 @@ def check_claim(claim: Any, where: str, axis: str = "n") -> None:
         "at_most": ("scheme", "value"),
         "near": ("scheme", "value"),
         "ordering": ("schemes",),
-        "collapse_n": ("scheme", "lo", "hi"),
+        "collapse_n": ("scheme", "lo", "hi", "span"),
         "no_collapse": ("scheme", "n_max"),
         "matches_bound": ("scheme",),
         "above_bound": ("scheme",),
         "drops_from": ("scheme", axis),
         "relative": ("scheme", "than", "value"),
+        "closed_form": ("n", "value"),
+        "gap_diminishes": ("scheme", "n_split"),
+        "alike": ("schemes",),
+        "grows": ("scheme",),
     }[kind]
     missing = [k for k in need if k not in claim]
     if missing:
@@ -134,6 +167,8 @@ def check_claim(claim: Any, where: str, axis: str = "n") -> None:
             f"{where}: `fraction` is not a claim field; collapse_n and no_collapse read "
             "the paper's words by fixed rules (reports/verdicts.py: SHARP_DROP, KEEP_BAND)"
         )
+    if kind == "collapse_n" and not (isinstance(claim["span"], int) and claim["span"] >= 1):
+        raise ClaimError(f"{where}: span is the senders a drop is judged over, an int >= 1")
     if "rto_max" in claim:
         r = claim["rto_max"]
         if kind != "no_collapse" or not isinstance(r, int | float) or not 0 <= r <= 1:

@@ -112,6 +112,13 @@ class Paper:
     baseline: dict[str, Any] = field(default_factory=dict)
     # parameter -> where its value comes from (experiments/sources.py)
     sources: dict[str, str] = field(default_factory=dict)
+    # an ablation's readings the paper allows: {variant key: {value: the paper's place,
+    # quoted, that leaves the value open}}; a value not listed is one the paper
+    # contradicts, and cannot explain a divergence (reports/verdicts.py EXPLAINING_RULE)
+    allows: dict[str, dict[Any, str]] = field(default_factory=dict)
+    # figure -> the metric(s) its axis plots, as the preset reads it (a claim's
+    # `figure` and metric must match: tests/experiments/test_exp_claims.py)
+    plots: dict[str, list[str]] = field(default_factory=dict)
 
     def is_baseline(self, exp: Any) -> bool:
         """Whether the experiment (one variant) runs the paper's setting of `baseline`."""
@@ -122,6 +129,20 @@ class Paper:
             if getattr(getattr(exp, section), name) != value:
                 return False
         return True
+
+    def reading(self, exp: Any) -> str | None:
+        """The places that allow every setting the experiment (one variant of an
+        ablation) runs, joined; None if one of them is not a reading the paper allows."""
+        if not self.allows:
+            return None
+        places = []
+        for key, values in self.allows.items():
+            section, name = key.split(".")
+            value = getattr(getattr(exp, section), name)
+            if value not in values:
+                return None
+            places.append(f"{key} {value}: {values[value]}")
+        return "; ".join(places)
 
 
 def parse_paper(raw: Any, axis: str = "n") -> Paper | None:
@@ -157,7 +178,31 @@ def parse_paper(raw: Any, axis: str = "n") -> Paper | None:
         sources = paper_sources.sources({"paper": raw})
     except paper_sources.SourceError as err:
         raise ExperimentError(str(err)) from None
-    return Paper(raw["cite"], raw["figure"], tuple(claims), reference, dict(baseline), sources)
+    allows = raw.get("allows") or {}
+    if not isinstance(allows, dict) or any(
+        not isinstance(k, str)
+        or k.count(".") != 1
+        or not isinstance(v, dict)
+        or not all(isinstance(t, str) for t in v.values())
+        for k, v in allows.items()
+    ):
+        raise ExperimentError(
+            "paper.allows: expected a mapping of settings (section.name) to {value: the "
+            "paper's place that allows it}"
+        )
+    plots = raw.get("plots") or {}
+    if not isinstance(plots, dict):
+        raise ExperimentError("paper.plots: expected a mapping of figure -> metric or metrics")
+    return Paper(
+        raw["cite"],
+        raw["figure"],
+        tuple(claims),
+        reference,
+        dict(baseline),
+        sources,
+        {k: dict(v) for k, v in allows.items()},
+        {str(k): [v] if isinstance(v, str) else list(v) for k, v in plots.items()},
+    )
 
 
 def check_sources(raw: Any) -> None:
@@ -409,6 +454,12 @@ def expand(raw: Any) -> list[Experiment]:
                     f"paper.baseline: {key}: {value!r} is not one of the preset's variants "
                     f"({key}: {variants.get(key)})"
                 )
+    allows = (raw.get("paper") or {}).get("allows") or {}
+    if isinstance(allows, dict) and allows and set(allows) != set(variants):
+        raise ExperimentError(
+            f"paper.allows: names {', '.join(sorted(allows))}; it must say for every "
+            f"variant key ({', '.join(sorted(variants))}) which values the paper allows"
+        )
     base = {k: v for k, v in raw.items() if k != "variants"}
     out: list[Experiment] = []
     labels: list[str] = []

@@ -10,8 +10,12 @@ queue-depth histogram. `summarize` turns it into one flat record:
   bytes / completion time (a round ends when its slowest flow ends);
 - rto_round_ratio: rounds in which >= 1 flow hit an RTO / rounds;
 - FCT p50/p99 and mean: over every flow of every round, pooled;
+- fct_max_ms: each round's slowest flow (the FCT the round's last flow
+  determines), averaged over rounds;
 - queue depth p50/p95/max: from the bottleneck port's histogram, exact to one
-  bucket (model/histogram.py); these weigh depth per admitted packet;
+  bucket (model/histogram.py); these weigh depth per admitted packet. The
+  simulator's histogram has a bucket per depth (no cap); the testbed's stops
+  at 127 (its last bucket is open);
 - qdepth_mean: packets waiting at the bottleneck port averaged over time (the
   integral of depth over simulated time divided by its span), from the first
   round's start to the last round's end: the port's `mean_depth`, which the
@@ -27,9 +31,12 @@ The framing limit is the goodput a saturated link can carry:
 C * MSS / wire bytes per packet (1448 / 1538 on Ethernet with TCP timestamps:
 94.1 % of the line rate).
 
-Confidence intervals (95 %, two-sided) on goodput, RTO-round ratio, FCT p99
-and FCT mean (CI_METRICS), for one (scheme, N) point; the methods, their
-formulas and references are in experiments/stats.py.
+Confidence intervals (95 %, two-sided) on every metric a claim compares
+(CI_METRICS: goodput, RTO-round ratio, FCT p99, mean and per-round max, Jain's
+index, and the queue's time-averaged depth, p95 depth, drops and CE marks), for
+one (scheme, N) point; the methods, their formulas and references are in
+experiments/stats.py. The queue's come from the rounds' own `queue` records
+(the simulator's; a testbed run has them only across repeats).
 
 Unit of replication. The rounds of a run are not independent: a round starts
 with the windows, DCTCP alpha and queue the previous round left, so rounds
@@ -42,11 +49,14 @@ near each other look alike. Repeats are independent: each is a fresh network
   RTO-round ratio (s = 0; typically all 0 or all 1) the t interval has zero
   width, which says nothing; the Wilson interval over all the repeats'
   rounds pooled is given instead (method "wilson-rounds", n = rounds).
-- One repeat, goodput and FCT: batch means / sectioning over its n rounds,
+- One repeat, every other metric: batch means / sectioning over its n rounds,
   k = min(30, floor(sqrt(n))) contiguous batches; theta_j is the metric
-  computed on batch j alone (mean goodput of its rounds; p99 or mean of its
-  flows pooled), and the interval is centred on the metric over all rounds.
-  Method "t-batches", n = k; with fewer than 4 rounds there is none.
+  computed on batch j alone (mean goodput, per-round max FCT or Jain's index
+  of its rounds; p99 or mean of its flows pooled; the time-weighted mean depth
+  of its rounds; the p95 of their histograms merged; drops and marks of its
+  rounds scaled to the run's rounds), and the interval is centred on the
+  metric over all rounds. Method "t-batches", n = k; with fewer than 4 rounds
+  there is none.
 - One repeat, RTO-round ratio: the Wilson score interval over its n rounds,
   x of them with an RTO. Method "wilson-rounds", n = rounds. It treats rounds
   as independent Bernoulli trials, which they are not (RTO rounds cluster), so
@@ -95,16 +105,28 @@ SUMMARY_METRICS = (
     "drops",
     "jain",
     "fct_mean_ms",
+    "fct_max_ms",
 )
 
 # Metrics that carry a 95 % confidence interval, and the keys that hold it:
 # <metric>_ci_lo, _ci_hi (bounds, the metric's unit), _ci_n (samples the interval
 # rests on: repeats, batches or rounds), _ci_method (stats.METHODS).
-CI_METRICS = ("goodput_mbps", "rto_round_ratio", "fct_p99_ms", "fct_mean_ms")
+CI_METRICS = (
+    "goodput_mbps",
+    "rto_round_ratio",
+    "fct_p99_ms",
+    "fct_mean_ms",
+    "fct_max_ms",
+    "jain",
+    "qdepth_mean",
+    "qdepth_p95",
+    "drops",
+    "ce_marks",
+)
 CI_PARTS = ("lo", "hi", "n", "method")
 CI_FIELDS = tuple(f"{m}_ci_{p}" for m in CI_METRICS for p in CI_PARTS)
 
-_BOUNDS = {"rto_round_ratio": (0.0, 1.0)}  # every other CI metric: [0, inf)
+_BOUNDS = {"rto_round_ratio": (0.0, 1.0), "jain": (0.0, 1.0)}  # every other: [0, inf)
 
 
 def jain(values: Iterable[float | None]) -> float | None:
@@ -302,21 +324,92 @@ def _fct_mean_ms(rounds: Sequence[Mapping[str, Any]]) -> float | None:
     return statistics.fmean(fcts) * 1e3 if fcts else None
 
 
-def round_intervals(rounds: Sequence[Mapping[str, Any]]) -> dict[str, Interval | None]:
+def _fct_max_ms(rounds: Sequence[Mapping[str, Any]]) -> float | None:
+    """Each round's slowest flow, averaged over the rounds that have flows."""
+    worst = [max(f) for f in (finite(r.get("fct_s") or []) for r in rounds) if f]
+    return statistics.fmean(worst) * 1e3 if worst else None
+
+
+def _jain(rounds: Sequence[Mapping[str, Any]]) -> float | None:
+    fairness = [j for j in (_round_jain(r) for r in rounds) if j is not None]
+    return statistics.fmean(fairness) if fairness else None
+
+
+def _queues(rounds: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]] | None:
+    """The rounds' own bottleneck records (`queue`), or None unless every round has one."""
+    qs = [r.get("queue") for r in rounds]
+    return None if not qs or any(q is None for q in qs) else [q for q in qs if q is not None]
+
+
+def _qdepth_mean(rounds: Sequence[Mapping[str, Any]]) -> float | None:
+    """Packets waiting averaged over the rounds' time (each round weighted by its span)."""
+    qs = _queues(rounds)
+    spans = [float(r["completion_s"]) for r in rounds] if qs is not None else []
+    if qs is None or sum(spans) <= 0:
+        return None
+    return sum(float(q["mean_depth"]) * t for q, t in zip(qs, spans, strict=True)) / sum(spans)
+
+
+def _qdepth_p95(rounds: Sequence[Mapping[str, Any]]) -> float | None:
+    qs = _queues(rounds)
+    if qs is None:
+        return None
+    merged: list[int] = []
+    for q in qs:
+        for depth, count in enumerate(hist_counts(q.get("hist") or {})):
+            if depth >= len(merged):
+                merged.extend([0] * (depth + 1 - len(merged)))
+            merged[depth] += count
+    p = histogram.quantile(merged, 0.95)
+    return None if p is None else float(p)
+
+
+def _per_run(key: str, total_rounds: int) -> Callable[[Sequence[Mapping[str, Any]]], float | None]:
+    """A count over some rounds, scaled to the run's `total_rounds` (a batch's estimate
+    of the run's total)."""
+
+    def estimate(rounds: Sequence[Mapping[str, Any]]) -> float | None:
+        qs = _queues(rounds)
+        if qs is None:
+            return None
+        return sum(int(q[key]) for q in qs) * total_rounds / len(qs)
+
+    return estimate
+
+
+def round_intervals(
+    rounds: Sequence[Mapping[str, Any]], points: Mapping[str, Any] | None = None
+) -> dict[str, Interval | None]:
     """95 % intervals of one run's CI_METRICS from its rounds alone (module docstring).
 
-    Goodput, FCT p99 and FCT mean: batch means / sectioning over `batches(len(rounds))`,
-    centred on the metric over all rounds. RTO-round ratio: Wilson over the rounds.
+    Every metric but the RTO-round ratio: batch means / sectioning over
+    `batches(len(rounds))`, centred on the metric over all rounds, or on `points`'
+    value of it where given (the queue's: only when every round has its `queue`
+    record). RTO-round ratio: Wilson over the rounds.
     """
     parts = [rounds[b.start : b.stop] for b in batches(len(rounds))]
     estimators: dict[str, Callable[[Sequence[Mapping[str, Any]]], float | None]] = {
         "goodput_mbps": _goodput_mbps,
         "fct_p99_ms": lambda rs: _fct_percentile_ms(rs, 99),
         "fct_mean_ms": _fct_mean_ms,
+        "fct_max_ms": _fct_max_ms,
+        "jain": _jain,
+        "qdepth_mean": _qdepth_mean,
+        "qdepth_p95": _qdepth_p95,
+        "drops": _per_run("drops", len(rounds)),
+        "ce_marks": _per_run("marked", len(rounds)),
     }
+    given = points or {}
+
+    def centre(
+        metric: str, estimate: Callable[[Sequence[Mapping[str, Any]]], float | None]
+    ) -> float | None:
+        value = given.get(metric)
+        return float(value) if value is not None else estimate(rounds)
+
     out = {
-        metric: clip(batch_interval(estimate(rounds), [estimate(p) for p in parts]), metric)
-        for metric, estimate in estimators.items()
+        metric: clip(batch_interval(centre(metric, est), [est(p) for p in parts]), metric)
+        for metric, est in estimators.items()
     }
     out["rto_round_ratio"] = wilson_interval(sum(_round_rto(r) for r in rounds), len(rounds))
     return {m: out[m] for m in CI_METRICS}
@@ -380,11 +473,8 @@ def _summarize_ok(run: Mapping[str, Any]) -> dict[str, Any]:
     out["fct_p50_ms"] = _fct_percentile_ms(rounds, 50)
     out["fct_p99_ms"] = _fct_percentile_ms(rounds, 99)
     out["fct_mean_ms"] = _fct_mean_ms(rounds)
-    for metric, interval in round_intervals(rounds).items():
-        out.update(ci_fields(metric, interval))
-
-    fairness = [j for j in (_round_jain(r) for r in rounds) if j is not None]
-    out["jain"] = statistics.fmean(fairness) if fairness else None
+    out["fct_max_ms"] = _fct_max_ms(rounds)
+    out["jain"] = _jain(rounds)
 
     switch = run.get("switch") or {}
     port = (switch.get("ports") or {}).get(str(switch.get("bottleneck_port")))
@@ -399,4 +489,8 @@ def _summarize_ok(run: Mapping[str, Any]) -> dict[str, Any]:
             out["ce_marks"] = int(port["marked"])
         if port.get("queue_drops") is not None or port.get("ecn_drop") is not None:
             out["drops"] = int(port.get("queue_drops") or 0) + int(port.get("ecn_drop") or 0)
+    # the intervals, centred on the run's own values (the port's counters for the
+    # queue, which also count the set-up before the first round)
+    for metric, interval in round_intervals(rounds, out).items():
+        out.update(ci_fields(metric, interval if out.get(metric) is not None else None))
     return out

@@ -285,7 +285,8 @@ def summary_table(
 
     The first has goodput, RTO rounds and FCT p99/mean with their 95 % intervals,
     what the intervals rest on ("3 rep", "20 rnd") and the status, then CI_LEGEND;
-    the second the bottleneck queue, CE marks, drops and fairness. Partial rows
+    the second the bottleneck queue (time-averaged, p95 and deepest), CE marks, drops
+    and fairness. Partial rows
     show the count of good repeats after the status ("partial 2/3"); unknown
     values show as "-". Columns widen to their longest cell. With a `provenance`
     record, its one line (`provenance.line`) follows the title.
@@ -312,6 +313,7 @@ def summary_table(
         [
             str(r["scheme"]),
             main[i][1],
+            _fmt(r["qdepth_mean"], ".1f"),
             _count(r["qdepth_p95"]),
             _count(r["qdepth_max"]),
             _count(r["ce_marks"]),
@@ -326,7 +328,9 @@ def summary_table(
     if provenance is not None:
         lines.append(prov.line(provenance))
     lines += table + list(CI_LEGEND) + ["", "switch (bottleneck port) and fairness"]
-    lines += _grid(("scheme", "N", "q p95", "q max", "CE marks", "drops", "jain"), switch, {0})
+    lines += _grid(
+        ("scheme", "N", "q mean", "q p95", "q max", "CE marks", "drops", "jain"), switch, {0}
+    )
     return "\n".join(lines) + "\n"
 
 

@@ -225,3 +225,42 @@ def table(raw: Mapping[str, Any], papers: Path = PAPERS) -> list[str]:
         "|---|---|---|",
         *(f"| {k} | {cell(v)} | {cell(got.get(k, '(no source given)'))} |" for k, v in rows),
     ]
+
+
+# An ablation's paper preset: "ablation of <stem>.yaml" in its paper.cite.
+ABLATION_OF = re.compile(r"ablation of ([A-Za-z0-9_.-]+)\.yaml")
+# A source that says the paper does not give the value (the form above).
+NOT_STATED = re.compile(r"\s*(not stated|not in the paper)", re.IGNORECASE)
+PAPERS_SETTING = "(paper's setting)"
+
+
+def _reason(text: str) -> str:
+    """The why of a "not stated (...) — why; ablation: ..." source, its first clause."""
+    why = text.split(" — ", 1)[1] if " — " in text else NOT_STATED.sub("", text, count=1)
+    why = re.split(r";\s*ablation|\.\s*Ablation|; ablations?/", why)[0]
+    return why.split("; ")[0].strip(" .;:") or "not stated in the paper"
+
+
+def baseline_label(raw: Mapping[str, Any], claim: Mapping[str, Any], papers: Path = PAPERS) -> str:
+    """How REPORT.md names an ablation's baseline row: "(paper's setting)" when the
+    paper preset it ablates sources that setting in the paper, else "(our choice:
+    REASON)" with the reason its source gives. The setting is `paper.baseline`'s
+    keys, or for a claim marked `baseline: true` the schemes it names."""
+    paper = raw.get("paper") or {}
+    m = ABLATION_OF.search(str(paper.get("cite", "")))
+    if not m or not (Path(papers) / f"{m.group(1)}.yaml").is_file():
+        return "(our choice: the preset's own setting, no paper preset named)"
+    parent = read(Path(papers) / f"{m.group(1)}.yaml")
+    theirs = resolve(parent, papers)
+    keys = list((paper.get("baseline") or {}).keys())
+    if not keys:
+        names = claim.get("schemes") or [claim.get("scheme")]
+        keys = [f"schemes.{n}" for n in names if n]
+    reasons = []
+    for key in keys:
+        text = theirs.get(key) or theirs.get(f"variants.{key}")
+        if text is None:
+            reasons.append(f"{key}: {m.group(1)} gives no source")
+        elif NOT_STATED.match(text):
+            reasons.append(f"{key}: {_reason(text)}")
+    return f"(our choice: {'; '.join(reasons)})" if reasons else PAPERS_SETTING

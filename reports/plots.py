@@ -378,7 +378,10 @@ REFERENCE_LABELS = {
     "rto_round_ratio": "rounds with an RTO",
     "fct_p99_ms": "FCT p99 (ms)",
     "fct_mean_ms": "FCT mean (ms)",
+    "fct_max_ms": "FCT max per round (ms)",
     "drops": "drops",
+    "qdepth_mean": "queue mean (packets)",
+    "jain": "Jain's index",
     "qdepth_p95": "queue p95 (packets)",
 }
 
@@ -471,7 +474,7 @@ def reference_plot(
             for p, ids in here.items():
                 _mark(ax, ", ".join(dict.fromkeys(ids)), p, f"C{i}")
         ax.set_xlabel("senders N")
-        ax.set_ylabel(REFERENCE_LABELS[metric])
+        ax.set_ylabel(REFERENCE_LABELS.get(metric, metric))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(

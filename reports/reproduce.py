@@ -63,7 +63,7 @@ from typing import Any
 
 import yaml
 
-from p4incast.engines.base import resolve
+from p4incast.engines.base import REGISTRY, resolve
 from p4incast.experiments import provenance, results, scenario, sources
 from p4incast.experiments.claims import claim_variants
 from p4incast.experiments.config import ExperimentError, check_cluster, scenario_of
@@ -72,7 +72,7 @@ from p4incast.experiments.runner import executor_for, resume_sets, run_experimen
 from p4incast.model.atscale import ATSCALE_SCENARIO
 from p4incast.model.scheme import INCAST_SCENARIO
 
-from . import cost, plots, report_diff, scenario_report, verdicts
+from . import cost, ns2_twin, plots, report_diff, scenario_report, verdicts
 from .verdicts import (
     CLASSES,
     NO_DATA,
@@ -82,6 +82,7 @@ from .verdicts import (
     class_counts,
     classify,
     evaluate,
+    rule_table,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -160,9 +161,13 @@ def header_comment(path: Path) -> str:
     return "\n".join(lines)
 
 
-def verdict_rows(exps: list[Any], sets: list[results.ResultSet], base: str) -> list[Verdict]:
+def verdict_rows(
+    exps: list[Any], sets: list[results.ResultSet], base: str, path: Path | None = None
+) -> list[Verdict]:
     """Every claim of a preset against the summary rows of the variant it names
-    (a claim that names none: every variant, as the ablations state them)."""
+    (a claim that names none: every variant, as the ablations state them). A
+    baseline row carries `baseline_label` (sources.baseline_label: the paper's
+    setting, or our choice and why), read from the preset file at `path`."""
     rep = scenario_report.of(exps[0])
     by_variant = {variant_of(e, base): (e, rs) for e, rs in zip(exps, sets, strict=True)}
     paper = exps[0].paper
@@ -177,8 +182,30 @@ def verdict_rows(exps: list[Any], sets: list[results.ResultSet], base: str) -> l
             one = {**claim, "variant": variant} if variant else dict(claim)
             if paper and paper.is_baseline(exp):
                 one["baseline"] = True
-            out.append(evaluate(one, rs.aggregate(), rep.claim_context(exp)))
+            if paper and paper.allows:
+                one["allowed"] = paper.reading(exp)
+            if one.get("baseline") and path is not None:
+                one["baseline_label"] = baseline_label(path, one)
+            rows = rs.aggregate()
+            if "@" in " ".join(
+                map(str, [claim.get("scheme"), claim.get("than"), *claim.get("schemes", [])])
+            ):
+                # scheme@variant: that scheme's rows in another variant (experiments/claims.py)
+                rows = rows + [
+                    {**r, "scheme": f"{r['scheme']}@{v}"}
+                    for v, (_e, other) in by_variant.items()
+                    for r in other.aggregate()
+                ]
+            out.append(evaluate(one, rows, rep.claim_context(exp)))
     return out
+
+
+def baseline_label(path: Path, claim: dict[str, Any]) -> str:
+    """The baseline row's label (experiments/sources.py baseline_label)."""
+    try:
+        return sources.baseline_label(sources.read(path), claim, PAPERS)
+    except sources.SourceError as err:
+        raise ExperimentError(f"{path}: {err}") from None
 
 
 def base_name(path: Path, exps: list[Any]) -> str:
@@ -217,7 +244,7 @@ def report_section(
     lines += ["```", header_comment(path), "```", ""]
     lines += [*settings_table(path), ""]
     if classified is None:
-        shown = [(v, v.verdict) for v in verdict_rows(exps, sets, base)]
+        shown = [(v, v.verdict) for v in verdict_rows(exps, sets, base, path)]
     else:
         shown = [(c.verdict, c.label) for c in classified]
     if shown:
@@ -462,6 +489,67 @@ def _saved(loaded: list[tuple[Path, scenario.Scenario, list[Any]]], root: Path) 
     return out
 
 
+def ns2_reference(
+    groups: list[Group], root: Path, jobs: int | None, saved: bool
+) -> dict[Path, list[str]]:
+    """The ns-2 subsection of every preset ns2_twin.REFERENCE names: its schemes
+    listed there, run again on ns-2 (engines/ns2.py) at the same points into
+    <root>/ns2/<preset>/<variant> (`saved`, --report-only: read from there), beside
+    our model's rows and the preset's claims on both (reports/ns2_twin.py)."""
+    out: dict[Path, list[str]] = {}
+    engine = REGISTRY[ns2_twin.REF]
+    for path, _sc, exps, mine in groups:
+        schemes = ns2_twin.REFERENCE.get(path.stem)
+        if not schemes:
+            continue
+        why = engine.unavailable()
+        if why and not saved:
+            out[path] = [
+                "### ns-2, seed 003's simulator, beside our model",
+                "",
+                f"Not run: {why}.",
+                "",
+            ]
+            continue
+        refs = [
+            e.with_overrides(name=f"{e.name}-ns2", engine=ns2_twin.REF, schemes=list(schemes))
+            for e in exps
+        ]
+        dirs = [root / "ns2" / path.stem / e.name for e in exps]
+        if saved:
+            sets = [results.load(d) if (d / results.RESULTS_JSON).is_file() else None for d in dirs]
+        else:
+            for d in dirs:
+                d.mkdir(parents=True, exist_ok=True)
+            sets = list(run_experiments(refs, engine, dirs, jobs or os.cpu_count() or 1))
+        base = base_name(path, exps)
+        rep = scenario_report.of(exps[0])
+        variant_rows = []
+        pairs = []
+        claims = exps[0].paper.claims if exps[0].paper else ()
+        for exp, rs, ref in zip(exps, mine, sets, strict=True):
+            if ref is None:
+                continue
+            variant = variant_of(exp, base)
+            ns2_rows, sim_rows = ref.aggregate(), rs.aggregate()
+            variant_rows.append((variant, ns2_rows, sim_rows))
+            mine_claims = [
+                {**c, "variant": variant} if variant else dict(c)
+                for c in claims
+                if variant in claim_variants(c, [variant_of(e, base) for e in exps])
+            ]
+            pairs += ns2_twin.judge(
+                mine_claims, sim_rows, ns2_rows, rep.claim_context(exp), schemes
+            )
+        note = (
+            f"{', '.join(schemes)} at the preset's points on {engine.describe()}: the Tcl "
+            "engines/ns2.py writes (ns-2's Agent/TCP defaults except what the preset sets), "
+            f"results in ns2/{path.stem}/."
+        )
+        out[path] = ns2_twin.section(variant_rows, pairs, note)
+    return out
+
+
 def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
     ap = argparse.ArgumentParser(prog=prog, description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--only", nargs="+", metavar="PRESET", help="preset file stems to run")
@@ -546,11 +634,16 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
     except (ClusterError, ExperimentError, RuntimeError) as err:
         print(f"{prog}: {err}", file=sys.stderr)
         return 2
+    try:  # the ns-2 reference of seed 003's presets (reports/ns2_twin.py)
+        reference = ns2_reference(groups, root, args.jobs, args.report_only)
+    except (ExperimentError, RuntimeError) as err:
+        print(f"{prog}: {err}", file=sys.stderr)
+        return 2
     # Every verdict first (paper presets and ablations), then the paper presets'
     # classes from the ablations' verdicts of this very report, then the sections.
     try:
         verdicts = [
-            (p, verdict_rows(pexps, mine, base_name(p, pexps))) for p, _sc, pexps, mine in groups
+            (p, verdict_rows(pexps, mine, base_name(p, pexps), p)) for p, _sc, pexps, mine in groups
         ]
     except ExperimentError as err:
         print(f"{prog}: {err}", file=sys.stderr)
@@ -563,6 +656,8 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
             sections += ["# Ablations", "", "Each changes one setting of a preset above.", ""]
         named += [(path.stem, rs.provenance) for rs in mine]
         sections.append(report_section(path, pexps, mine, root, classified.get(path)))
+        if path in reference:
+            sections.append("\n".join(reference[path]))
     wall_s: float | None = time.monotonic() - t0
     cut = f" Rounds cut to {args.rounds} per run (--rounds)." if args.rounds else ""
     done = sum(len(rs.runs) for _p, _sc, _e, mine in groups for rs in mine)
@@ -595,17 +690,25 @@ def main(argv: list[str] | None = None, prog: str = "reproduce") -> int:
         *provenance_header(named),
         "Verdicts (reports/verdicts.py): holds; diverges (wrong side even at the edge of our",
         "95 % interval); inconclusive (only the mean is on the wrong side; for an ordering:",
-        "the two means' intervals overlap). What each wording is taken to mean (\"keeps its",
-        'goodput", "drops sharply", "fewer"): the rules at the top of reports/verdicts.py;',
+        "the intervals overlap, or the gap is below the metric's minimum effect only on the",
+        'means, or a point has no interval). What each wording is taken to mean ("keeps its',
+        'goodput", "drops sharply", "fewer"): the rules at the top of reports/verdicts.py,',
+        "below with one claim of ours that holds under each and one that fails;",
         "each figure circles the points that decided a verdict, labelled with the claim's id.",
         "A paper preset's divergence is explained by an ablation whose own verdict flips it:",
         "a claim of the same id holds there under the ablated setting and not under the",
-        "paper's (its baseline rows), and no claim the preset reproduces diverges under that",
-        "setting, in this report; else unexplained (computed, verdicts.classify).",
+        "paper's (its baseline rows), no claim the preset reproduces diverges under that",
+        "setting, and the setting is one the paper allows (the ablation's paper.allows",
+        "quotes the place; verdicts.EXPLAINING_RULE), in this report; else unexplained",
+        "(computed, verdicts.classify).",
         *[f"Not run here: {line}." for line in notes],
         *[f"Not run here, no preset: {line}." for line in figures_unrun],
         "",
         *classes_header([c for cs in classified.values() for c in cs]),
+        "## The rules, each failing both ways",
+        "",
+        *rule_table(),
+        "",
         *changed,
         *cost.section(groups_cost, wall_s, os.cpu_count() or 1),
     ]

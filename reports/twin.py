@@ -101,26 +101,36 @@ def _cell(row: Mapping[str, Any] | None, metric: str) -> tuple[float | None, Any
 
 
 def compare(
-    bmv2_rows: Sequence[Mapping[str, Any]], sim_rows: Sequence[Mapping[str, Any]]
+    bmv2_rows: Sequence[Mapping[str, Any]],
+    sim_rows: Sequence[Mapping[str, Any]],
+    ref: str = "bmv2",
+    metrics: Sequence[tuple[str, str]] = METRICS,
+    min_effect: float = 0.0,
 ) -> list[dict[str, Any]]:
-    """One row per (scheme, N) with both engines' values, intervals and difference."""
+    """One row per (scheme, N) of the reference engine `ref` (the testbed; ns-2 for
+    reports/ns2_twin.py) with both engines' values, intervals and difference:
+    `<metric>_<ref>`, `<metric>_sim`, their `_ci`, `<metric>_diff` (sim - ref) and
+    `<metric>_agree` (the two 95 % intervals overlap, or the two values are
+    within `min_effect` of the larger one; a metric without intervals: within
+    25 % of the larger value)."""
     sims = {(r["scheme"], r["n"]): r for r in sim_rows}
     out = []
     for b in bmv2_rows:
         s = sims.get((b["scheme"], b["n"]))
         row: dict[str, Any] = {"scheme": b["scheme"], "n": b["n"]}
-        for metric, _label in METRICS:
+        for metric, _label in metrics:
             bv, bi = _cell(b, metric)
             sv, si = _cell(s, metric)
-            row[f"{metric}_bmv2"], row[f"{metric}_sim"] = bv, sv
-            row[f"{metric}_bmv2_ci"] = [bi.lo, bi.hi] if bi else None
+            row[f"{metric}_{ref}"], row[f"{metric}_sim"] = bv, sv
+            row[f"{metric}_{ref}_ci"] = [bi.lo, bi.hi] if bi else None
             row[f"{metric}_sim_ci"] = [si.lo, si.hi] if si else None
             row[f"{metric}_diff"] = None if bv is None or sv is None else sv - bv
             if bv is None or sv is None:
                 row[f"{metric}_agree"] = None
             elif bi and si:
-                row[f"{metric}_agree"] = not (bi.hi < si.lo or si.hi < bi.lo)
-            else:  # no interval (queue p95): agree within 25 % of the larger value
+                near = abs(sv - bv) <= min_effect * max(abs(sv), abs(bv))
+                row[f"{metric}_agree"] = near or not (bi.hi < si.lo or si.hi < bi.lo)
+            else:  # no interval (queue p95, drops): agree within 25 % of the larger value
                 row[f"{metric}_agree"] = abs(sv - bv) <= 0.25 * max(abs(sv), abs(bv), 1.0)
         out.append(row)
     return out

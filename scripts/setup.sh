@@ -11,6 +11,7 @@ APT_PKGS=(
   tcpreplay valgrind                  # make bench: line-rate replay into BMv2; instructions per packet
   mininet                             # the incast testbed (LinuxBridge hosts + BMv2 switch)
   nftables                            # the testbed fences its switches' thrift/gRPC ports to this host
+  ns2                                 # ns-2 2.35, the reference engine for seed 003 (engines/ns2.py)
   python3-thrift                      # simple_switch_CLI (system python) talks thrift to BMv2
   clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev make gcc pkg-config  # host agent (eBPF)
 )

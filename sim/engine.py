@@ -284,6 +284,8 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int, tick_s: float) 
     c.delAckTimeoutMs = t.delack_ms
     c.synRtoMs = t.syn_rto_ms
     c.dataRetries = TCP_RETRIES2
+    c.sack = t.sack
+    c.advWindowSegs = t.adv_window_segs
     c.dctcpG = t.dctcp_g
     c.minCwndSegs = t.min_cwnd_segs
     c.segSize = t.mss_bytes
@@ -371,6 +373,13 @@ def _fill(sc: Any, out: RunResult) -> None:
                 "timeouts": int(r.timeouts),
                 "retrans": int(r.retrans),
                 "rto": int(r.timeouts) > 0,
+                "queue": {
+                    "drops": int(r.drops),
+                    "marked": int(r.marked),
+                    "mean_depth": float(r.meanDepth),
+                    "max_depth": int(r.maxDepth),
+                    "hist": {str(b): int(c) for b, c in enumerate(r.hist) if c},
+                },
             }
         )
     out.rounds = rounds

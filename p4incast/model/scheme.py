@@ -105,6 +105,10 @@ SIM_DELACK_MS = 1.0
 # a datacenter host's usual floor. A lost SYN or SYN-ACK costs a flow this much,
 # which decides drop-tail's FCT tail at scale (ablations/rcc-at-scale-syn-rto.yaml).
 SIM_SYN_RTO_MS = 200.0
+# The largest advertised window transport.adv_window_segs may set, segments: the
+# model's receive buffer (sim/cpp/scenario.h rcvBufBytes, 256 KiB) in the
+# smallest segment; a cap at or above it changes nothing.
+ADV_WINDOW_MAX_SEGS = (256 * 1024) // MIN_MSS_BYTES
 # RCC's receiver retransmission timeout RTO^r, its first value (seed 002 §6 sets
 # RTO^s and RTO^r to 10 ms; Alg. 3 doubles it at each firing).
 RCC_RTO_R_MS = 10.0
@@ -209,6 +213,16 @@ class Transport:
     # frames, buffer and wire time follow it (model/wire.py). Seed 003's ns-2
     # packets carry 1000 bytes; bmv2 runs Linux's own (MSS_BYTES).
     mss_bytes: int = MSS_BYTES
+    # sim: selective acknowledgements (ns-3 TcpSocketBase Sack). Off, the senders
+    # recover as NewReno (RFC 6582: fast recovery at cwnd = ssthresh, a partial ACK
+    # retransmits the next hole; ns-3's classic recovery), as ns-2's
+    # Agent/TCP/Newreno and QualNet's NewReno; on: SACK loss recovery with
+    # Linux's PRR (Reno, DCTCP) as Linux hosts run it.
+    sack: bool = True
+    # sim: the window every receiver advertises, segments (ns-2's Agent/TCP
+    # window_, a fixed cap on the sender's window); 0 = the model's receive buffer
+    # (256 KiB), which bounds only long flows.
+    adv_window_segs: int = 0
 
 
 def batch_schedule(n: int, topo: Topology, app: App, t: Transport) -> batching.Schedule:
@@ -348,6 +362,11 @@ def check_transport(t: Transport) -> None:
         raise ModelError(
             f"transport.mss_bytes: {t.mss_bytes} must be in [{MIN_MSS_BYTES}, {MSS_BYTES}] "
             f"(TCP's default MSS up to a full segment of a 1500-byte IP MTU with timestamps)"
+        )
+    if not 0 <= t.adv_window_segs <= ADV_WINDOW_MAX_SEGS:
+        raise ModelError(
+            f"transport.adv_window_segs: {t.adv_window_segs} must be 0 (no cap) or "
+            f"1..{ADV_WINDOW_MAX_SEGS} segments (the model's 256 KiB receive buffer)"
         )
     if t.min_cwnd_segs not in SENDER_MIN_CWND_CHOICES:
         raise ModelError(

@@ -202,7 +202,7 @@ class AtScale
             }
             else
             {
-                SenderCc(hosts.Get(h), c.cc);
+                SenderCc(hosts.Get(h), c.cc, c.sack);
             }
         }
         for (int a : cfg.aggregators)

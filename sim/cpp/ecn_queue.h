@@ -16,10 +16,11 @@
 // Admission is drop-tail on a byte buffer counted in Ethernet frame bytes
 // (IP length + 14; the model carries 12 bytes of TCP timestamp option as
 // frame padding, see scenario.h). Histogram: one count per admitted packet at
-// its enqueue depth, buckets 0..127 (last bucket = 127 and above), the
-// pipeline's queue_depth_stats form. Time-averaged depth: the integral of
-// packets waiting over simulated time from StartMean to MeanDepth
-// (experiments/metrics.py qdepth_mean).
+// its enqueue depth, one bucket per depth with no cap (it grows to the deepest
+// depth seen, which the buffer bounds; the pipeline's queue_depth_stats stops
+// at 127). Time-averaged depth: the integral of packets waiting over simulated
+// time from StartMean to MeanDepth (experiments/metrics.py qdepth_mean); Area
+// and roundPeak let a scenario take both per round.
 #ifndef P4INCAST_SIM_ECN_QUEUE_H
 #define P4INCAST_SIM_ECN_QUEUE_H
 
@@ -43,7 +44,7 @@ enum EcnMode
     MARK_FRONT = 2
 };
 
-constexpr uint32_t HIST_BUCKETS = 128; // controller/target.py HIST_BUCKETS
+constexpr uint32_t HIST_BUCKETS = 128; // initial buckets (controller/p4names.py HIST_BUCKETS)
 constexpr uint16_t PPP_IPV4 = 0x0021;
 
 // A hook that sees (and may rewrite) every packet a host sends: the receiver
@@ -127,6 +128,7 @@ class EcnQueue : public Queue<Packet>
     uint64_t marked = 0, ect = 0, ceIn = 0, notEct = 0, drops = 0, egress = 0, admitted = 0;
     uint64_t bytes = 0;  // frame bytes waiting now
     uint32_t peak = 0;   // most packets ever waiting
+    uint32_t roundPeak = 0; // most packets waiting since the scenario last reset it
     uint64_t peakBytes = 0; // most frame bytes ever waiting
     std::vector<uint64_t> hist;
     std::vector<double> seriesT;
@@ -135,9 +137,9 @@ class EcnQueue : public Queue<Packet>
     void ResetCounters()
     {
         marked = ect = ceIn = notEct = drops = egress = admitted = 0;
-        peak = 0;
+        peak = roundPeak = 0;
         peakBytes = 0;
-        std::fill(hist.begin(), hist.end(), 0);
+        hist.assign(HIST_BUCKETS, 0);
         seriesT.clear();
         seriesD.clear();
         m_bin = -1;
@@ -149,6 +151,13 @@ class EcnQueue : public Queue<Packet>
     {
         m_areaT0 = m_areaT = Simulator::Now().GetSeconds();
         m_area = 0.0;
+    }
+
+    // Packets waiting integrated over simulated time since StartMean (packet-seconds).
+    double Area()
+    {
+        Integrate();
+        return m_area;
     }
 
     // Packets waiting, averaged over simulated time since StartMean; 0 over no time.
@@ -215,9 +224,14 @@ class EcnQueue : public Queue<Packet>
         {
             shared->used += fb;
         }
-        hist[std::min<uint32_t>(depth, HIST_BUCKETS - 1)]++;
+        if (depth >= hist.size())
+        {
+            hist.resize(depth + 1, 0);
+        }
+        hist[depth]++;
         uint32_t now = GetNPackets();
         peak = std::max(peak, now);
+        roundPeak = std::max(roundPeak, now);
         Sample(now);
         return true;
     }

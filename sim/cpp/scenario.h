@@ -106,6 +106,8 @@ struct RunConfig
     double delAckTimeoutMs = 0;
     double synRtoMs = 0; // SYN retransmission timeout (ns-3 ConnTimeout)
     uint32_t dataRetries = 0; // retransmissions of a segment before the connection gives up
+    bool sack = false;   // selective ACKs (transport.sack); off: NewReno recovery (SenderCc)
+    uint32_t advWindowSegs = 0; // > 0: every receiver advertises at most this many segments
     double maxSimS = 0;  // give up after this much simulated time
 
     // -- the model's own -----------------------------------------------------
@@ -127,6 +129,12 @@ struct RoundResult
     uint64_t bytes = 0;
     std::vector<double> fct;
     uint64_t timeouts = 0, retrans = 0;
+    // the bottleneck queue over this round alone: drops, CE marks, the time-average
+    // and the most packets waiting, and the enqueue-depth histogram
+    uint64_t drops = 0, marked = 0;
+    double meanDepth = 0;
+    uint32_t maxDepth = 0;
+    std::vector<uint64_t> hist;
 };
 
 struct Flow
@@ -201,7 +209,12 @@ ApplyDefaults(const RunConfig& c)
     Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
                        TimeValue(MicroSeconds(c.delAckTimeoutMs * 1000)));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(8u << 20));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(c.rcvBufBytes));
+    // A receiver's advertised window is its free receive buffer: a cap of
+    // advWindowSegs segments is a buffer of that many (ns-2's Agent/TCP window_).
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize",
+                       UintegerValue(c.advWindowSegs ? c.advWindowSegs * c.segSize
+                                                     : c.rcvBufBytes));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(c.sack));
     Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MicroSeconds(c.synRtoMs * 1000)));
     // Linux's tcp_retries2 (sim/engine.py TCP_RETRIES2): ns-3's own 6 kills flows
     // that a deep incast times out 6 times in a row, and their round never ends.
@@ -245,12 +258,15 @@ CcType(const std::string& cc)
 
 // A sending host's TCP runs `cc`, on sockets made by CreateSenderSocket
 // (tcp_sender_socket.h: the senders' TcpSocketBase, as the conformance lab's).
+// `sack` false: NewReno's recovery (RFC 6582) for every cc — ns-3's classic
+// recovery (cwnd = ssthresh, inflated by the duplicate ACKs), whose partial
+// ACKs TcpSocketBase answers by retransmitting the next hole.
 inline void
-SenderCc(Ptr<Node> host, const std::string& cc)
+SenderCc(Ptr<Node> host, const std::string& cc, bool sack = true)
 {
     Ptr<TcpL4Protocol> l4 = host->GetObject<TcpL4Protocol>();
     l4->SetAttribute("SocketType", TypeIdValue(CcType(cc)));
-    if (cc == "newdctcp")
+    if (cc == "newdctcp" || !sack)
     {
         // ns-3's PRR spreads a CWR episode's cut over the RTT from the
         // ssthresh set at its start, and sets cwnd on every ACK after the
@@ -505,7 +521,7 @@ class Scenario
         // echoes CE as the senders' scheme needs (ReceiverCc)
         for (int h = 1; h < nHosts; h++)
         {
-            SenderCc(hosts.Get(h), cfg.cc);
+            SenderCc(hosts.Get(h), cfg.cc, cfg.sack);
         }
         ReceiverCc(hosts.Get(0), cfg.cc);
     }
@@ -518,7 +534,9 @@ class Scenario
     int round = -1;
     int remaining = 0;
     int connected = 0;
-    uint64_t roundTimeouts0 = 0, roundRetrans0 = 0;
+    uint64_t roundTimeouts0 = 0, roundRetrans0 = 0, roundDrops0 = 0, roundMarked0 = 0;
+    double roundArea0 = 0;
+    std::vector<uint64_t> roundHist0;
     Ptr<Socket> bgSock;
     std::vector<Ptr<Socket>> keep; // listening and accepted sockets
 
@@ -828,6 +846,11 @@ class Scenario
         }
         roundTimeouts0 = TotalTimeouts();
         roundRetrans0 = TotalRetrans();
+        roundDrops0 = bottleneck->drops;
+        roundMarked0 = bottleneck->marked;
+        roundArea0 = bottleneck->Area();
+        roundHist0 = bottleneck->hist;
+        bottleneck->roundPeak = bottleneck->GetNPackets();
         remaining = cfg.n;
         for (auto& f : flows)
         {
@@ -864,6 +887,15 @@ class Scenario
         }
         r.timeouts = TotalTimeouts() - roundTimeouts0;
         r.retrans = TotalRetrans() - roundRetrans0;
+        r.drops = bottleneck->drops - roundDrops0;
+        r.marked = bottleneck->marked - roundMarked0;
+        r.meanDepth = r.completion > 0 ? (bottleneck->Area() - roundArea0) / r.completion : 0.0;
+        r.maxDepth = bottleneck->roundPeak;
+        r.hist = bottleneck->hist;
+        for (size_t b = 0; b < roundHist0.size(); b++)
+        {
+            r.hist[b] -= roundHist0[b];
+        }
         results.push_back(r);
         if (static_cast<int>(results.size()) >= cfg.rounds)
         {

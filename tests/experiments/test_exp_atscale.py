@@ -111,27 +111,32 @@ def test_drops_from_on_the_load_axis() -> None:
     v = evaluate(claim("drops_from", scheme="rcc", load=0.6), ROWS, CTX)
     assert (v.verdict, v.ours) == (HOLDS, "30%: 0, 60%: 4, 90%: 9")
     assert evaluate(claim("drops_from", scheme="rcc", load=0.9), ROWS, CTX).verdict == DIVERGES
-    assert evaluate(claim("drops_from", scheme="rcc", load=0.2), ROWS, CTX).verdict == INCONCLUSIVE
+    # the onset is at the paper's load itself: none run there is no data
+    assert evaluate(claim("drops_from", scheme="rcc", load=0.2), ROWS, CTX).verdict == NO_DATA
+    assert evaluate(claim("drops_from", scheme="rcc", load=0.3), ROWS, CTX).verdict == INCONCLUSIVE
     assert evaluate(claim("drops_from", scheme="dctcp", load=0.6), ROWS, CTX).verdict == NO_DATA
 
 
 def test_ordering_and_limits_on_the_load_axis() -> None:
     order = claim("ordering", schemes=["rcc", "tcp"], metric="fct_p99_ms", lower=True)
     v = evaluate(order, ROWS, CTX)
-    assert v.verdict == HOLDS and v.ours.startswith("mean over load: rcc ")
+    # one repeat: the p99's order-statistics interval has no upper end from so few
+    # flows, so the order cannot show it is real (verdicts.ORDERING_RULE)
+    assert v.verdict == INCONCLUSIVE and v.ours.startswith("mean over load: rcc ")
+    assert "no interval" in v.ours
     every = evaluate({**order, "every": True, "schemes": ["tcp", "rcc"]}, ROWS, CTX)
     assert every.verdict == DIVERGES and every.ours.count("✗") == 3
     assert every.ours.startswith("30%: ")
     under = claim("at_most", scheme="rcc", metric="drops", value=5, load_max=0.6)
     assert evaluate(under, ROWS, CTX).verdict == HOLDS
     over = evaluate({**under, "load_max": 0.9}, ROWS, CTX)
-    assert over.verdict == DIVERGES and over.ours == "90%: 9"
+    assert over.verdict == DIVERGES and over.ours == "90%: 9 (bound <= 5)"  # drops: exact
 
 
 def test_preset_claims_are_checked_against_what_at_scale_measures() -> None:
     raw = config.read_yaml(PRESET)
     for bad, words in [
-        (claim("collapse_n", scheme="tcp", lo=1, hi=5), "is an incast claim"),
+        (claim("collapse_n", scheme="tcp", lo=1, hi=5, span=5), "is an incast claim"),
         (claim("at_least", scheme="tcp", value=1), "metric None is not one of"),
         (claim("drops_from", scheme="nope", load=0.5), "not among the schemes"),
         (claim("drops_from", scheme="tcp"), "needs load"),

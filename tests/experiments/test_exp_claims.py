@@ -11,7 +11,8 @@ import pytest
 
 from p4incast.experiments.claims import ClaimError, check_claim, claim_variants
 from p4incast.experiments.config import load_all
-from p4incast.reports.reproduce import presets, variant_of
+from p4incast.reports.reproduce import ABLATIONS, presets, variant_of
+from p4incast.reports.verdicts import MIN_EFFECT
 
 
 def claim(**kw: Any) -> dict[str, Any]:
@@ -59,3 +60,56 @@ def test_a_claim_names_a_variant_or_a_list_of_them() -> None:
         claim_variants({"id": "a", "variant": "sru64k"}, two_axes)  # a label, whole
     with pytest.raises(ValueError, match="rto_min_ms200-sru128k"):
         claim_variants({"id": "a", "variant": ["rto_min_ms200-sru128k"]}, two_axes)
+
+
+# What a kind reads when it names no metric of its own (reports/verdicts.py).
+GOODPUT_KINDS = ("collapse_n", "no_collapse", "above_bound", "matches_bound", "closed_form")
+
+
+def _metric(c: dict[str, Any]) -> str:
+    if c["kind"] in GOODPUT_KINDS or c["kind"] == "gap_diminishes":
+        return "goodput_mbps"
+    m = str(c.get("metric", "goodput_mbps"))
+    return "goodput_mbps" if m == "peak_goodput_mbps" else m
+
+
+PAPER_PRESETS = [p for p in presets() if p.parent != ABLATIONS]
+
+
+@pytest.mark.parametrize("path", PAPER_PRESETS, ids=lambda p: p.stem)
+def test_a_claim_reads_the_metric_its_figure_plots(path: Path) -> None:
+    """Each paper claim names its figure (or "text": a statement with no figure) and
+    reads the metric the preset says that figure's axis plots (paper.plots): a
+    claim on p99 where the figure is read as the mean fails here."""
+    paper = load_all(path)[0].paper
+    assert paper is not None and paper.plots, f"{path.stem}: no paper.plots"
+    for c in paper.claims:
+        fig = str(c.get("figure"))
+        assert fig in paper.plots, f"{c['id']}: figure {fig!r} not in paper.plots"
+        assert _metric(c) in paper.plots[fig], f"{c['id']}: {_metric(c)} is not what {fig} plots"
+
+
+def test_a_claim_on_another_metric_than_its_figure_fails_the_check() -> None:
+    """The check above on a claim that reads p99 where Fig. 8 is read as the mean."""
+    plots = {"8": ["fct_mean_ms"]}
+    bad = claim(kind="ordering", figure=8, schemes=["a", "b"], metric="fct_p99_ms")
+    assert _metric(bad) not in plots[str(bad["figure"])]
+    good = {**bad, "metric": "fct_mean_ms"}
+    assert _metric(good) in plots[str(good["figure"])]
+
+
+@pytest.mark.parametrize("path", presets(), ids=lambda p: p.stem)
+def test_orderings_have_a_minimum_effect_and_scheme_at_variant_exists(path: Path) -> None:
+    """Every compared metric has its minimum effect (verdicts.MIN_EFFECT), and a
+    scheme@variant names a scheme and a variant of the same preset."""
+    exps = load_all(path)
+    variants = {variant_of(e, path.stem) for e in exps}
+    schemes = {s.name for s in exps[0].schemes} if hasattr(exps[0], "schemes") else set()
+    for c in exps[0].paper.claims if exps[0].paper else ():
+        if c["kind"] in ("ordering", "gap_diminishes"):
+            assert c.get("metric", "goodput_mbps") in MIN_EFFECT or c["kind"] == "gap_diminishes"
+        for name in [c.get("scheme"), c.get("than"), *c.get("schemes", [])]:
+            if name and "@" in str(name):
+                scheme, variant = str(name).split("@")
+                assert variant in variants, f"{c['id']}: no variant {variant}"
+                assert not schemes or scheme in schemes, f"{c['id']}: no scheme {scheme}"

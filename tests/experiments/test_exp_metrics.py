@@ -144,6 +144,7 @@ def test_summarize_every_field(make_run: MakeRun) -> None:
         "fct_p50_ms": 10.0,
         "fct_p99_ms": 10.0 + 0.93 * 10.0,
         "fct_mean_ms": 81 / 8,
+        "fct_max_ms": 12.0,  # each round's slowest flow: 10, 20, 10, 8 ms
         "qdepth_p50": 0,
         "qdepth_p95": 10,
         "qdepth_max": 40,

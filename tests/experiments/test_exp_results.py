@@ -176,7 +176,7 @@ def test_summary_table(make_run: MakeRun) -> None:
     dt4 = next(ln for ln in body if ln.startswith("droptail") and ln.split()[1] == "4")
     assert dt4.endswith("4 rnd  partial 1/2")  # one good repeat: intervals from its 4 rounds
     switch_head = lines.index("switch (bottleneck port) and fairness") + 1
-    for col in ("q p95", "q max", "CE marks", "drops", "jain"):
+    for col in ("q mean", "q p95", "q max", "CE marks", "drops", "jain"):
         assert col in lines[switch_head]
     assert len(lines) == switch_head + 2 + 4
     # fixed width: the goodput column ends at the same place on every line

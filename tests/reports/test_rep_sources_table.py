@@ -136,3 +136,22 @@ def test_the_at_scale_section_has_the_table_too(tmp_path: Path) -> None:
     assert {"fabric.tors", "traffic.mean_bytes", "loads", "schemes.rcc"} <= set(names)
     tors = next(r for r in lines if r.startswith("| fabric.tors | 40 | "))
     assert "§6.2" in tors
+
+
+def test_a_baseline_row_says_whether_the_paper_states_its_setting(tmp_path: Path) -> None:
+    """An ablation's baseline row is "(paper's setting)" only where the preset it
+    ablates sources that setting in the paper; a setting its source calls "not
+    stated" is "(our choice: REASON)", the reason taken from that source; a
+    baseline claim without paper.baseline is judged by its scheme's source."""
+    from p4incast.experiments import sources
+
+    (tmp_path / "toy.yaml").write_text(PAPER)
+
+    def label(baseline: dict[str, Any], claim: dict[str, Any]) -> str:
+        raw = {"paper": {"cite": "ablation of toy.yaml (toy)", "baseline": baseline}}
+        return sources.baseline_label(raw, claim, tmp_path)
+
+    assert label({"topology.buffer_bytes": 65536}, {}) == "(paper's setting)"
+    assert label({"app.rounds": 4}, {}) == "(our choice: app.rounds: four rounds)"
+    assert label({}, {"scheme": "tcp"}) == "(paper's setting)"
+    assert label({"app.jitter_us": 10}, {}) == "(our choice: app.jitter_us: toy gives no source)"

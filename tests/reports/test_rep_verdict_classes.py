@@ -31,11 +31,16 @@ from p4incast.sim import native
 MakeRun = Callable[..., dict[str, Any]]
 
 
-def v(cid: str, verdict: str, variant: str = "", baseline: bool = False) -> Verdict:
+def v(
+    cid: str, verdict: str, variant: str = "", baseline: bool = False, allowed: bool = True
+) -> Verdict:
+    """A verdict; an ablation's row `allowed`: its setting a reading the paper allows
+    (reproduce.verdict_rows sets the place from the ablation's paper.allows)."""
     claim: dict[str, Any] = {
         "id": cid,
         "text": f"{cid} text",
         **({"variant": variant} if variant else {}),
+        **({"allowed": "§x: not stated"} if allowed else {}),
     }
     if baseline:
         claim["baseline"] = True
@@ -58,6 +63,34 @@ def test_diverges_explained_by_an_ablation_that_holds_in_one_variant() -> None:
     assert c.cls == EXPLAINED
     assert c.explained_by == (("abl", "v2"),)
     assert c.label == "diverges — explained by abl (v2)"
+
+
+def test_a_setting_the_paper_does_not_allow_explains_nothing() -> None:
+    """Item 7 of issue 46: NewDCTCP's dctcp-collapses-near-25 holds under a 200 ms
+    RTO_min, which §5.1.2 contradicts (10 ms): the flip explains nothing."""
+    ablation = [
+        ("newdctcp-rto-min", v("a", DIVERGES, "rto10", baseline=True)),
+        ("newdctcp-rto-min", v("a", HOLDS, "rto200", allowed=False)),
+    ]
+    (c,) = classify([("p", v("a", DIVERGES))], ablation)
+    assert c.cls == UNEXPLAINED and c.not_allowed == (("newdctcp-rto-min", "rto200"),)
+    assert c.label == (
+        "diverges — unexplained (newdctcp-rto-min (rto200) flips it under a setting "
+        "the paper does not allow)"
+    )
+    # the same flip under a reading the paper leaves open explains it
+    ablation[1] = ("newdctcp-rto-min", v("a", HOLDS, "rto200"))
+    (c,) = classify([("p", v("a", DIVERGES))], ablation)
+    assert c.cls == EXPLAINED
+
+
+def test_the_report_rule_table_classes_an_allowed_and_a_contradicted_setting() -> None:
+    from p4incast.reports.verdicts import explaining_examples
+
+    ok, no = explaining_examples()
+    assert ok.cls == EXPLAINED and ok.explained_by == (("rcc-at-scale-init-cwnd", ""),)
+    assert no.cls == UNEXPLAINED
+    assert no.not_allowed == (("newdctcp-rto-min", "rto_min_ms200-sru64k"),)
 
 
 def test_explained_names_every_ablation_and_variant_where_it_holds() -> None:
@@ -202,6 +235,7 @@ name: toy-abl
 paper:
   cite: "ablation of toy.yaml"
   figure: "Fig. 1, init_cwnd"
+  allows: {{transport.init_cwnd: {{3: "toy §1: not stated", 10: "toy §1: not stated"}}}}
   claims:
     - {{id: a-first, kind: ordering, schemes: [a, b], text: "a beats b"}}
 """
@@ -299,6 +333,10 @@ def test_report_counts_and_classes(toy: Path, make_run: MakeRun) -> None:
     )
     assert "- toy: a-fast — no data for it in: toy-unrun" in head
     assert head.index("Results from commit") < head.index("Paper claims")  # after provenance
+    # the rules' table: one claim that holds and one that fails under each rule
+    rules = report.split("## The rules, each failing both ways", 1)[1].split("\n## ", 1)[0]
+    assert "| `ORDERING_RULE, MIN_EFFECT` |" in rules
+    assert "newdctcp-fig9a/newdctcp-stays-ahead" in rules and "— **diverges** |" in rules
     got = report_verdicts(report)
     assert got["a-first"] == "diverges — explained by toy-abl (init_cwnd10)"
     assert got["a-fast"] == "diverges — unexplained (no data for it in: toy-unrun)"
@@ -341,7 +379,7 @@ def test_at_scale_section_shows_the_class(tmp_path: Path) -> None:
     from p4incast.experiments import atscale
 
     preset = reproduce.PAPERS / "rcc-at-scale.yaml"
-    exp = atscale.load(preset, {"loads": [0.3, 0.7], "schemes": ["tcp", "rcc"], "repeats": 1})
+    exp = atscale.load(preset, {"loads": [0.3, 0.6], "schemes": ["tcp", "rcc"], "repeats": 1})
     rs = atscale.AT_SCALE.new_set(exp, tmp_path / "rcc-at-scale")
     for p in exp.points():
         drops = {"tor": 3 if p.scheme.name == "tcp" else 0, "root": 0}
@@ -349,11 +387,11 @@ def test_at_scale_section_shows_the_class(tmp_path: Path) -> None:
                 "fct_ms": [1.0, 2.0], "offered_load": p.load, "long_mbps": [500.0],
                 "drops": drops, "short_timeouts": 0, "wall_s": 0.1})  # fmt: skip
     c = reproduce.verdict_rows([exp], [rs], "rcc-at-scale")[0]  # the preset's first claim
-    assert (c.claim["id"], c.verdict, c.ours) == ("rcc-drops-from-60", DIVERGES, "30%: 0, 70%: 0")
+    assert (c.claim["id"], c.verdict, c.ours) == ("rcc-drops-from-60", DIVERGES, "30%: 0, 60%: 0")
     classified = classify([("rcc-at-scale", c)], [("abl", v("rcc-drops-from-60", HOLDS))])
     text = reproduce.report_section(preset, [exp], [rs], tmp_path, classified)
-    row = "| rcc-drops-from-60 | RCC starts to drop packets only from 60 % offered load"
-    row += " | 30%: 0, 70%: 0"
+    row = "| rcc-drops-from-60 | §6.2 ¶7, Fig. 8(c): RCC first drops at 60 % offered load (drops)"
+    row += " | 30%: 0, 60%: 0"
     assert f"{row} | **diverges — explained by abl** |" in text
     assert text.startswith("## rcc-at-scale (at scale)")
     plain = reproduce.report_section(preset, [exp], [rs], tmp_path)

@@ -147,5 +147,6 @@ def test_reproduce_reports_an_at_scale_folder(p4i: Any, tmp_path: Path) -> None:
     assert text.startswith("## rcc-at-scale (at scale)")
     assert "Stated (docs/algorithms.md §7)" in text  # the header comment
     assert "| rcc | 30% |" in text and "| rcc | 70% |" in text
-    assert "| rcc-drops-from-60 | RCC starts to drop packets only from 60 % offered load |" in text
+    row = "| rcc-drops-from-60 | §6.2 ¶7, Fig. 8(c): RCC first drops at 60 % offered load (drops) |"
+    assert row in text
     assert "](rcc-at-scale/fct_p99.png)" in text

@@ -116,5 +116,6 @@ def test_run_config_of_a_default_point_carries_the_python_defaults(p4i: Any) -> 
     assert (c.initCwnd, c.delAckCount == 2, c.dctcpG) == (t.init_cwnd, t.delayed_ack, t.dctcp_g)
     assert c.restartEachRound == t.restart_each_round
     assert c.minCwndSegs == t.min_cwnd_segs
+    assert (c.sack, c.advWindowSegs) == (t.sack, t.adv_window_segs)
     assert (c.delAckTimeoutMs, c.synRtoMs) == (t.delack_ms, t.syn_rto_ms)
     assert c.maxSimS >= engine.MAX_SIM_S

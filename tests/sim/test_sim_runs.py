@@ -132,6 +132,30 @@ def test_run_dict_has_the_contract_shape(p4i: Any) -> None:
     assert run["agent"]["clamped_acks"] > 0  # the receiver clamped windows
 
 
+def test_the_queue_is_measured_whole_and_per_round(p4i: Any) -> None:
+    """Issue 46 item 6: no histogram cap (the pipeline's stops at 127; the buffer bounds
+    the simulator's), and each round's own queue record adds up to the run's."""
+    buffer = 512 * 1024  # 346 full frames of 1514 B: room for a queue past 127
+    run = run_point(
+        {"scheme": DROPTAIL, "n": 32, "topology": {"buffer_bytes": buffer}, "app": {"rounds": 3}}
+    )
+    assert run["status"] == "ok", run["error"]
+    port = run["switch"]["ports"][run["switch"]["bottleneck_port"]]
+    deepest = max(int(b) for b in port["hist"])
+    # 32 first flights of 10 segments meet at the port: far past the old last bucket
+    assert 127 < deepest == port["peak"] - 1  # the depth a packet found, then it joined
+    assert port["peak_bytes"] <= buffer
+    total: dict[str, int] = {}
+    for r in run["rounds"]:
+        q = r["queue"]
+        assert 0 <= q["mean_depth"] <= q["max_depth"] <= port["peak"]
+        for b, c in q["hist"].items():
+            total[b] = total.get(b, 0) + c
+    assert all(c <= port["hist"][b] for b, c in total.items())  # rounds within the run
+    assert sum(r["queue"]["drops"] for r in run["rounds"]) <= port["queue_drops"]
+    assert max(r["queue"]["max_depth"] for r in run["rounds"]) == port["peak"]
+
+
 def test_bad_point_fails_with_one_clear_error() -> None:
     """Checked before ns-3 is loaded, so this runs everywhere."""
     run = run_point(
@@ -427,3 +451,41 @@ def test_a_smaller_segment_is_sent_framed_and_buffered_as_its_own_size(p4i: Any)
     port = burst["switch"]["ports"]["1"]
     assert port["queue_drops"] > 0
     assert port["peak_bytes"] == 30 * 1066, port["peak_bytes"]
+
+
+def test_advertised_window_caps_a_single_flow(p4i: Any) -> None:
+    """transport.adv_window_segs = W holds one flow to W segments per RTT (ns-2's
+    Agent/TCP window_): with W = 2 of 1448 B over the default star (4 × 25 µs of
+    propagation, and per packet's RTT a 1538-B frame and an ACK frame on 2 links
+    each way, base_rtt_s) at most 2 × 1448 × 8 bit per base RTT, ~185 Mbit/s,
+    far below the ~941 Mbit/s the same flow reaches uncapped."""
+    topo = Topology()
+    cap_bps = 2 * 1448 * 8 / base_rtt_s(topo)
+    run = run_point(
+        {
+            "scheme": DROPTAIL,
+            "n": 1,
+            "app": {"sru_bytes": 1 << 20, "rounds": 2},
+            "transport": {"adv_window_segs": 2},
+        }
+    )
+    assert run["status"] == "ok", run["error"]
+    last = run["rounds"][-1]["goodput_bps"]
+    assert 0.8 * cap_bps <= last <= cap_bps * 1.001, f"{last / 1e6:.1f} Mbit/s"
+
+
+def test_newreno_without_sack_recovers_incast_losses(p4i: Any) -> None:
+    """transport.sack = false: the senders negotiate no SACK and recover as NewReno;
+    a drop-tail incast that loses packets (16 × 64 KB into 64 KB of buffer) still
+    delivers every byte of every round, with losses repaired by retransmission."""
+    run = run_point(
+        {
+            "scheme": DROPTAIL,
+            "n": 16,
+            "app": {"sru_bytes": 65536, "rounds": 3},
+            "transport": {"sack": False},
+        }
+    )
+    assert run["status"] == "ok", run["error"]
+    assert all(r["bytes"] == 16 * 65536 for r in run["rounds"])
+    assert sum(r["retrans"] for r in run["rounds"]) > 0

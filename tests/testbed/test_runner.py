@@ -146,12 +146,23 @@ def test_simulator_only_settings_are_refused_by_name() -> None:
     def problems(t: Transport) -> list[str]:
         return ENGINE.check(Point(Scheme("x", "front", 12, "reno"), 2, transport=t))
 
-    bad = problems(Transport(syn_rto_ms=10, delack_ms=2, mss_bytes=1000, min_cwnd_segs=1))
+    bad = problems(
+        Transport(
+            syn_rto_ms=10,
+            delack_ms=2,
+            mss_bytes=1000,
+            min_cwnd_segs=1,
+            sack=False,
+            adv_window_segs=20,
+        )
+    )
     assert [p.split(":")[0] for p in bad] == [
         "transport.min_cwnd_segs",
         "transport.delack_ms",
         "transport.mss_bytes",
         "transport.syn_rto_ms",
+        "transport.sack",
+        "transport.adv_window_segs",
     ]
     assert problems(Transport()) == []
 
