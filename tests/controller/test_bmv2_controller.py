@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ctlrun import bmv2_unavailable, ctl, ctl_ok
 
-from p4incast import bmv2, tools
+from p4incast import bmv2
 from p4incast.controller import app
 from p4incast.controller.config import Pipeline, SwitchSettings
 
@@ -22,23 +23,12 @@ REPO = Path(__file__).resolve().parents[2]
 PIPELINE = Pipeline.default()
 GRPC, THRIFT = 50071, 9391
 VETH = {1: ("p4c1s", "p4c1h"), 2: ("p4c2s", "p4c2h")}
-
-
-def _why_not() -> str | None:
-    if not bmv2.have_root():
-        return "needs root (veth pairs, raw sockets)"
-    missing = tools.missing_reason("simple_switch_grpc", "simple_switch_CLI")
-    if missing:
-        return missing
-    if PIPELINE.config is None or not PIPELINE.config.is_file():
-        return f"{PIPELINE.config} not built (make build needs p4c-bm2-ss)"
-    return None
-
+WHY_NOT = bmv2_unavailable(root=True)
 
 pytestmark = [
     pytest.mark.bmv2,
     pytest.mark.root,
-    pytest.mark.skipif(_why_not() is not None, reason=_why_not() or ""),
+    pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or ""),
 ]
 
 
@@ -61,18 +51,6 @@ def config_dict(mode: str = "tail", k: int = 1, rate: int = 50) -> dict:
             {"prefix": "2001:db8:2::/48", "port": 2, "dmac": "00:bb:00:00:00:02"},
         ],
     }
-
-
-def ctl(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "p4incast.controller", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"p4incast-ctl {' '.join(args)} failed: {proc.stderr}")
-    return proc
 
 
 def new_switch(tmp: Path) -> bmv2.Bmv2Switch:
@@ -159,7 +137,7 @@ def assert_tail_k1_marks(got: list[tuple[int, int]]) -> None:
 
 
 def test_apply_writes_routes_ecn_and_queues(switch: bmv2.Bmv2Switch, cfg_file: Path) -> None:
-    out = ctl("apply", str(cfg_file))
+    out = ctl_ok("apply", str(cfg_file))
     assert "3 routes, 2 ports" in out.stdout
     tables = read_tables()
     assert len(tables["routes_v4"]) == 2
@@ -170,24 +148,24 @@ def test_apply_writes_routes_ecn_and_queues(switch: bmv2.Bmv2Switch, cfg_file: P
     # mark-tail K=1 marks packets whose enqueue depth >= 1, i.e. 3 and 4.
     assert_tail_k1_marks(burst_marks(4))
     # Re-applying the same config writes nothing.
-    assert "0 updates" in ctl("apply", str(cfg_file)).stdout
+    assert "0 updates" in ctl_ok("apply", str(cfg_file)).stdout
 
 
 def test_set_ecn_live_and_stats_json(switch: bmv2.Bmv2Switch, cfg_file: Path) -> None:
-    ctl("apply", str(cfg_file))
-    out = ctl("--config", str(cfg_file), "set-ecn", "--port", "2", "--mode", "front", "--k", "2")
+    ctl_ok("apply", str(cfg_file))
+    out = ctl_ok("--config", str(cfg_file), "set-ecn", "--port", "2", "--mode", "front", "--k", "2")
     assert "mark-front at K=2 packets" in out.stdout
     # front, K=2, 4 held packets: packet 2 leaves 2 behind (marked), 3 and 4
     # fewer. Packet 1 usually leaves an idle queue at once (0 behind), but on a
     # loaded machine BMv2 may dequeue it after the others arrived (then marked).
     got = burst_marks(4)
     assert [i for i, _ in got] == [1, 2, 3, 4] and got[1:] == [(2, 3), (3, 2), (4, 2)], got
-    snap = json.loads(ctl("--config", str(cfg_file), "stats", "--json").stdout)
+    snap = json.loads(ctl_ok("--config", str(cfg_file), "stats", "--json").stdout)
     port2 = snap["ports"]["2"]
     marked = sum(ecn == 3 for _, ecn in got)
     assert port2["routed"] == 4 and port2["ect"] == 4 and port2["marked"] == marked
     assert port2["depth"]["packets"] == 4 and port2["depth"]["max"] in (2, 3)
-    out = ctl("--config", str(cfg_file), "set-ecn", "--port", "2", "--mode", "off")
+    out = ctl_ok("--config", str(cfg_file), "set-ecn", "--port", "2", "--mode", "off")
     assert "ECN off" in out.stdout
     assert burst_marks(4) == [(i, 2) for i in range(1, 5)]
 
@@ -203,16 +181,16 @@ def test_set_ecn_live_and_stats_json(switch: bmv2.Bmv2Switch, cfg_file: Path) ->
 def test_bad_live_change_refused_and_nothing_written(
     switch: bmv2.Bmv2Switch, cfg_file: Path, args: tuple[str, ...], message: str
 ) -> None:
-    ctl("apply", str(cfg_file))
+    ctl_ok("apply", str(cfg_file))
     before = read_tables()
-    proc = ctl("--config", str(cfg_file), *args, check=False)
+    proc = ctl("--config", str(cfg_file), *args)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
     assert read_tables() == before
 
 
 def test_unknown_port_on_switch_refused(switch: bmv2.Bmv2Switch, cfg_file: Path) -> None:
-    ctl("apply", str(cfg_file))
+    ctl_ok("apply", str(cfg_file))
     proc = ctl(
         "--address",
         f"127.0.0.1:{GRPC}",
@@ -225,7 +203,6 @@ def test_unknown_port_on_switch_refused(switch: bmv2.Bmv2Switch, cfg_file: Path)
         "tail",
         "--k",
         "5",
-        check=False,
     )
     assert proc.returncode == 2 and "port 9 does not exist on the switch" in proc.stderr
 
@@ -235,20 +212,20 @@ def test_half_bad_config_writes_nothing(switch: bmv2.Bmv2Switch, tmp_path: Path)
     data["routes"].append({"prefix": "10.0.3.0/24", "port": 5, "dmac": "00:bb:00:00:00:05"})
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(data))
-    proc = ctl("apply", str(path), check=False)
+    proc = ctl("apply", str(path))
     assert proc.returncode == 2 and "port 5 is not declared" in proc.stderr
     settings = SwitchSettings(address=f"127.0.0.1:{GRPC}", thrift_port=THRIFT)
-    proc = ctl("--address", settings.address, "stats", check=False)
+    proc = ctl("--address", settings.address, "stats")
     assert "runs no pipeline yet" in proc.stderr  # not even the pipeline was pushed
 
 
 def test_mismatched_p4info_and_unreachable_switch(switch: bmv2.Bmv2Switch, cfg_file: Path) -> None:
-    ctl("apply", str(cfg_file))
+    ctl_ok("apply", str(cfg_file))
     other = REPO / "build" / "bench" / "minimal.p4info.txtpb"
     if other.is_file():
-        proc = ctl("--address", f"127.0.0.1:{GRPC}", "--p4info", str(other), "stats", check=False)
+        proc = ctl("--address", f"127.0.0.1:{GRPC}", "--p4info", str(other), "stats")
         assert proc.returncode == 2 and "does not match" in proc.stderr, proc.stderr
-    proc = ctl("--address", "127.0.0.1:1", "stats", check=False)
+    proc = ctl("--address", "127.0.0.1:1", "stats")
     assert proc.returncode == 2 and "cannot reach" in proc.stderr, proc.stderr
 
 
@@ -294,7 +271,7 @@ def test_apply_yaml_with_bare_off_mode(switch: bmv2.Bmv2Switch, tmp_path: Path) 
     assert "mode: off" in text and "'off'" not in text
     path = tmp_path / "off.yaml"
     path.write_text(text)
-    out = ctl("apply", str(path))
+    out = ctl_ok("apply", str(path))
     assert "3 routes, 2 ports; 3 updates" in out.stdout, out.stdout
     assert "ecn_policy" not in read_tables()
 
@@ -325,7 +302,7 @@ def test_budget_from_yaml_and_live(switch: bmv2.Bmv2Switch, tmp_path: Path) -> N
     data["ports"][2]["budget"] = {"bytes": 11584}
     path = tmp_path / "budget.yaml"
     path.write_text(yaml.safe_dump(data))
-    ctl("apply", str(path))
+    ctl_ok("apply", str(path))
     got = read_budget()
     shares = [line for line in got if line.startswith("budget_share")]
     assert [s.split("-> ")[1] for s in shares] == [
@@ -336,15 +313,15 @@ def test_budget_from_yaml_and_live(switch: bmv2.Bmv2Switch, tmp_path: Path) -> N
     ], got
     (rx,) = [line for line in got if line.startswith("rx_budget")]
     assert "floor_bytes=0x5a8" in rx and "epoch_ticks=0x40" in rx, rx
-    assert "0 updates" in ctl("apply", str(path)).stdout
-    out = ctl("--config", str(path), "set-budget", "2", "--bytes", "5792")
+    assert "0 updates" in ctl_ok("apply", str(path)).stdout
+    out = ctl_ok("--config", str(path), "set-budget", "2", "--bytes", "5792")
     assert "port 2: budget 5792 bytes" in out.stdout
     got = read_budget()
     assert [s.split("-> ")[1] for s in got if s.startswith("budget_share")] == [
         "set_share(share_bytes=0x16a0)",
         "set_share(share_bytes=0xb50)",
     ], got
-    assert "budget off" in ctl("--config", str(path), "set-budget", "2", "--off").stdout
+    assert "budget off" in ctl_ok("--config", str(path), "set-budget", "2", "--off").stdout
     assert read_budget() == []
 
 
@@ -359,10 +336,10 @@ def test_budget_from_yaml_and_live(switch: bmv2.Bmv2Switch, tmp_path: Path) -> N
 def test_bad_budget_refused_and_nothing_written(
     switch: bmv2.Bmv2Switch, cfg_file: Path, args: tuple[str, ...], message: str
 ) -> None:
-    ctl("apply", str(cfg_file))
-    ctl("--config", str(cfg_file), "set-budget", "2", "--bytes", "11584")
+    ctl_ok("apply", str(cfg_file))
+    ctl_ok("--config", str(cfg_file), "set-budget", "2", "--bytes", "11584")
     before = read_budget()
-    proc = ctl("--config", str(cfg_file), *args, check=False)
+    proc = ctl("--config", str(cfg_file), *args)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
     assert read_budget() == before

@@ -10,19 +10,11 @@ import time
 import urllib.request
 
 import pytest
+from ctlrun import ctl
 from prometheus_client.parser import text_string_to_metric_families
 
 from p4incast.controller import units
 from p4incast.controller.export import SwitchCollector
-
-
-def ctl(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "p4incast.controller", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 @pytest.mark.parametrize("listen", ["taken", "9464", "localhost:http", "[::1]:70000", ":9464"])

@@ -25,9 +25,9 @@ from typing import IO
 import finsy as fy
 import pytest
 import yaml
-from ctlrun import ctl
+from ctlrun import bmv2_unavailable, ctl
 
-from p4incast import bmv2, tools
+from p4incast import bmv2
 from p4incast.controller import entries, reconcile
 from p4incast.controller.config import EcnPolicy, Pipeline, SwitchSettings
 from p4incast.controller.connection import connect, read_entities
@@ -40,16 +40,9 @@ KEEPER_ID = 2**64  # above 64 bits: P4Runtime's election ids are Uint128
 OTHER_ID = 2**64 + 1
 
 
-def _why_not() -> str | None:
-    missing = tools.missing_reason("simple_switch_grpc", "simple_switch_CLI")
-    if missing:
-        return missing
-    if PIPELINE.config is None or not PIPELINE.config.is_file():
-        return f"{PIPELINE.config} not built (make build needs p4c-bm2-ss)"
-    return None
+WHY_NOT = bmv2_unavailable(root=False)
 
-
-pytestmark = [pytest.mark.bmv2, pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")]
+pytestmark = [pytest.mark.bmv2, pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")]
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ctlrun import ctl
+from ctlrun import bmv2_unavailable, ctl
 
 from p4incast import bmv2, tools
 from p4incast.controller import app
@@ -41,21 +41,12 @@ REFUSED = (
 )
 
 
-def _why_not() -> str | None:
-    if not bmv2.have_root():
-        return "needs root (a network namespace and a veth pair)"
-    missing = tools.missing_reason("simple_switch_grpc", "simple_switch_CLI")
-    if missing:
-        return missing
-    if PIPELINE.config is None or not PIPELINE.config.is_file():
-        return f"{PIPELINE.config} not built (make build needs p4c-bm2-ss)"
-    return None
-
+WHY_NOT = bmv2_unavailable(root=True)
 
 pytestmark = [
     pytest.mark.bmv2,
     pytest.mark.root,
-    pytest.mark.skipif(_why_not() is not None, reason=_why_not() or ""),
+    pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or ""),
 ]
 
 

@@ -7,11 +7,10 @@ test_bmv2_controller.py; here its pure parts and the TNA refusals.
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from ctlrun import ctl
 
 from p4incast.controller import units
 from p4incast.controller.errors import ControllerError
@@ -79,15 +78,6 @@ def test_tna_refuses_queues_and_cannot_list_ports() -> None:
             TNA.set_queues({1: setting}, ThriftAddress("127.0.0.1", 9090))
     TNA.set_queues({}, ThriftAddress("127.0.0.1", 9090))
     assert TNA.existing_ports(ThriftAddress("127.0.0.1", 9090)) is None  # trust the config
-
-
-def ctl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "p4incast.controller", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def test_cli_set_queue_on_tna_is_one_error() -> None:

@@ -28,11 +28,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ctlrun import ctl
+from ctlrun import bmv2_unavailable, ctl
 from pki import Pki, make_pki, missing_reason
 from prometheus_client.parser import text_string_to_metric_families
 
-from p4incast import bmv2, tools
+from p4incast import bmv2
 from p4incast.controller import app
 from p4incast.controller.config import Pipeline, SwitchSettings
 from p4incast.controller.connection import connect
@@ -43,16 +43,9 @@ GRPC, THRIFT = 50081, 9401  # the switch with mutual TLS
 PLAIN_GRPC, PLAIN_THRIFT = 50082, 9402  # a plaintext one
 
 
-def _why_not() -> str | None:
-    missing = tools.missing_reason("simple_switch_grpc") or missing_reason()
-    if missing:
-        return missing
-    if PIPELINE.config is None or not PIPELINE.config.is_file():
-        return f"{PIPELINE.config} not built (make build needs p4c-bm2-ss)"
-    return None
+WHY_NOT = bmv2_unavailable(root=False, also=missing_reason())
 
-
-pytestmark = [pytest.mark.bmv2, pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")]
+pytestmark = [pytest.mark.bmv2, pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")]
 
 
 @pytest.fixture(scope="module")

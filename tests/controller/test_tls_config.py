@@ -6,11 +6,11 @@ nowhere, so anything past validation would fail differently)."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from ctlrun import ctl
 from pki import Pki, make_pki, missing_reason
 
 from p4incast.controller import config
@@ -24,15 +24,6 @@ NOWHERE = "127.0.0.1:1"
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     return make_pki(tmp_path_factory.mktemp("pki"))
-
-
-def ctl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "p4incast.controller", *args],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
 
 
 def one_line_exit_2(proc: subprocess.CompletedProcess[str]) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from concurrent import futures
@@ -24,6 +23,7 @@ from pathlib import Path
 import grpc
 import pytest
 import yaml
+from ctlrun import ctl
 from finsy import pbutil
 from finsy.proto import p4i, p4r, p4r_grpc
 
@@ -284,14 +284,8 @@ def server() -> Iterator[tuple[RecordingP4Runtime, str]]:
         srv.stop(0)
 
 
-def ctl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "p4incast.controller", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO,
-    )
+def ctl_in_repo(*args: str) -> subprocess.CompletedProcess[str]:
+    return ctl(*args, timeout=120, cwd=REPO)
 
 
 def decoded(runtime: str, data: bytes) -> TofinoBuild:
@@ -323,7 +317,7 @@ def test_push_sends_the_packed_build(
     flags += ["--tofino-runtime", runtime]
     if parts:
         flags += ["--bf-switchd-parts", str(parts)]
-    proc = ctl(*flags, "push")
+    proc = ctl_in_repo(*flags, "push")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"pipeline {build} (packed for {runtime}) installed on {address}"
     assert len(rec.set_requests) == 1
@@ -332,7 +326,7 @@ def test_push_sends_the_packed_build(
     assert decoded(runtime, sent.p4_device_config) == want(runtime, parts)
     assert sent.p4info == pbutil.from_text(SMALL_P4INFO, p4i.P4Info)
     # The same pipeline again: finsy sees its cookie and pushes nothing.
-    proc = ctl(*flags, "push")
+    proc = ctl_in_repo(*flags, "push")
     assert proc.returncode == 0, proc.stderr
     assert len(rec.set_requests) == 1
 
@@ -361,7 +355,7 @@ def test_apply_pushes_the_packed_build_then_writes(
             }
         )
     )
-    proc = ctl("apply", str(cfg))
+    proc = ctl_in_repo("apply", str(cfg))
     assert proc.returncode == 0, proc.stderr
     assert f"updates written to {address}" in proc.stdout
     assert len(rec.set_requests) == 1
@@ -388,7 +382,7 @@ def test_missing_part_refused_before_any_rpc(
             f"switch: {{address: '{address}', target: tna}}\npipeline: {{build_dir: tna}}\n"
         )
         args = ["apply", str(cfg)]
-    proc = ctl(*args)
+    proc = ctl_in_repo(*args)
     assert proc.returncode == 2, proc
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("p4incast-ctl: error: TNA build ")
@@ -401,7 +395,7 @@ def test_p4_config_refused_on_tna_before_any_rpc(
 ) -> None:
     rec, address = server
     build = make_build(tmp_path)
-    proc = ctl(
+    proc = ctl_in_repo(
         "--target", "tna", "--address", address, "--p4-config", str(build / "tofino.bin"), "push"
     )
     assert proc.returncode == 2, proc
@@ -409,7 +403,7 @@ def test_p4_config_refused_on_tna_before_any_rpc(
         "p4incast-ctl: error: --p4-config is BMv2's JSON; target tna is pushed from bf-p4c's "
         "build directory, packed for --tofino-runtime: use --tna-build DIR"
     ]
-    proc = ctl("--tna-build", str(build), "push")
+    proc = ctl_in_repo("--tna-build", str(build), "push")
     assert proc.returncode == 2
     assert "--tna-build is for --target tna; v1model takes --p4-config" in proc.stderr
     assert rec.calls == []
@@ -417,7 +411,7 @@ def test_p4_config_refused_on_tna_before_any_rpc(
 
 def test_pack_tna_writes_both_configs(tmp_path: Path) -> None:
     build = make_build(tmp_path)
-    proc = ctl("--bf-switchd-parts", "3", "pack-tna", str(build))
+    proc = ctl_in_repo("--bf-switchd-parts", "3", "pack-tna", str(build))
     assert proc.returncode == 0, proc.stderr
     assert [line.split(" (")[0] for line in proc.stdout.splitlines()] == [
         str(build / "device_config.stratum.pb"),
