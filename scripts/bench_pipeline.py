@@ -120,6 +120,36 @@ def write_pcap(path: Path) -> None:
     wrpcap(str(path), pkts)
 
 
+def saturate(sw: bmv2.Bmv2Switch, pcap: Path, warmup: Path | None = None) -> tuple[float, float]:
+    """(packets out per wall second, packets out per switch CPU second) of the
+    programmed, running `sw` while tcpreplay sends `pcap` into port 1 as fast as
+    it can (after `warmup`, replayed once, if given).
+
+    The switch (all its threads) runs on CPU 1, the sender on CPU 0: the rate is
+    then one core's worth of switch, not a split of two cores."""
+    assert sw.proc is not None
+    subprocess.run(["taskset", "-a", "-p", "-c", "1", str(sw.proc.pid)], capture_output=True)
+    if warmup is not None:
+        subprocess.run(["tcpreplay", "-q", "-i", IN[1], str(warmup)], capture_output=True)
+        time.sleep(0.5)
+    replay = ["tcpreplay", "-q", "--topspeed", "--loop=0", "-i", IN[1], str(pcap)]
+    sender = subprocess.Popen(
+        ["taskset", "-c", "0", *replay], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        time.sleep(1.0)  # warm up, then count what leaves the switch
+        start_n, start_t = rx_packets(OUT[1]), time.monotonic()
+        start_cpu = cpu_seconds(sw.proc.pid)
+        time.sleep(SECONDS)
+        end_n, end_t = rx_packets(OUT[1]), time.monotonic()
+        end_cpu = cpu_seconds(sw.proc.pid)
+    finally:
+        sender.terminate()
+        sender.wait(timeout=5)
+    sent = end_n - start_n
+    return sent / (end_t - start_t), sent / max(end_cpu - start_cpu, 1e-9)
+
+
 def measure(name: str, pcap: Path, tmp: Path) -> tuple[float, float]:
     """(packets out per wall second, packets out per switch CPU second)."""
     sw = bmv2.Bmv2Switch(
@@ -131,29 +161,7 @@ def measure(name: str, pcap: Path, tmp: Path) -> tuple[float, float]:
     with sw:
         settings = SwitchSettings(address=sw.grpc_addr, thrift_port=sw.thrift_port)
         asyncio.run(program(name, settings, PIPELINES[name]))
-        # Warm up, then count what leaves the switch while the sender saturates it.
-        # The switch (all its threads) on CPU 1, the sender on CPU 0: the
-        # rate is then one core's worth of switch, not a split of two cores.
-        assert sw.proc is not None
-        subprocess.run(["taskset", "-a", "-p", "-c", "1", str(sw.proc.pid)], capture_output=True)
-        replay = ["tcpreplay", "-q", "--topspeed", "--loop=0", "-i", IN[1], str(pcap)]
-        sender = subprocess.Popen(
-            ["taskset", "-c", "0", *replay],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            time.sleep(1.0)
-            start_n, start_t = rx_packets(OUT[1]), time.monotonic()
-            start_cpu = cpu_seconds(sw.proc.pid)
-            time.sleep(SECONDS)
-            end_n, end_t = rx_packets(OUT[1]), time.monotonic()
-            end_cpu = cpu_seconds(sw.proc.pid)
-        finally:
-            sender.terminate()
-            sender.wait(timeout=5)
-    sent = end_n - start_n
-    return sent / (end_t - start_t), sent / max(end_cpu - start_cpu, 1e-9)
+        return saturate(sw, pcap)
 
 
 Rates = dict[str, list[tuple[float, float]]]

@@ -33,10 +33,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from bench_pipeline import IN, OUT, SECONDS, cpu_seconds, rx_packets, why_not, write_pcap
+from bench_pipeline import IN, OUT, SECONDS, saturate, why_not, write_pcap
 
 from p4incast import bmv2, tools
 from p4incast.controller import entries
@@ -136,31 +135,9 @@ def measure(case: str, pl: Pipeline, pcap: Path, warmup: Path | None) -> float:
     with sw:
         settings = SwitchSettings(address=sw.grpc_addr, thrift_port=sw.thrift_port)
         asyncio.run(program(case, settings, pl))
-        assert sw.proc is not None
-        subprocess.run(["taskset", "-a", "-p", "-c", "1", str(sw.proc.pid)], capture_output=True)
-        if warmup is not None:
-            subprocess.run(["tcpreplay", "-q", "-i", IN[1], str(warmup)], capture_output=True)
-            time.sleep(0.5)
-        replay = ["tcpreplay", "-q", "--topspeed", "--loop=0", "-i", IN[1], str(pcap)]
-        sender = subprocess.Popen(
-            ["taskset", "-c", "0", *replay], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        try:
-            time.sleep(1.0)
-            start_n, start_t = rx_packets(OUT[1]), time.monotonic()
-            cpu0 = cpu_seconds(sw.proc.pid)
-            time.sleep(SECONDS)
-            end_n, end_t = rx_packets(OUT[1]), time.monotonic()
-            cpu1 = cpu_seconds(sw.proc.pid)
-        finally:
-            sender.terminate()
-            sender.wait(timeout=5)
-    print(
-        f"    {case:9s} {(end_n - start_n) / (end_t - start_t):9.0f} pkt/s "
-        f"({(end_n - start_n) / max(cpu1 - cpu0, 1e-9):9.0f} per switch CPU-s)",
-        flush=True,
-    )
-    return (end_n - start_n) / (end_t - start_t)
+        pps, per_cpu = saturate(sw, pcap, warmup)
+    print(f"    {case:9s} {pps:9.0f} pkt/s ({per_cpu:9.0f} per switch CPU-s)", flush=True)
+    return pps
 
 
 def main() -> int:
