@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from matplotlib.container import ErrorbarContainer
 
 from p4incast.experiments import results
 from p4incast.experiments.results import ResultSet
@@ -226,7 +227,8 @@ def test_figures_draw_where_each_scheme_breaks() -> None:
     rows += [_row("front+rotate", n, 930.0, 0.0) for n in ns]
     for fig in (plots.goodput_figure(rows, "sim", 1e9), plots.rto_figure(rows, "sim")):
         (ax,) = fig.axes
-        curves = {c.get_label(): c.lines[0].get_color() for c in ax.containers}
+        bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+        curves = {c.get_label(): c.lines[0].get_color() for c in bars}
         assert set(curves) == {"droptail: breaks at N = 16", "front+rotate: holds to N = 1000"}
         vertical = [
             ln for ln in ax.get_lines() if len(set(cast(Sequence[float], ln.get_xdata()))) == 1
