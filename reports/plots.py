@@ -5,7 +5,10 @@
 
 Figures (docs/algorithms.md §6): goodput vs N per scheme with the framing limit
 (C * MSS / wire bytes) dashed when the link rate is known; ratio of rounds
-with >= 1 RTO vs N; FCT p99 vs N (log y when it spans more than a decade);
+with >= 1 RTO vs N; on both, where each scheme breaks: the first N with an RTO
+in most of its rounds (verdicts.FREQUENT_RTO, the papers' incast collapse)
+dotted in the scheme's colour and named in its legend entry, and on the RTO
+figure that line of rounds dotted across; FCT p99 vs N (log y when it spans more than a decade);
 CDF of the bottleneck queue depth at the largest N, one line per scheme
 (histograms of that N's repeats added up); queue depth vs time when runs carry
 `depth_series`. Points are means over repeats; goodput, RTO rounds and FCT p99
@@ -36,14 +39,15 @@ from matplotlib.ticker import NullFormatter, ScalarFormatter
 from p4incast.experiments.metrics import framing_limit_bps, hist_cdf, hist_counts, interval_of
 from p4incast.experiments.results import ResultSet, aggregate, load
 from p4incast.model.wire import MSS_BYTES
-from p4incast.reports.verdicts import Point
+from p4incast.reports.verdicts import FREQUENT_RTO, Point
 
 DPI = 120
 SIZE = (6.4, 4.2)  # inches
+BREAKS_SIZE = (9.0, 4.2)  # goodput and RTO rounds: room for a legend of breaks beside the axes
 
 
-def _figure() -> tuple[Figure, Any]:
-    fig = Figure(figsize=SIZE, dpi=DPI)
+def _figure(size: tuple[float, float] = SIZE) -> tuple[Figure, Any]:
+    fig = Figure(figsize=size, dpi=DPI)
     FigureCanvasAgg(fig)
     return fig, fig.add_subplot()
 
@@ -128,6 +132,23 @@ def _nudge(xs: Sequence[float], dx: float, log: bool) -> list[float]:
     return [x * 10**dx if log else x + dx for x in xs]
 
 
+def break_n(rows: Sequence[Mapping[str, Any]], scheme: str) -> Any | None:
+    """Where `scheme` breaks: the first N at which it has an RTO in more than
+    FREQUENT_RTO of its rounds (the papers' incast collapse, reports/verdicts.py),
+    on the means; None when it never does at the N run."""
+    xs, ratios, _ = series(rows, scheme, "rto_round_ratio")
+    return next((n for n, r in sorted(zip(xs, ratios, strict=True)) if r > FREQUENT_RTO), None)
+
+
+def break_label(rows: Sequence[Mapping[str, Any]], scheme: str) -> str:
+    """A scheme's legend entry with where it breaks, or the largest N it holds to."""
+    n = break_n(rows, scheme)
+    if n is not None:
+        return f"{scheme}: breaks at N = {n}"
+    xs, _, _ = series(rows, scheme, "rto_round_ratio")
+    return f"{scheme}: holds to N = {max(xs)}" if xs else scheme
+
+
 def _per_scheme(
     ax: Any,
     rows: Sequence[Mapping[str, Any]],
@@ -136,7 +157,11 @@ def _per_scheme(
     axis: str = "n",
     x_scale: float = 1.0,
     bounds: Bounds = NON_NEGATIVE,
+    breaks: bool = False,
 ) -> list[float]:
+    """Each scheme's `key` against `axis` with its 95 % bars; with `breaks`, each
+    scheme's break (break_n) as a dotted vertical line in its colour, and its
+    legend entry saying where it breaks or how far it holds."""
     values: list[float] = []
     schemes = _schemes(rows)
     bars = False
@@ -148,7 +173,11 @@ def _per_scheme(
         if not xs:
             continue
         xs = [x * x_scale for x in _nudge(xs, dx, log)]
-        ax.errorbar(xs, ys, yerr=yerr, marker="o", capsize=3, label=scheme)
+        label = break_label(rows, scheme) if breaks else scheme
+        drawn = ax.errorbar(xs, ys, yerr=yerr, marker="o", capsize=3, label=label)
+        at = break_n(rows, scheme) if breaks else None
+        if at is not None:
+            ax.axvline(at * x_scale, color=drawn.lines[0].get_color(), ls=":", lw=1.2)
         values += ys
         bars = bars or yerr is not None
     if bars:
@@ -159,13 +188,15 @@ def _per_scheme(
     return values
 
 
-def _finish(ax: Any, title: str, xlabel: str, ylabel: str) -> None:
+def _finish(ax: Any, title: str, xlabel: str, ylabel: str, outside: bool = False) -> None:
+    """Title, labels, grid and legend (`outside`: right of the axes, clear of the curves)."""
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize="small")
+        where = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if outside else {}
+        ax.legend(fontsize="small", **where)
 
 
 def plot_goodput(
@@ -184,14 +215,15 @@ def goodput_figure(
     rows: Sequence[Mapping[str, Any]], name: str, link_bps: float | None, mss: int = MSS_BYTES
 ) -> Figure:
     """plot_goodput's figure: N on a log axis when it spans more than a decade (a
-    sweep to N = 1000 shows where each scheme falls off)."""
-    fig, ax = _figure()
+    sweep to N = 1000 shows where each scheme falls off), each scheme's break
+    dotted (break_n)."""
     limit = framing_limit_bps(link_bps, mss) / 1e6 if link_bps else math.inf
-    _per_scheme(ax, rows, "goodput_mbps", bounds=(0.0, limit))
+    fig, ax = _figure(BREAKS_SIZE)
+    _per_scheme(ax, rows, "goodput_mbps", bounds=(0.0, limit), breaks=True)
     if link_bps:
         ax.axhline(limit, linestyle="--", color="gray", label=f"framing limit {limit:.0f} Mbps")
     ax.set_ylim(bottom=0)
-    _finish(ax, f"{name}: goodput vs senders", "senders N", "goodput (Mbps)")
+    _finish(ax, f"{name}: goodput vs senders", "senders N", "goodput (Mbps)", outside=True)
     return fig
 
 
@@ -201,11 +233,14 @@ def plot_rto(rows: Sequence[Mapping[str, Any]], path: Path, name: str) -> Path:
 
 
 def rto_figure(rows: Sequence[Mapping[str, Any]], name: str) -> Figure:
-    """plot_rto's figure (N on a log axis as goodput_figure's)."""
-    fig, ax = _figure()
-    _per_scheme(ax, rows, "rto_round_ratio", 100.0, bounds=(0.0, 100.0))
+    """plot_rto's figure (N on a log axis as goodput_figure's), with the ratio past
+    which a scheme has broken (FREQUENT_RTO) dotted across."""
+    fig, ax = _figure(BREAKS_SIZE)
+    _per_scheme(ax, rows, "rto_round_ratio", 100.0, bounds=(0.0, 100.0), breaks=True)
+    collapse = 100 * FREQUENT_RTO
+    ax.axhline(collapse, ls=":", color="gray", label=f"breaks: RTO in > {collapse:.0f} % of rounds")
     ax.set_ylim(-2, 102)
-    _finish(ax, f"{name}: rounds with an RTO", "senders N", "rounds with >= 1 RTO (%)")
+    _finish(ax, f"{name}: rounds with an RTO", "senders N", "rounds with >= 1 RTO (%)", True)
     return fig
 
 

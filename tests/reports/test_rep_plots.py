@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from matplotlib.container import ErrorbarContainer
 
 from p4incast.experiments import results
 from p4incast.experiments.results import ResultSet
@@ -189,3 +190,56 @@ def test_reference_figure_marks_the_points_that_decided_each_verdict(
     stray = [("z", Point("absent", 4, "goodput_mbps", 1.0)), ("q", Point("droptail", 4, "x", 1))]
     assert plots.reference_plot(rows, {}, "demo", tmp_path / "r2.png", marks=stray).marks == ()
     assert reproduce.claim_marks(shown, "sru64k") == []  # another variant's figure
+
+
+def _row(scheme: str, n: int, goodput: float, rto: float) -> dict[str, Any]:
+    return {"scheme": scheme, "n": n, "status": "ok", "goodput_mbps": goodput} | {
+        "rto_round_ratio": rto
+    }
+
+
+def test_each_scheme_breaks_where_most_of_its_rounds_first_have_an_rto() -> None:
+    """A scheme breaks at the first N with an RTO in more than half its rounds
+    (verdicts.FREQUENT_RTO = 0.5, the papers' incast collapse): 0.5 itself is not
+    past it, 0.6 is; a later N back under it does not undo the break."""
+    rows = [
+        _row("droptail", 1, 900.0, 0.0),
+        _row("droptail", 8, 800.0, 0.5),
+        _row("droptail", 16, 300.0, 0.6),
+        _row("droptail", 32, 400.0, 0.3),
+        _row("front+rotate", 1, 900.0, 0.0),
+        _row("front+rotate", 1000, 930.0, 0.1),
+    ]
+    assert plots.break_n(rows, "droptail") == 16
+    assert plots.break_label(rows, "droptail") == "droptail: breaks at N = 16"
+    assert plots.break_n(rows, "front+rotate") is None
+    assert plots.break_label(rows, "front+rotate") == "front+rotate: holds to N = 1000"
+
+
+def test_figures_draw_where_each_scheme_breaks() -> None:
+    """Goodput and RTO figures of make sim's N: droptail breaks at N = 16 (RTO in
+    every round from there), front+rotate never does. Each break is a dotted vertical
+    line at its N in the colour of the scheme's own curve, the legend says where each
+    scheme breaks or how far it holds, and the RTO figure draws the 50 % line past
+    which a scheme has broken."""
+    ns = (1, 2, 4, 8, 16, 32, 64, 100, 200, 500, 1000)
+    rows = [_row("droptail", n, 900.0 if n < 16 else 100.0, float(n >= 16)) for n in ns]
+    rows += [_row("front+rotate", n, 930.0, 0.0) for n in ns]
+    for fig in (plots.goodput_figure(rows, "sim", 1e9), plots.rto_figure(rows, "sim")):
+        (ax,) = fig.axes
+        bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+        curves = {c.get_label(): c.lines[0].get_color() for c in bars}
+        assert set(curves) == {"droptail: breaks at N = 16", "front+rotate: holds to N = 1000"}
+        vertical = [
+            ln for ln in ax.get_lines() if len(set(cast(Sequence[float], ln.get_xdata()))) == 1
+        ]
+        assert len(vertical) == 1
+        assert list(cast(Sequence[float], vertical[0].get_xdata())) == [16, 16]
+        assert vertical[0].get_color() == curves["droptail: breaks at N = 16"]
+        assert vertical[0].get_linestyle() == ":"
+        legend = ax.get_legend()
+        assert legend is not None
+        assert "droptail: breaks at N = 16" in [t.get_text() for t in legend.get_texts()]
+    (ax,) = plots.rto_figure(rows, "sim").axes
+    (line,) = [ln for ln in ax.get_lines() if str(ln.get_label()).startswith("breaks: RTO in")]
+    assert list(cast(Sequence[float], line.get_ydata())) == [50.0, 50.0]
