@@ -384,7 +384,11 @@ parser P4IncastIngressParser(packet_in pkt,
     // permitted, timestamps, NOP, WS: 20 bytes; without SACK, NOP NOP; without
     // timestamps: 12 bytes; neither: 8) and Windows' (MSS, NOP, WS, NOP NOP,
     // SACK permitted: 12 bytes). A SYN with no options has scale 0; any
-    // other layout, malformed ones included, leaves the scale unknown.
+    // other layout, malformed ones included (a data offset below 5, an
+    // option of length 0 or 1, a window scale of another length), leaves
+    // the scale unknown. A lookahead past the frame's end stops the parser
+    // with PARSER_ERROR_PARTIAL_HDR; ingress forwards that SYN unchanged
+    // with its scale unknown.
     state tcp_syn_no_options {
         hdr.budget.setValid();
         hdr.budget.scale = 0;
@@ -475,8 +479,18 @@ control P4IncastIngress(inout headers_t hdr,
 
     apply {
         port_t egress_port;
-        forwarding.apply(hdr, md.local,
-                         ig_prsr_md.parser_err == PARSER_ERROR_OK && !md.malformed,
+        bool parser_ok = ig_prsr_md.parser_err == PARSER_ERROR_OK && !md.malformed;
+        // A SYN whose options run past the frame: the parser stopped in the
+        // options' lookahead, after the TCP header (the only read past it).
+        // The SYN is forwarded as it came, its scale unknown (docs/algorithms.md
+        // §8), not dropped as a truncated header.
+        if (ig_prsr_md.parser_err == PARSER_ERROR_PARTIAL_HDR && !md.malformed
+                && hdr.tcp.isValid() && (hdr.tcp.flags & TCP_FLAG_SYN) != 0) {
+            parser_ok = true;
+            hdr.budget.setValid();
+            hdr.budget.scale = RX_SCALE_UNKNOWN;
+        }
+        forwarding.apply(hdr, md.local, parser_ok,
                          !md.ipv4_checksum_err,
                          egress_port);
         if (hdr.tcp.isValid() && !md.local.drop) {

@@ -26,6 +26,7 @@ from scapy.layers.inet import IP, TCP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
+from scapy.utils import checksum
 
 from p4incast.controller import connection, entries, p4names
 from p4incast.controller.targets import bmv2 as bmv2_target
@@ -297,31 +298,106 @@ class RxBudgetCollisionTest(RxBudgetTestBase):
         assert self.counter("flows") == 1
 
 
-class RxBudgetMalformedOptionsTest(RxBudgetTestBase):
-    """SYNs whose options cannot be walked: forwarded byte for byte, and the
-    flow's ACKs left alone (scale unknown) — no crash, the switch still
-    rewrites a good flow afterwards."""
+def raw_syn(i: int, options: bytes, *, dataofs: int, ip_len: int | None = None) -> bytes:
+    """The receiver's SYN of flow i as bytes: the 20-byte TCP header with data
+    offset `dataofs` (any value, whatever the bytes that follow), then
+    `options`; the IP total length `ip_len` (None: the frame's own)."""
+    ip = IP(src=RX4, dst=peer4(i)) if ip_len is None else IP(src=RX4, dst=peer4(i), len=ip_len)
+    return bytes(
+        Ether(src=host_mac(RX_PORT), dst=port_mac(RX_PORT))
+        / ip
+        / TCP(sport=50000 + i, dport=5001, flags="S", seq=1000, window=64240, dataofs=dataofs)
+        / Raw(options)
+    )
 
+
+def routed_raw(frame: bytes) -> bytes:
+    """IPv4 `frame` as it leaves toward the peer, byte for byte: the route's
+    MACs, TTL - 1 and the IP header checksum (RFC 791) recomputed; every other
+    byte as it came."""
+    out = bytearray(frame)
+    out[0:6] = bytes.fromhex(host_mac(PEER_PORT).replace(":", ""))
+    out[6:12] = bytes.fromhex(port_mac(PEER_PORT).replace(":", ""))
+    ihl = (out[14] & 0x0F) * 4
+    out[22] -= 1
+    out[24:26] = b"\0\0"
+    out[24:26] = checksum(bytes(out[14 : 14 + ihl])).to_bytes(2, "big")
+    return bytes(out)
+
+
+# MSS 1460, NOP, window scale 7: what each truncated SYN below would teach
+# the switch if it walked past the datagram's or the frame's end.
+OPTS_MSS_WS7 = bytes([2, 4, 5, 0xB4, 1, 3, 3, 7])
+
+
+class RxBudgetMalformedOptionsTest(RxBudgetTestBase):
+    """SYNs whose options cannot be walked (§8, "Window scale"): each leaves
+    the switch byte for byte as it came (routed: MACs, TTL, IP checksum), none
+    is dropped, and the flow is counted in N with its scale unknown, so its
+    next ACK is left alone (counted as unknown scale). The switch then still
+    rewrites a good flow."""
+
+    # (what is wrong, the SYN as bytes)
     BAD = (
-        bytes([2, 0, 0, 0]),  # an option of length 0
-        bytes([2, 1, 0, 0]),  # length 1
-        bytes([1, 1, 8, 10, 0, 0, 0, 0]),  # timestamps' length 10 runs past 8 bytes
-        bytes([3, 4, 7, 0]),  # window scale of length 4
-        bytes([1, 1, 1, 8]),  # a kind with no room left for its length
+        ("an option of length 0", raw_syn(0, bytes([2, 0, 0, 0]), dataofs=6)),
+        ("an option of length 1", raw_syn(1, bytes([2, 1, 0, 0]), dataofs=6)),
+        # timestamps' length 10 runs past the 8 option bytes of data offset 7
+        ("a length past the data offset", raw_syn(2, bytes([1, 1, 8, 10, 0, 0, 0, 0]), dataofs=7)),
+        ("window scale of length 4", raw_syn(3, bytes([3, 4, 7, 0]), dataofs=6)),
+        ("window scale of length 2", raw_syn(4, bytes([3, 2, 7, 1]), dataofs=6)),
+        ("a kind with no room for its length", raw_syn(5, bytes([1, 1, 1, 8]), dataofs=6)),
+        # data offset 10 = 20 option bytes; the datagram (IP total length
+        # 20 + 20 + 8) ends after 8 of them: the option list is truncated
+        ("options past the datagram", raw_syn(6, OPTS_MSS_WS7, dataofs=10)),
+        # the IP header says 60 bytes, the frame ends after 48: a frame cut
+        # inside its options (dropped as a truncated header before)
+        ("options past the frame", raw_syn(7, OPTS_MSS_WS7, dataofs=10, ip_len=60)),
+        ("data offset 4", raw_syn(8, b"", dataofs=4)),
+        ("data offset 0", raw_syn(9, b"", dataofs=0)),
+        ("data offset 15, no option bytes", raw_syn(10, b"", dataofs=15)),
     )
 
     @autocleanup
     def runTest(self) -> None:
         self.budget_on()
-        for i, opts in enumerate(self.BAD):
-            self.through(rx_syn_raw_options(i, opts))
+        for i, (what, frame) in enumerate(self.BAD):
+            self.send(RX_PORT, frame)
+            testutils.verify_packet(self, routed_raw(frame), PEER_PORT, timeout=3)
+            # N = i + 1; a scale read from a walk past the end (7) would
+            # have lowered 29200; unknown, it is left alone.
             self.through(rx_ack(i, 29200), None)
-        assert self.counter("unknown_scale") == len(self.BAD)
-        # A good flow after them: N = 6 (five of unknown scale and itself),
+            assert self.counter("unknown_scale") == i + 1, (what, self.counter("unknown_scale"))
+        # A good flow after them: N = 12 (eleven of unknown scale and itself),
         # share 1448 (floor), scale 0: 1448.
         good = len(self.BAD)
         self.through(rx_syn(good, 0))
         self.through(rx_ack(good, 29200), 1448)
+        assert self.counter("flows") == len(self.BAD) + 1
+        assert self.counter("untracked") == 0
+
+
+class RxBudgetLargeScaleTest(RxBudgetTestBase):
+    """A window-scale shift above 14 counts as 14 (§8; RFC 7323 §2.3: the
+    peer uses 14 instead, so the switch reads the windows as the peer does).
+
+    Budget of this test: B = 40 x 1448 = 57920, so share(1) = 57920 and
+    share(2) = 28960. Flow 0 at shift 15, N = 1: ceil(57920 / 16384) = 4
+    (3.54 up; read as 15 it would be ceil(57920 / 32768) = 2). Flow 1 at
+    shift 255, N = 2: ceil(28960 / 16384) = 2 (1.77 up; as 15, 1)."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.sw.write(
+            [+entries.rx_budget(port=RX_PORT, floor_bytes=MSS, epoch_ticks=LONG_EPOCH)]
+            + [
+                +entries.budget_share(port=RX_PORT, flows=n, share_bytes=s)
+                for n, s in ((1, 40 * MSS), (2, 20 * MSS))
+            ]
+        )
+        self.through(rx_syn(0, 15))
+        self.through(rx_ack(0, 100), 4)
+        self.through(rx_syn(1, 255))
+        self.through(rx_ack(1, 100), 2)
 
 
 class RxBudgetAgeingTest(RxBudgetTestBase):
