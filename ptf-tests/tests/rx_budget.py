@@ -459,3 +459,131 @@ class RxBudgetTableFullTest(RxBudgetTestBase):
         self.through(rx_ack(lost // 60000, 29200, sport=peers[lost][1]), None)
         kept = next(iter(seen.values()))
         self.through(rx_ack(kept // 60000, 29200, sport=peers[kept][1]), 1448)
+
+
+def peer_data(i: int, seq: int, size: int = MSS) -> Packet:
+    """A segment of `size` bytes from flow i's sender toward the receiver."""
+    return (
+        Ether(src=host_mac(PEER_PORT), dst=port_mac(PEER_PORT))
+        / IP(src=peer4(i), dst=RX4)
+        / TCP(sport=5001, dport=50000 + i, flags="A", seq=seq, ack=1001, window=29200)
+        / Raw(b"d" * size)
+    )
+
+
+class RxBudgetBypassTest(RxBudgetTestBase):
+    """ACKs that bypass this ToR (§8, "Where it cannot reach").
+
+    Flow 0 opens on the receiver's port (scale 0). Flow 1's receiver sends
+    its SYN and ACKs through another port (3, no budget there): they leave
+    unchanged, no budget counter moves, and flow 1 is not in N, so flow 0's
+    ACK still sees N = 1: 11584. Flow 2's handshake took another path and
+    only its later ACKs come through the receiver's port: counted in N,
+    scale unknown, left alone; flow 0's ACK then sees N = 2: 5792."""
+
+    OTHER_PORT = 3
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on()
+        self.through(rx_syn(0, 0))
+        for pkt in (rx_syn(1, 0), rx_ack(1, 29200)):
+            self.send(self.OTHER_PORT, pkt)
+            testutils.verify_packet(self, routed(pkt), PEER_PORT, timeout=3)
+        assert self.counter("acks") == 0 and self.counter("unknown_scale") == 0
+        self.through(rx_ack(0, 29200), 11584)
+        self.through(rx_ack(2, 29200), None)
+        self.through(rx_ack(0, 29200), 5792)
+        assert self.counter("unknown_scale") == 1
+        assert self.counter("flows") == 2
+        assert self.counter("acks") == 2 and self.counter("rewritten") == 2
+
+
+class RxBudgetSackTimestampsTest(RxBudgetTestBase):
+    """SYN options in any order, NOPs between; ACKs with SACK blocks and
+    timestamps (§8, "Where it cannot reach": only the window word and the
+    checksum change; the expected frame's checksum is scapy's, computed whole).
+
+    Flow 0's SYN: NOP, WS 7, SACK-permitted, timestamps, NOP, NOP, MSS, NOP,
+    NOP (24 bytes): scale 7. Flow 1's: timestamps, NOP, WS 3, SACK-permitted,
+    MSS, EOL and zeros to 24 bytes: scale 3. N = 2, share 5792: flow 0's ACK with two SACK
+    blocks, w 512 -> ceil(5792 / 128) = 46 (45.25 up); flow 1's ACK with one
+    block and 50 bytes of data, w 8000 -> 5792 / 8 = 724."""
+
+    TS = bytes([8, 10, 0, 0, 3, 0xE8, 0, 0, 0, 0])  # kind 8, length 10, TSval 1000, TSecr 0
+    MSS_OPT = bytes([2, 4, 5, 0xB4])
+    SYN0 = bytes([1, 3, 3, 7, 4, 2]) + TS + bytes([1, 1]) + MSS_OPT + bytes([1, 1])
+    SYN1 = TS + bytes([1, 3, 3, 3, 4, 2]) + MSS_OPT + bytes([0, 0, 0, 0])
+
+    @staticmethod
+    def sack_ack(i: int, window: int, blocks: list[int], payload: bytes = b"") -> Packet:
+        pkt = (
+            Ether(src=host_mac(RX_PORT), dst=port_mac(RX_PORT))
+            / IP(src=RX4, dst=peer4(i))
+            / TCP(
+                sport=50000 + i,
+                dport=5001,
+                flags="PA" if payload else "A",
+                seq=1001,
+                ack=7001,
+                window=window,
+                options=[
+                    ("NOP", None),
+                    ("NOP", None),
+                    ("Timestamp", (2000 + i, 3000 + i)),
+                    ("NOP", None),
+                    ("NOP", None),
+                    ("SAck", tuple(blocks)),
+                ],
+            )
+        )
+        return pkt / Raw(payload) if payload else pkt
+
+    @autocleanup
+    def runTest(self) -> None:
+        assert len(self.SYN0) == 24 and len(self.SYN1) == 24
+        self.budget_on()
+        self.through(rx_syn_raw_options(0, self.SYN0))
+        self.through(rx_syn_raw_options(1, self.SYN1))
+        self.through(self.sack_ack(0, 512, [9897, 11345, 12793, 14241]), 46)
+        self.through(self.sack_ack(1, 8000, [9897, 11345], payload=b"r" * 50), 724)
+        assert self.counter("unknown_scale") == 0 and self.counter("rewritten") == 2
+
+
+class RxBudgetNoPolicingTest(RxBudgetTestBase):
+    """The switch does not police (§8, "Where it cannot reach"): flow 0 alone,
+    N = 1, its ACK lowered to 11584 bytes (scale 0); its sender then sends 12
+    segments of 1448 = 17376 bytes, 5792 past that window. All twelve reach
+    the receiver unchanged (routed), and no budget counter moves for them."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on()
+        self.through(rx_syn(0, 0))
+        self.through(rx_ack(0, 29200), 11584)
+        before = {k: self.counter(k) for k in p4names.BUDGET_COUNTERS}
+        for k in range(12):
+            data = peer_data(0, 7001 + k * MSS)
+            self.send(PEER_PORT, data)
+            testutils.verify_packet(self, P.expected_routed4(data, RX_PORT), RX_PORT, timeout=3)
+        assert {k: self.counter(k) for k in p4names.BUDGET_COUNTERS} == before
+
+
+class RxBudgetAboveBudgetTest(RxBudgetTestBase):
+    """N > B / MSS (§8, "Above N > B / MSS"): 12 flows at scale 3 against
+    B / MSS = 8. Every ACK gets the floor, one segment: 1448 / 8 = 181 units,
+    and the windows offered add up to 12 x 1448 = 17376 bytes = 1.5 B: the
+    switch holds each flow to one segment, not the sum to B."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on()
+        flows = 12
+        for i in range(flows):
+            self.through(rx_syn(i, 3))
+        offered = 0
+        for i in range(flows):
+            self.through(rx_ack(i, 29200), 181)
+            offered += 181 << 3
+        assert offered == 17376 and offered > B
+        assert self.counter("rewritten") == flows
