@@ -406,14 +406,17 @@ parser P4IncastIngressParser(packet_in pkt,
         hdr.budget.setValid();
         hdr.budget.scale = RX_SCALE_UNKNOWN;
         transition select(pkt.lookahead<bit<64>>()) {
-            64w0x0204000001030300 &&& 64w0xffff0000fffffff0: tcp_syn_ws_at_7;
+            64w0x0204000001030300 &&& 64w0xffff0000ffffff00: tcp_syn_ws_at_7;
             default: accept;
         }
     }
 
     state tcp_syn_ws_at_7 {
         hdr.budget.scale = pkt.lookahead<bit<64>>()[7:0];
-        transition accept;
+        transition select(pkt.lookahead<bit<64>>()[7:0]) {
+            0 .. 14: accept;
+            default: tcp_syn_ws_max;
+        }
     }
 
     // Linux without timestamps: MSS, SACK-permitted (or NOP NOP), NOP, WS;
@@ -422,21 +425,27 @@ parser P4IncastIngressParser(packet_in pkt,
         hdr.budget.setValid();
         hdr.budget.scale = RX_SCALE_UNKNOWN;
         transition select(pkt.lookahead<bit<96>>()) {
-            96w0x020400000402010103030300 &&& 96w0xffff0000fffffffffffffff0: tcp_syn_ws_at_12;
-            96w0x020400000101010103030300 &&& 96w0xffff0000fffffffffffffff0: tcp_syn_ws_at_12;
-            96w0x020400000103030001010402 &&& 96w0xffff0000fffffff0ffffffff: tcp_syn_ws_at_8;
+            96w0x020400000402010103030300 &&& 96w0xffff0000ffffffffffffff00: tcp_syn_ws_at_12;
+            96w0x020400000101010103030300 &&& 96w0xffff0000ffffffffffffff00: tcp_syn_ws_at_12;
+            96w0x020400000103030001010402 &&& 96w0xffff0000ffffff00ffffffff: tcp_syn_ws_at_8;
             default: accept;
         }
     }
 
     state tcp_syn_ws_at_12 {
         hdr.budget.scale = pkt.lookahead<bit<96>>()[7:0];
-        transition accept;
+        transition select(pkt.lookahead<bit<96>>()[7:0]) {
+            0 .. 14: accept;
+            default: tcp_syn_ws_max;
+        }
     }
 
     state tcp_syn_ws_at_8 {
         hdr.budget.scale = pkt.lookahead<bit<96>>()[39:32];
-        transition accept;
+        transition select(pkt.lookahead<bit<96>>()[39:32]) {
+            0 .. 14: accept;
+            default: tcp_syn_ws_max;
+        }
     }
 
     // Linux: MSS, SACK-permitted (or NOP NOP), timestamps, NOP, WS.
@@ -445,15 +454,24 @@ parser P4IncastIngressParser(packet_in pkt,
         hdr.budget.scale = RX_SCALE_UNKNOWN;
         transition select(pkt.lookahead<bit<160>>()) {
             160w0x020400000402080a000000000000000001030300
-                &&& 160w0xffff0000ffffffff0000000000000000fffffff0: tcp_syn_ws_at_20;
+                &&& 160w0xffff0000ffffffff0000000000000000ffffff00: tcp_syn_ws_at_20;
             160w0x020400000101080a000000000000000001030300
-                &&& 160w0xffff0000ffffffff0000000000000000fffffff0: tcp_syn_ws_at_20;
+                &&& 160w0xffff0000ffffffff0000000000000000ffffff00: tcp_syn_ws_at_20;
             default: accept;
         }
     }
 
     state tcp_syn_ws_at_20 {
         hdr.budget.scale = pkt.lookahead<bit<160>>()[7:0];
+        transition select(pkt.lookahead<bit<160>>()[7:0]) {
+            0 .. 14: accept;
+            default: tcp_syn_ws_max;
+        }
+    }
+
+    // A shift above 14 counts as 14 (RFC 7323 §2.3), as on v1model.
+    state tcp_syn_ws_max {
+        hdr.budget.scale = TCP_WSCALE_MAX;
         transition accept;
     }
 
