@@ -384,7 +384,11 @@ parser P4IncastIngressParser(packet_in pkt,
     // permitted, timestamps, NOP, WS: 20 bytes; without SACK, NOP NOP; without
     // timestamps: 12 bytes; neither: 8) and Windows' (MSS, NOP, WS, NOP NOP,
     // SACK permitted: 12 bytes). A SYN with no options has scale 0; any
-    // other layout, malformed ones included, leaves the scale unknown.
+    // other layout, malformed ones included (a data offset below 5, an
+    // option of length 0 or 1, a window scale of another length), leaves
+    // the scale unknown. A lookahead past the frame's end stops the parser
+    // with PARSER_ERROR_PARTIAL_HDR; ingress forwards that SYN unchanged
+    // with its scale unknown.
     state tcp_syn_no_options {
         hdr.budget.setValid();
         hdr.budget.scale = 0;
@@ -402,14 +406,17 @@ parser P4IncastIngressParser(packet_in pkt,
         hdr.budget.setValid();
         hdr.budget.scale = RX_SCALE_UNKNOWN;
         transition select(pkt.lookahead<bit<64>>()) {
-            64w0x0204000001030300 &&& 64w0xffff0000fffffff0: tcp_syn_ws_at_7;
+            64w0x0204000001030300 &&& 64w0xffff0000ffffff00: tcp_syn_ws_at_7;
             default: accept;
         }
     }
 
     state tcp_syn_ws_at_7 {
         hdr.budget.scale = pkt.lookahead<bit<64>>()[7:0];
-        transition accept;
+        transition select(pkt.lookahead<bit<64>>()[7:0]) {
+            0 .. 14: accept;
+            default: tcp_syn_ws_max;
+        }
     }
 
     // Linux without timestamps: MSS, SACK-permitted (or NOP NOP), NOP, WS;
@@ -418,21 +425,27 @@ parser P4IncastIngressParser(packet_in pkt,
         hdr.budget.setValid();
         hdr.budget.scale = RX_SCALE_UNKNOWN;
         transition select(pkt.lookahead<bit<96>>()) {
-            96w0x020400000402010103030300 &&& 96w0xffff0000fffffffffffffff0: tcp_syn_ws_at_12;
-            96w0x020400000101010103030300 &&& 96w0xffff0000fffffffffffffff0: tcp_syn_ws_at_12;
-            96w0x020400000103030001010402 &&& 96w0xffff0000fffffff0ffffffff: tcp_syn_ws_at_8;
+            96w0x020400000402010103030300 &&& 96w0xffff0000ffffffffffffff00: tcp_syn_ws_at_12;
+            96w0x020400000101010103030300 &&& 96w0xffff0000ffffffffffffff00: tcp_syn_ws_at_12;
+            96w0x020400000103030001010402 &&& 96w0xffff0000ffffff00ffffffff: tcp_syn_ws_at_8;
             default: accept;
         }
     }
 
     state tcp_syn_ws_at_12 {
         hdr.budget.scale = pkt.lookahead<bit<96>>()[7:0];
-        transition accept;
+        transition select(pkt.lookahead<bit<96>>()[7:0]) {
+            0 .. 14: accept;
+            default: tcp_syn_ws_max;
+        }
     }
 
     state tcp_syn_ws_at_8 {
         hdr.budget.scale = pkt.lookahead<bit<96>>()[39:32];
-        transition accept;
+        transition select(pkt.lookahead<bit<96>>()[39:32]) {
+            0 .. 14: accept;
+            default: tcp_syn_ws_max;
+        }
     }
 
     // Linux: MSS, SACK-permitted (or NOP NOP), timestamps, NOP, WS.
@@ -441,15 +454,24 @@ parser P4IncastIngressParser(packet_in pkt,
         hdr.budget.scale = RX_SCALE_UNKNOWN;
         transition select(pkt.lookahead<bit<160>>()) {
             160w0x020400000402080a000000000000000001030300
-                &&& 160w0xffff0000ffffffff0000000000000000fffffff0: tcp_syn_ws_at_20;
+                &&& 160w0xffff0000ffffffff0000000000000000ffffff00: tcp_syn_ws_at_20;
             160w0x020400000101080a000000000000000001030300
-                &&& 160w0xffff0000ffffffff0000000000000000fffffff0: tcp_syn_ws_at_20;
+                &&& 160w0xffff0000ffffffff0000000000000000ffffff00: tcp_syn_ws_at_20;
             default: accept;
         }
     }
 
     state tcp_syn_ws_at_20 {
         hdr.budget.scale = pkt.lookahead<bit<160>>()[7:0];
+        transition select(pkt.lookahead<bit<160>>()[7:0]) {
+            0 .. 14: accept;
+            default: tcp_syn_ws_max;
+        }
+    }
+
+    // A shift above 14 counts as 14 (RFC 7323 §2.3), as on v1model.
+    state tcp_syn_ws_max {
+        hdr.budget.scale = TCP_WSCALE_MAX;
         transition accept;
     }
 
@@ -475,8 +497,18 @@ control P4IncastIngress(inout headers_t hdr,
 
     apply {
         port_t egress_port;
-        forwarding.apply(hdr, md.local,
-                         ig_prsr_md.parser_err == PARSER_ERROR_OK && !md.malformed,
+        bool parser_ok = ig_prsr_md.parser_err == PARSER_ERROR_OK && !md.malformed;
+        // A SYN whose options run past the frame: the parser stopped in the
+        // options' lookahead, after the TCP header (the only read past it).
+        // The SYN is forwarded as it came, its scale unknown (docs/algorithms.md
+        // §8), not dropped as a truncated header.
+        if (ig_prsr_md.parser_err == PARSER_ERROR_PARTIAL_HDR && !md.malformed
+                && hdr.tcp.isValid() && (hdr.tcp.flags & TCP_FLAG_SYN) != 0) {
+            parser_ok = true;
+            hdr.budget.setValid();
+            hdr.budget.scale = RX_SCALE_UNKNOWN;
+        }
+        forwarding.apply(hdr, md.local, parser_ok,
                          !md.ipv4_checksum_err,
                          egress_port);
         if (hdr.tcp.isValid() && !md.local.drop) {

@@ -42,8 +42,12 @@
 // opt_left, the option bytes not walked yet; opt_kind, opt_len, opt_shift,
 // the option at hand's kind, length and third byte, and opt_rem = opt_left -
 // opt_len (top bit set: the option runs past the header); opts, the options
-// not walked yet, left-aligned; look_n, the lookahead of n option bytes.
+// not walked yet, left-aligned; look_n, the lookahead of n option bytes;
+// short_pkt and short_ip, the bytes the frame and the IP datagram hold past
+// the TCP header as its data offset gives it (top bit set: fewer than none).
 #define RX_BUDGET_TARGET_FIELDS \
+    bit<32>  short_pkt; \
+    bit<32>  short_ip; \
     bit<16>  opt_left; \
     bit<8>   opt_kind; \
     bit<8>   opt_shift; \
@@ -248,7 +252,7 @@ parser P4IncastParser(packet_in packet,
         meta.ecn = hdr.ipv4.ecn;
         transition select(hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.frag_offset,
                           hdr.ipv4.protocol) {
-            (4, 5, 0, IP_PROTO_TCP): parse_tcp;
+            (4, 5, 0, IP_PROTO_TCP): parse_tcp_v4;
             (4, 5, 0, IP_PROTO_UDP): parse_udp;
             (4, 5, _, _): accept;
             (4, 0 &&& 0xc, _, _): ipv4_header_too_short;  // IHL 0..3
@@ -276,7 +280,7 @@ parser P4IncastParser(packet_in packet,
     // Only the first fragment carries the L4 header.
     state parse_ipv4_payload {
         transition select(hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
-            (0, IP_PROTO_TCP): parse_tcp;
+            (0, IP_PROTO_TCP): parse_tcp_v4;
             (0, IP_PROTO_UDP): parse_udp;
             default: accept;
         }
@@ -288,7 +292,7 @@ parser P4IncastParser(packet_in packet,
         packet.extract(hdr.ipv6);
         meta.ecn = hdr.ipv6.ecn;
         transition select(hdr.ipv6.version, hdr.ipv6.next_hdr) {
-            (6, IP_PROTO_TCP): parse_tcp;
+            (6, IP_PROTO_TCP): parse_tcp_v6;
             (6, IP_PROTO_UDP): parse_udp;
             (6, _): accept;
             default: ipv6_bad_version;
@@ -304,18 +308,25 @@ parser P4IncastParser(packet_in packet,
     // §8): copied into hdr.budget.opts with one lookahead of exactly the
     // header's option bytes, then walked there by shifts, so that no option
     // byte is taken out of the packet (what the parser extracts, the
-    // deparser must emit) and no lookahead reads past the header. Any other
-    // segment leaves its options in the payload.
-    state parse_tcp {
-        packet.extract(hdr.tcp);
-        transition select(hdr.tcp.flags, hdr.tcp.data_offset) {
-            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, 0 &&& 0xc): tcp_syn_no_options;  // 0..3: malformed, as before
-            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, 4): tcp_syn_no_options;
-            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, 5): tcp_syn_no_options;
-            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, _): tcp_syn_options;
-            default: accept;
-        }
+    // deparser must emit). No lookahead reads past the frame: a SYN whose
+    // data offset is below 5, or runs past the frame or the IP datagram,
+    // is not walked and leaves its scale unknown (forwarded as it came, not
+    // dropped as a truncated header). Any other segment leaves its options
+    // in the payload. One TCP state per IP version, so that the room check
+    // below knows which header is valid.
+#define PARSE_TCP_STATE(v) \
+    state parse_tcp_##v { \
+        packet.extract(hdr.tcp); \
+        transition select(hdr.tcp.flags, hdr.tcp.data_offset) { \
+            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, 0 &&& 0xc): tcp_options_malformed; /* 0..3 */ \
+            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, 4): tcp_options_malformed; \
+            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, 5): tcp_syn_no_options; \
+            (TCP_FLAG_SYN &&& TCP_FLAG_SYN, _): tcp_syn_room_##v; \
+            default: accept; \
+        } \
     }
+    PARSE_TCP_STATE(v4)
+    PARSE_TCP_STATE(v6)
 
     state tcp_syn_no_options {
         hdr.budget.setValid();
@@ -323,8 +334,35 @@ parser P4IncastParser(packet_in packet,
         transition accept;
     }
 
-    state tcp_syn_options {
+    // Where the TCP header ends against the frame (std_meta.packet_length:
+    // the whole frame, Ethernet's 14 bytes included) and against the IP
+    // datagram (its total or payload length): what remains, in 32 bits so
+    // that a shortfall sets the top bit.
+    state tcp_syn_room_v4 {
         hdr.budget.setValid();
+        hdr.budget.short_ip = (bit<32>)hdr.ipv4.total_len - (bit<32>)hdr.ipv4.ihl * 4
+                            - (bit<32>)hdr.tcp.data_offset * 4;
+        hdr.budget.short_pkt = std_meta.packet_length - 14 - (bit<32>)hdr.ipv4.ihl * 4
+                             - (bit<32>)hdr.tcp.data_offset * 4;
+        transition tcp_syn_room;
+    }
+
+    state tcp_syn_room_v6 {
+        hdr.budget.setValid();
+        hdr.budget.short_ip = (bit<32>)hdr.ipv6.payload_len - (bit<32>)hdr.tcp.data_offset * 4;
+        hdr.budget.short_pkt = std_meta.packet_length - 54 - (bit<32>)hdr.tcp.data_offset * 4;
+        transition tcp_syn_room;
+    }
+
+    state tcp_syn_room {
+        transition select(hdr.budget.short_pkt, hdr.budget.short_ip) {
+            (0x80000000 &&& 0x80000000, _): tcp_options_malformed;
+            (_, 0x80000000 &&& 0x80000000): tcp_options_malformed;
+            default: tcp_syn_options_fit;
+        }
+    }
+
+    state tcp_syn_options_fit {
         hdr.budget.scale = 0;
         hdr.budget.opt_left = ((bit<16>)hdr.tcp.data_offset - 5) * 4;
         transition select(hdr.tcp.data_offset) {
@@ -437,6 +475,7 @@ parser P4IncastParser(packet_in packet,
     }
 
     state tcp_options_malformed {
+        hdr.budget.setValid();
         hdr.budget.scale = RX_SCALE_UNKNOWN;
         transition accept;
     }

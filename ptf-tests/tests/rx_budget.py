@@ -26,6 +26,7 @@ from scapy.layers.inet import IP, TCP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
+from scapy.utils import checksum
 
 from p4incast.controller import connection, entries, p4names
 from p4incast.controller.targets import bmv2 as bmv2_target
@@ -297,31 +298,106 @@ class RxBudgetCollisionTest(RxBudgetTestBase):
         assert self.counter("flows") == 1
 
 
-class RxBudgetMalformedOptionsTest(RxBudgetTestBase):
-    """SYNs whose options cannot be walked: forwarded byte for byte, and the
-    flow's ACKs left alone (scale unknown) — no crash, the switch still
-    rewrites a good flow afterwards."""
+def raw_syn(i: int, options: bytes, *, dataofs: int, ip_len: int | None = None) -> bytes:
+    """The receiver's SYN of flow i as bytes: the 20-byte TCP header with data
+    offset `dataofs` (any value, whatever the bytes that follow), then
+    `options`; the IP total length `ip_len` (None: the frame's own)."""
+    ip = IP(src=RX4, dst=peer4(i)) if ip_len is None else IP(src=RX4, dst=peer4(i), len=ip_len)
+    return bytes(
+        Ether(src=host_mac(RX_PORT), dst=port_mac(RX_PORT))
+        / ip
+        / TCP(sport=50000 + i, dport=5001, flags="S", seq=1000, window=64240, dataofs=dataofs)
+        / Raw(options)
+    )
 
+
+def routed_raw(frame: bytes) -> bytes:
+    """IPv4 `frame` as it leaves toward the peer, byte for byte: the route's
+    MACs, TTL - 1 and the IP header checksum (RFC 791) recomputed; every other
+    byte as it came."""
+    out = bytearray(frame)
+    out[0:6] = bytes.fromhex(host_mac(PEER_PORT).replace(":", ""))
+    out[6:12] = bytes.fromhex(port_mac(PEER_PORT).replace(":", ""))
+    ihl = (out[14] & 0x0F) * 4
+    out[22] -= 1
+    out[24:26] = b"\0\0"
+    out[24:26] = checksum(bytes(out[14 : 14 + ihl])).to_bytes(2, "big")
+    return bytes(out)
+
+
+# MSS 1460, NOP, window scale 7: what each truncated SYN below would teach
+# the switch if it walked past the datagram's or the frame's end.
+OPTS_MSS_WS7 = bytes([2, 4, 5, 0xB4, 1, 3, 3, 7])
+
+
+class RxBudgetMalformedOptionsTest(RxBudgetTestBase):
+    """SYNs whose options cannot be walked (§8, "Window scale"): each leaves
+    the switch byte for byte as it came (routed: MACs, TTL, IP checksum), none
+    is dropped, and the flow is counted in N with its scale unknown, so its
+    next ACK is left alone (counted as unknown scale). The switch then still
+    rewrites a good flow."""
+
+    # (what is wrong, the SYN as bytes)
     BAD = (
-        bytes([2, 0, 0, 0]),  # an option of length 0
-        bytes([2, 1, 0, 0]),  # length 1
-        bytes([1, 1, 8, 10, 0, 0, 0, 0]),  # timestamps' length 10 runs past 8 bytes
-        bytes([3, 4, 7, 0]),  # window scale of length 4
-        bytes([1, 1, 1, 8]),  # a kind with no room left for its length
+        ("an option of length 0", raw_syn(0, bytes([2, 0, 0, 0]), dataofs=6)),
+        ("an option of length 1", raw_syn(1, bytes([2, 1, 0, 0]), dataofs=6)),
+        # timestamps' length 10 runs past the 8 option bytes of data offset 7
+        ("a length past the data offset", raw_syn(2, bytes([1, 1, 8, 10, 0, 0, 0, 0]), dataofs=7)),
+        ("window scale of length 4", raw_syn(3, bytes([3, 4, 7, 0]), dataofs=6)),
+        ("window scale of length 2", raw_syn(4, bytes([3, 2, 7, 1]), dataofs=6)),
+        ("a kind with no room for its length", raw_syn(5, bytes([1, 1, 1, 8]), dataofs=6)),
+        # data offset 10 = 20 option bytes; the datagram (IP total length
+        # 20 + 20 + 8) ends after 8 of them: the option list is truncated
+        ("options past the datagram", raw_syn(6, OPTS_MSS_WS7, dataofs=10)),
+        # the IP header says 60 bytes, the frame ends after 48: a frame cut
+        # inside its options (dropped as a truncated header before)
+        ("options past the frame", raw_syn(7, OPTS_MSS_WS7, dataofs=10, ip_len=60)),
+        ("data offset 4", raw_syn(8, b"", dataofs=4)),
+        ("data offset 0", raw_syn(9, b"", dataofs=0)),
+        ("data offset 15, no option bytes", raw_syn(10, b"", dataofs=15)),
     )
 
     @autocleanup
     def runTest(self) -> None:
         self.budget_on()
-        for i, opts in enumerate(self.BAD):
-            self.through(rx_syn_raw_options(i, opts))
+        for i, (what, frame) in enumerate(self.BAD):
+            self.send(RX_PORT, frame)
+            testutils.verify_packet(self, routed_raw(frame), PEER_PORT, timeout=3)
+            # N = i + 1; a scale read from a walk past the end (7) would
+            # have lowered 29200; unknown, it is left alone.
             self.through(rx_ack(i, 29200), None)
-        assert self.counter("unknown_scale") == len(self.BAD)
-        # A good flow after them: N = 6 (five of unknown scale and itself),
+            assert self.counter("unknown_scale") == i + 1, (what, self.counter("unknown_scale"))
+        # A good flow after them: N = 12 (eleven of unknown scale and itself),
         # share 1448 (floor), scale 0: 1448.
         good = len(self.BAD)
         self.through(rx_syn(good, 0))
         self.through(rx_ack(good, 29200), 1448)
+        assert self.counter("flows") == len(self.BAD) + 1
+        assert self.counter("untracked") == 0
+
+
+class RxBudgetLargeScaleTest(RxBudgetTestBase):
+    """A window-scale shift above 14 counts as 14 (§8; RFC 7323 §2.3: the
+    peer uses 14 instead, so the switch reads the windows as the peer does).
+
+    Budget of this test: B = 40 x 1448 = 57920, so share(1) = 57920 and
+    share(2) = 28960. Flow 0 at shift 15, N = 1: ceil(57920 / 16384) = 4
+    (3.54 up; read as 15 it would be ceil(57920 / 32768) = 2). Flow 1 at
+    shift 255, N = 2: ceil(28960 / 16384) = 2 (1.77 up; as 15, 1)."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.sw.write(
+            [+entries.rx_budget(port=RX_PORT, floor_bytes=MSS, epoch_ticks=LONG_EPOCH)]
+            + [
+                +entries.budget_share(port=RX_PORT, flows=n, share_bytes=s)
+                for n, s in ((1, 40 * MSS), (2, 20 * MSS))
+            ]
+        )
+        self.through(rx_syn(0, 15))
+        self.through(rx_ack(0, 100), 4)
+        self.through(rx_syn(1, 255))
+        self.through(rx_ack(1, 100), 2)
 
 
 class RxBudgetAgeingTest(RxBudgetTestBase):
@@ -383,3 +459,131 @@ class RxBudgetTableFullTest(RxBudgetTestBase):
         self.through(rx_ack(lost // 60000, 29200, sport=peers[lost][1]), None)
         kept = next(iter(seen.values()))
         self.through(rx_ack(kept // 60000, 29200, sport=peers[kept][1]), 1448)
+
+
+def peer_data(i: int, seq: int, size: int = MSS) -> Packet:
+    """A segment of `size` bytes from flow i's sender toward the receiver."""
+    return (
+        Ether(src=host_mac(PEER_PORT), dst=port_mac(PEER_PORT))
+        / IP(src=peer4(i), dst=RX4)
+        / TCP(sport=5001, dport=50000 + i, flags="A", seq=seq, ack=1001, window=29200)
+        / Raw(b"d" * size)
+    )
+
+
+class RxBudgetBypassTest(RxBudgetTestBase):
+    """ACKs that bypass this ToR (§8, "Where it cannot reach").
+
+    Flow 0 opens on the receiver's port (scale 0). Flow 1's receiver sends
+    its SYN and ACKs through another port (3, no budget there): they leave
+    unchanged, no budget counter moves, and flow 1 is not in N, so flow 0's
+    ACK still sees N = 1: 11584. Flow 2's handshake took another path and
+    only its later ACKs come through the receiver's port: counted in N,
+    scale unknown, left alone; flow 0's ACK then sees N = 2: 5792."""
+
+    OTHER_PORT = 3
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on()
+        self.through(rx_syn(0, 0))
+        for pkt in (rx_syn(1, 0), rx_ack(1, 29200)):
+            self.send(self.OTHER_PORT, pkt)
+            testutils.verify_packet(self, routed(pkt), PEER_PORT, timeout=3)
+        assert self.counter("acks") == 0 and self.counter("unknown_scale") == 0
+        self.through(rx_ack(0, 29200), 11584)
+        self.through(rx_ack(2, 29200), None)
+        self.through(rx_ack(0, 29200), 5792)
+        assert self.counter("unknown_scale") == 1
+        assert self.counter("flows") == 2
+        assert self.counter("acks") == 2 and self.counter("rewritten") == 2
+
+
+class RxBudgetSackTimestampsTest(RxBudgetTestBase):
+    """SYN options in any order, NOPs between; ACKs with SACK blocks and
+    timestamps (§8, "Where it cannot reach": only the window word and the
+    checksum change; the expected frame's checksum is scapy's, computed whole).
+
+    Flow 0's SYN: NOP, WS 7, SACK-permitted, timestamps, NOP, NOP, MSS, NOP,
+    NOP (24 bytes): scale 7. Flow 1's: timestamps, NOP, WS 3, SACK-permitted,
+    MSS, EOL and zeros to 24 bytes: scale 3. N = 2, share 5792: flow 0's ACK with two SACK
+    blocks, w 512 -> ceil(5792 / 128) = 46 (45.25 up); flow 1's ACK with one
+    block and 50 bytes of data, w 8000 -> 5792 / 8 = 724."""
+
+    TS = bytes([8, 10, 0, 0, 3, 0xE8, 0, 0, 0, 0])  # kind 8, length 10, TSval 1000, TSecr 0
+    MSS_OPT = bytes([2, 4, 5, 0xB4])
+    SYN0 = bytes([1, 3, 3, 7, 4, 2]) + TS + bytes([1, 1]) + MSS_OPT + bytes([1, 1])
+    SYN1 = TS + bytes([1, 3, 3, 3, 4, 2]) + MSS_OPT + bytes([0, 0, 0, 0])
+
+    @staticmethod
+    def sack_ack(i: int, window: int, blocks: list[int], payload: bytes = b"") -> Packet:
+        pkt = (
+            Ether(src=host_mac(RX_PORT), dst=port_mac(RX_PORT))
+            / IP(src=RX4, dst=peer4(i))
+            / TCP(
+                sport=50000 + i,
+                dport=5001,
+                flags="PA" if payload else "A",
+                seq=1001,
+                ack=7001,
+                window=window,
+                options=[
+                    ("NOP", None),
+                    ("NOP", None),
+                    ("Timestamp", (2000 + i, 3000 + i)),
+                    ("NOP", None),
+                    ("NOP", None),
+                    ("SAck", tuple(blocks)),
+                ],
+            )
+        )
+        return pkt / Raw(payload) if payload else pkt
+
+    @autocleanup
+    def runTest(self) -> None:
+        assert len(self.SYN0) == 24 and len(self.SYN1) == 24
+        self.budget_on()
+        self.through(rx_syn_raw_options(0, self.SYN0))
+        self.through(rx_syn_raw_options(1, self.SYN1))
+        self.through(self.sack_ack(0, 512, [9897, 11345, 12793, 14241]), 46)
+        self.through(self.sack_ack(1, 8000, [9897, 11345], payload=b"r" * 50), 724)
+        assert self.counter("unknown_scale") == 0 and self.counter("rewritten") == 2
+
+
+class RxBudgetNoPolicingTest(RxBudgetTestBase):
+    """The switch does not police (§8, "Where it cannot reach"): flow 0 alone,
+    N = 1, its ACK lowered to 11584 bytes (scale 0); its sender then sends 12
+    segments of 1448 = 17376 bytes, 5792 past that window. All twelve reach
+    the receiver unchanged (routed), and no budget counter moves for them."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on()
+        self.through(rx_syn(0, 0))
+        self.through(rx_ack(0, 29200), 11584)
+        before = {k: self.counter(k) for k in p4names.BUDGET_COUNTERS}
+        for k in range(12):
+            data = peer_data(0, 7001 + k * MSS)
+            self.send(PEER_PORT, data)
+            testutils.verify_packet(self, P.expected_routed4(data, RX_PORT), RX_PORT, timeout=3)
+        assert {k: self.counter(k) for k in p4names.BUDGET_COUNTERS} == before
+
+
+class RxBudgetAboveBudgetTest(RxBudgetTestBase):
+    """N > B / MSS (§8, "Above N > B / MSS"): 12 flows at scale 3 against
+    B / MSS = 8. Every ACK gets the floor, one segment: 1448 / 8 = 181 units,
+    and the windows offered add up to 12 x 1448 = 17376 bytes = 1.5 B: the
+    switch holds each flow to one segment, not the sum to B."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on()
+        flows = 12
+        for i in range(flows):
+            self.through(rx_syn(i, 3))
+        offered = 0
+        for i in range(flows):
+            self.through(rx_ack(i, 29200), 181)
+            offered += 181 << 3
+        assert offered == 17376 and offered > B
+        assert self.counter("rewritten") == flows
