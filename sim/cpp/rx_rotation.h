@@ -8,8 +8,10 @@
 //   others wait); the others wait in a FIFO queue with a zero window.
 //   H follows NewDCTCP's rule over the receiver's window of data, H segments
 //   of new bytes from all flows: max(H/2, n - m) when a flow already at one
-//   segment saw CE, else H + 1; 1 <= H <= min(F, B / MSS), the ceiling until
-//   the first window of data ends.
+//   segment saw CE, else H + 1; 1 <= H <= min(F, (B - D·c) / MSS), the
+//   ceiling until the first window of data ends; D = flows that owe us an
+//   acknowledgment of data we sent them (from our packet with data until one
+//   of theirs acknowledges all of it), c = ackCost, what one takes of B.
 //   IDLE -> HOLD on our next packet to it when a slot is free and no one
 //   waits, else WAIT (tail of the queue, zero window).
 //   HOLD: the turn ends with the ACK of new data that leaves less than a

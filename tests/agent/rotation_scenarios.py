@@ -18,7 +18,8 @@ engine. The rule's parts, as cited beside each expectation:
 - E  the field never moves the right edge left (§3.3): it is at least the
   edge the flow was last offered by an ACK, less the ack — except on the ACK
   that ends a flow's data (R4), which closes the window completely;
-- R1 H starts at its ceiling min(F, B / MSS); the receiver's window of data
+- R1 H starts at its ceiling min(F, B / MSS) (R7: less the acknowledgments
+  due); the receiver's window of data
   is H segments of new bytes from all flows; at its end H <- max(H/2, n - m)
   if a flow whose W was already one segment saw CE in it, else H + 1; within
   [1, ceiling];
