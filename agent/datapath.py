@@ -285,6 +285,7 @@ class RxWin:
         clear_ece: int = 0,
         ackq_pkts: int = 0,
         share_pkts: int = 0,
+        ack_cost: int = 0,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}; one of {', '.join(POLICIES)}")
@@ -301,6 +302,7 @@ class RxWin:
         c.clear_ece = clear_ece
         c.ackq_pkts = ackq_pkts
         c.share_pkts = share_pkts
+        c.ack_cost = ack_cost
         self.lib.update(self.config_fd, ctypes.c_uint32(0), c)
         self.cfg = c
 

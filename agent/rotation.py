@@ -109,9 +109,17 @@ class Rescuer:
     """One agent's rescue: `step` once per tick."""
 
     def __init__(
-        self, rx: RxWin, iface: str, budget_bytes: int, tick_s: float, trace: TextIO | None = None
+        self,
+        rx: RxWin,
+        iface: str,
+        budget_bytes: int,
+        tick_s: float,
+        trace: TextIO | None = None,
+        *,
+        ack_cost: int = 0,
     ) -> None:
         self.rx, self.budget, self.tick_s = rx, budget_bytes, tick_s
+        self.ack_cost = ack_cost  # what one acknowledgment due takes of the budget
         self.trace = trace  # one JSON line per tick: counts, every flow's state, what we did
         self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_MARK, RX_CLONE_MARK)
@@ -152,7 +160,10 @@ class Rescuer:
             self.counts.reclaimed += took
         gave: list[str] = []
         mss = g.mss or DEFAULT_MSS
-        h = rotation_slots(g.slots, rotation_ceiling(self.budget, self.rx.budget_flows(), mss))
+        ceiling = rotation_ceiling(
+            self.budget, self.rx.budget_flows(), mss, int(g.due), self.ack_cost
+        )
+        h = rotation_slots(g.slots, ceiling)
         refilled = False
         while open_ < h and waiting > 0:
             key = self.rx.rotq_pop()

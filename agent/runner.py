@@ -208,6 +208,7 @@ def run(
                 ifindex=ifindex,
                 budget_bytes=cfg.budget_bytes,
                 rotate=cfg.rotate,
+                ack_cost=cfg.ack_cost,
                 clear_ece=int(receiver_clears_ece(cfg.policy, bool(cfg.sender_ecn))),
                 ackq_pkts=ackq_pkts(cfg),
                 share_pkts=cfg.queue_maxsize if cfg.policy == "rcc" else 0,
@@ -270,7 +271,7 @@ def _loop(
     next_scan = 0.0
     trace_f = trace.open("w", buffering=1 << 16) if trace is not None else None
     rescue = (
-        Rescuer(rx, cfg.iface, cfg.budget_bytes, tick, trace_f)
+        Rescuer(rx, cfg.iface, cfg.budget_bytes, tick, trace_f, ack_cost=cfg.ack_cost)
         if cfg.policy == BUDGET_AGENT and cfg.rotate
         else None
     )

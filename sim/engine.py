@@ -49,6 +49,7 @@ from p4incast.model.scheme import (
     batch_schedule,
     receiver_clears_ece,
     receiver_delayed_ack,
+    rx_ack_cost_bytes,
     rx_budget_bytes,
     rx_min_segs,
 )
@@ -274,6 +275,8 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int, tick_s: float) 
     c.agentMaxW = int(tun["max_w"])
     c.agentBudgetBytes = budget if sch.agent == BUDGET_AGENT else 0
     c.agentRotate = sch.rotate
+    # the model's buffer counts bytes: a pure ACK due takes its frame's share (§3.6)
+    c.agentAckCost = rx_ack_cost_bytes(t) if sch.rotate else 0
     c.agentTickS = tick_s
     c.agentClearEce = receiver_clears_ece(sch.agent, sch.sender_ecn)
     c.agentSharePkts = int(tun["queue_maxsize"]) if sch.agent == "rcc" else 0

@@ -89,6 +89,8 @@ int rx_ingress(struct __sk_buff *skb)
 	}
 	idle_restart(f, cfg, now);
 	rtt_sample(f, &p, cfg, now);
+	if (cfg->policy == RX_POLICY_BUDGET && cfg->rotate && (p.flags & TH_ACK))
+		rot_acked(&key, p.ack);
 	if (p.payload) {
 		struct rx_data d = {
 			.cfg = cfg,

@@ -99,6 +99,8 @@ struct rx_config {
 	__u32 share_pkts;   /* rcc: until userspace writes a W, a flow's window is its
 			     * share of Q = share_pkts packets, max(Q / F, init_segs) MSS
 			     * with F the flows counted in p4i_budget (0: init_segs MSS) */
+	__u32 ack_cost;     /* rotate: bytes of budget_bytes one acknowledgment due
+			     * takes (a pure ACK's share of the bottleneck's queue) */
 };
 
 struct flow_key {
@@ -155,6 +157,7 @@ struct rot_flow {
 	__u8 hdr[36];   /* ROT_HDR_LEN used */
 	__u32 advanced; /* our last packet acknowledged more than the one before it */
 	__u64 since;    /* when it took its slot (bpf_ktime; userspace's stale check) */
+	__u32 due;      /* 1: we sent it data that no packet of its acknowledged yet */
 };
 
 struct rot_op {
@@ -182,6 +185,7 @@ struct rot_global {
 	__u64 cuts;      /* of them, cuts of H */
 	__u64 mss;       /* the MSS of the last flow that sent an ACK (rot_fill) */
 	__u64 grants;    /* slots passed on (BPF and userspace's rescue) */
+	__s64 due;       /* flows whose acknowledgment of our data is due */
 };
 
 /* RCC's ACK queue (config.ackq_pkts), per flow (p4i_ackq_flows). */

@@ -137,6 +137,8 @@ static __always_inline __u32 budget_on_ack(struct rx_ack *a)
 	__u32 w = budget_cap(cfg, f->w, f->mss);
 	int zero = 0;
 
+	if (r && a->p->payload)
+		rot_sent(r); /* a request: the flow owes its acknowledgment */
 	if (!f->re_valid && !f->pkts && !a->p->payload) {
 		a->field = handshake_reopen(a->skb, a->p, cfg->init_segs * f->mss, a->ws);
 		return a->field;

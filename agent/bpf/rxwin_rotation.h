@@ -21,11 +21,15 @@
 #include "rxwin_forge.h"
 
 /* H's ceiling: one slot per flow sharing the budget, and no more whole
- * segments than the budget holds. */
-static __always_inline __s64 rot_cap(struct rx_config *cfg, __u32 mss)
+ * segments than the budget holds beside the acknowledgments due (each flow we
+ * sent data to owes one, a packet in the bottleneck's queue that takes
+ * ack_cost bytes of the budget until it arrives). */
+static __always_inline __s64 rot_cap(struct rot_global *g, struct rx_config *cfg, __u32 mss)
 {
 	__s64 flows = (__s64)counted_flows();
-	__s64 segs = mss ? cfg->budget_bytes / mss : 1;
+	__u64 owed = g->due > 0 ? (__u64)g->due * cfg->ack_cost : 0;
+	__u64 room = cfg->budget_bytes > owed ? cfg->budget_bytes - owed : 0;
+	__s64 segs = mss ? (__s64)(room / mss) : 1;
 
 	if (segs < 1)
 		segs = 1;
@@ -35,7 +39,7 @@ static __always_inline __s64 rot_cap(struct rx_config *cfg, __u32 mss)
 /* H now: the controller's value within [1, ceiling]; the ceiling until set. */
 static __always_inline __s64 rot_slots(struct rot_global *g, struct rx_config *cfg, __u32 mss)
 {
-	__s64 cap = rot_cap(cfg, mss);
+	__s64 cap = rot_cap(g, cfg, mss);
 	__s64 h = g->slots;
 
 	return h <= 0 || h > cap ? cap : h;
@@ -72,7 +76,7 @@ static __always_inline void rot_on_data(struct rx_config *cfg, struct flow *f, _
 	} else {
 		h += 1;
 	}
-	cap = rot_cap(cfg, f->mss);
+	cap = rot_cap(g, cfg, f->mss);
 	if (h > cap)
 		h = cap;
 	g->slots = h < 1 ? 1 : (__s64)h;
@@ -92,11 +96,36 @@ static __always_inline void rot_end(struct flow_key *key)
 
 	if (!r)
 		return;
+	if (g && r->due)
+		__sync_fetch_and_add(&g->due, -1);
 	if (g && r->state == ROT_HOLD)
 		__sync_fetch_and_add(&g->open, -1);
 	else if (g && r->state == ROT_WAIT)
 		__sync_fetch_and_add(&g->waiting, -1);
 	bpf_map_delete_elem(&p4i_rot_flows, key);
+}
+
+/* We sent the flow data (our request): its acknowledgment is due. */
+static __always_inline void rot_sent(struct rot_flow *r)
+{
+	struct rot_global *g = rot_global();
+
+	if (g && __sync_val_compare_and_swap(&r->due, 0, 1) == 0)
+		__sync_fetch_and_add(&g->due, 1);
+}
+
+/* A packet of the flow (ingress) that acknowledges all we sent it pays its
+ * acknowledgment due. */
+static __always_inline void rot_acked(struct flow_key *key, __u32 ack)
+{
+	struct rot_flow *r = bpf_map_lookup_elem(&p4i_rot_flows, key);
+	struct rot_global *g;
+
+	if (!r || !r->due || (__s32)(ack - r->seq_next) < 0)
+		return;
+	g = rot_global();
+	if (g && __sync_val_compare_and_swap(&r->due, 1, 0) == 1)
+		__sync_fetch_and_add(&g->due, -1);
 }
 
 /* A waiting flow takes a slot: the head of p4i_rotq gets a one-segment window

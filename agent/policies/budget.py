@@ -95,9 +95,11 @@ def budget_window(w: int, share: int, mss: int) -> int:
     return max(min(w, share) // mss * mss, mss)
 
 
-def rotation_ceiling(budget: int, flows: int, mss: int) -> int:
-    """The rotation's H at most: one slot per flow, no more segments than B."""
-    return min(max(flows, 1), max(budget // mss, 1))
+def rotation_ceiling(budget: int, flows: int, mss: int, due: int = 0, ack_cost: int = 0) -> int:
+    """The rotation's H at most: one slot per flow, no more segments than what B
+    leaves beside the acknowledgments due (`due` flows owe one for data we sent
+    them, each taking `ack_cost` bytes of B), at least one."""
+    return min(max(flows, 1), max((budget - due * ack_cost) // mss, 1))
 
 
 def rotation_slots(h: int, ceiling: int) -> int:
@@ -130,6 +132,7 @@ class RotEntry:
     tsecr: int = 0
     hdr: bytes | None = None  # Ethernet + IPv4 header of our last pure ACK
     advanced: bool = False  # our last packet acknowledged more than the one before it
+    due: bool = False  # we sent it data that no packet of its has acknowledged yet
 
 
 def forged_update(r: RotEntry, key: Key, field: int) -> bytes:
@@ -164,8 +167,10 @@ class Rotation:
     """The rotation's receiver-wide state (struct rot_global, p4i_rot_flows,
     p4i_rotq) and what each packet does to it (rxwin_rotation.h)."""
 
-    def __init__(self, budget: int, flows: dict[Key, RxFlow]) -> None:
+    def __init__(self, budget: int, flows: dict[Key, RxFlow], ack_cost: int = 0) -> None:
         self.budget = budget
+        self.ack_cost = ack_cost  # what one acknowledgment due takes of B, bytes
+        self.due = 0  # flows whose acknowledgment of our data is due
         self.flows = flows  # the reference's flow table: F, and each flow's MSS
         self.h = 0  # H; 0 = not set yet (the ceiling)
         self.mss = DEFAULT_MSS  # MSS of the last flow that sent an ACK
@@ -179,7 +184,7 @@ class Rotation:
 
     def _ceiling(self, mss: int) -> int:
         counted = sum(1 for f in self.flows.values() if f.counted)
-        return rotation_ceiling(self.budget, counted, mss)
+        return rotation_ceiling(self.budget, counted, mss, self.due, self.ack_cost)
 
     def slots(self, mss: int) -> int:
         """H, how many flows may hold a window at once (the ceiling until the
@@ -207,6 +212,8 @@ class Rotation:
     def end(self, key: Key) -> None:
         """rot_end: the flow's slot or its place in the queue is counted out."""
         r = self.entries.pop(key, None)
+        if r is not None and r.due:
+            self.due -= 1
         if r is not None and r.state == ROT_HOLD:
             self.open -= 1
         elif r is not None and r.state == ROT_WAIT:
@@ -246,6 +253,9 @@ class Rotation:
         ACKs (the handshake's included)."""
         r = self.entries.setdefault(key, RotEntry())
         r.seq_next = u32(p.seq + p.payload)
+        if p.payload and not r.due:
+            r.due = True  # our data (a request): the flow owes its acknowledgment
+            self.due += 1
         r.advanced = p.ack != r.ack
         r.ack = p.ack
         if p.opts.ts is not None:
@@ -259,6 +269,14 @@ class Rotation:
         ):
             r.hdr = b[:ROT_HDR_LEN]
         return r
+
+    def acked(self, key: Key, ack: int) -> None:
+        """rot_acked: a packet of the flow (ingress) acknowledging all we sent it
+        pays its acknowledgment due."""
+        r = self.entries.get(key)
+        if r is not None and r.due and s32(ack - r.seq_next) >= 0:
+            r.due = False
+            self.due -= 1
 
     def on_ack(
         self, key: Key, r: RotEntry, f: RxFlow, p: Frame, b: bytes, w: int

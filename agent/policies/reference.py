@@ -43,6 +43,7 @@ class RxReference:
         budget: int = 0,
         rotate: int = 0,
         share_pkts: int = 0,
+        ack_cost: int = 0,
     ) -> None:
         self.policy = policy
         self.share_pkts = share_pkts  # rcc: Q, a new flow's window is its share
@@ -53,7 +54,7 @@ class RxReference:
         self.min_segs = min_segs
         self.flows: dict[Key, RxFlow] = {}
         self.user_w: dict[Key, int] = {}  # ictcp, rcc: the W userspace wrote
-        self.rotation = Rotation(budget, self.flows)
+        self.rotation = Rotation(budget, self.flows, ack_cost)
         # (flow, window field) of each copy the data path sends ahead of an ACK
         self.copies: list[tuple[Key, int]] = []
 
@@ -162,6 +163,8 @@ class RxReference:
             if p.payload == 0:
                 return
             f = self._new(key)
+        if self.rotate and p.flags & ACK:
+            self.rotation.acked(key, p.ack)
         if p.payload:
             self._on_data(f, p)
 

@@ -30,11 +30,13 @@ from . import batching
 from .ecn import EcnMode
 from .errors import ModelError
 from .wire import (
+    ACK_FRAME_BYTES,
     ACK_WIRE_BYTES,
     MIN_MSS_BYTES,
     MSS_BYTES,
     QUEUED_FRAME_BYTES,
     WIRE_FRAME_BYTES,
+    eth_frame_bytes,
     ip_packet_bytes,
     wire_frame_bytes,
 )
@@ -346,6 +348,15 @@ def rx_budget_bytes(t: Transport, queue_pkts: float) -> int:
     would only queue."""
     pkts = t.rx_budget_pkts or queue_pkts
     return max(1, int(pkts)) * t.mss_bytes
+
+
+def rx_ack_cost_bytes(t: Transport) -> int:
+    """The rotation's ack_cost on a port whose buffer counts bytes (the model's;
+    docs/algorithms.md §3.6): what one pure ACK takes of the budget, whose unit
+    is a full frame of the transport's MSS — MSS x ACK_FRAME_BYTES / that
+    frame, rounded up (64 bytes at 1448)."""
+    mss = t.mss_bytes
+    return -(-mss * ACK_FRAME_BYTES // eth_frame_bytes(mss))
 
 
 def check_transport(t: Transport) -> None:

@@ -47,6 +47,7 @@ IP_MTU_BYTES = ip_packet_bytes(MSS_BYTES)  # 1500: IP packet of a full segment
 ETH_FRAME_BYTES = eth_frame_bytes(MSS_BYTES)  # 1514 (what a buffer holds)
 WIRE_FRAME_BYTES = wire_frame_bytes(MSS_BYTES)  # 1538
 ACK_WIRE_BYTES = 84  # wire time of a minimum (64-byte) frame: + 8 preamble + 12 IFG
+ACK_FRAME_BYTES = eth_frame_bytes(0)  # 66: a pure ACK with timestamps, as a buffer holds it
 QUEUED_FRAME_BYTES = ETH_FRAME_BYTES  # one full frame of a switch buffer, both engines
 MODEL_PACKET_BYTES = 2 + 20 + 20 + MSS_BYTES  # a full segment as ns-3 queues it: PPP, IP, TCP, MSS
 # the model's wire time beyond its packet, the same for every segment size

@@ -145,6 +145,13 @@ class AgentConfig:
     rotate: int = _tunable(
         0, 0, 1, "newdctcp-budget: 1 = windows below one segment, flows take turns"
     )
+    ack_cost: int = _tunable(
+        0,
+        0,
+        1 << 16,
+        "rotate: bytes of budget_bytes one acknowledgment of our data takes while it "
+        "is due (a pure ACK's share of the bottleneck's queue; 0: none)",
+    )
     sender_ecn: int = _tunable(
         0,
         0,

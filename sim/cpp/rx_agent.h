@@ -398,6 +398,10 @@ class RxAgent : public EgressHook
             New(key);
             it = flows.find(key);
         }
+        if (Rotating() && f_acks(it->second, tcp))
+        {
+            rot.Acked(key);
+        }
         if (payload)
         {
             RxFlow& f = it->second;
@@ -414,6 +418,13 @@ class RxAgent : public EgressHook
             // its ACK ends the flow's turn (rotation)
             f.idle = payload < f.mss;
         }
+    }
+
+    // A packet of the flow that acknowledges everything we sent it (rotation).
+    static bool f_acks(const RxFlow& f, const TcpHeader& tcp)
+    {
+        return f.acked && (tcp.GetFlags() & TcpHeader::ACK) &&
+               S32(tcp.GetAckNumber().GetValue() - f.ackSeq) >= 0;
     }
 
     // Bytes the sender of f may still have in flight: right edge sent - received.
@@ -664,6 +675,10 @@ class RxAgent : public EgressHook
                 bool advanced = ackNo != f.ackNo; // more acknowledged than our last packet
                 f.acked = true;
                 f.ackSeq = tcp.GetSequenceNumber().GetValue() + p->GetSize();
+                if (data)
+                {
+                    rot.Sent(key); // a request: its acknowledgment is due
+                }
                 f.ackNo = ackNo;
                 f.localAddr = ip.GetSource().Get();
                 if (!handshake)

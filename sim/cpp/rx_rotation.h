@@ -8,8 +8,10 @@
 //   others wait); the others wait in a FIFO queue with a zero window.
 //   H follows NewDCTCP's rule over the receiver's window of data, H segments
 //   of new bytes from all flows: max(H/2, n - m) when a flow already at one
-//   segment saw CE, else H + 1; 1 <= H <= min(F, B / MSS), the ceiling until
-//   the first window of data ends.
+//   segment saw CE, else H + 1; 1 <= H <= min(F, (B - D·c) / MSS), the
+//   ceiling until the first window of data ends; D = flows that owe us an
+//   acknowledgment of data we sent them (from our packet with data until one
+//   of theirs acknowledges all of it), c = ackCost, what one takes of B.
 //   IDLE -> HOLD on our next packet to it when a slot is free and no one
 //   waits, else WAIT (tail of the queue, zero window).
 //   HOLD: the turn ends with the ACK of new data that leaves less than a
@@ -69,6 +71,7 @@ struct RotEntry
     int state = ROT_STATE_IDLE;
     double since = 0;    // when it took its slot (s)
     double lastData = 0; // its latest data packet (s)
+    bool due = false;    // our data to it is not acknowledged yet
 };
 
 class RxRotation
@@ -80,6 +83,8 @@ class RxRotation
     static constexpr int SCAN_TICKS = 20;
 
     uint64_t budget = 0; // B, bytes
+    uint64_t ackCost = 0; // what one acknowledgment due takes of B, bytes
+    int64_t due = 0;      // flows whose acknowledgment of our data is due
     int64_t h = 0;       // H; <= 0: not set yet (the ceiling)
     std::map<uint64_t, RotEntry> entries;
     std::deque<uint64_t> queue; // waiting flows, head first (stale entries skipped)
@@ -95,7 +100,8 @@ class RxRotation
 
     int64_t Ceiling(uint32_t flows, uint32_t mss) const
     {
-        int64_t segs = std::max<int64_t>(mss ? static_cast<int64_t>(budget / mss) : 1, 1);
+        int64_t room = static_cast<int64_t>(budget) - due * static_cast<int64_t>(ackCost);
+        int64_t segs = std::max<int64_t>(mss ? room / static_cast<int64_t>(mss) : 1, 1);
         return std::min<int64_t>(std::max<uint32_t>(flows, 1), segs);
     }
 
@@ -140,6 +146,28 @@ class RxRotation
         windows++;
     }
 
+    // We sent the flow data (a request): its acknowledgment is due.
+    void Sent(uint64_t key)
+    {
+        RotEntry& r = entries[key];
+        if (!r.due)
+        {
+            r.due = true;
+            due++;
+        }
+    }
+
+    // A packet of the flow acknowledged all we sent it.
+    void Acked(uint64_t key)
+    {
+        auto it = entries.find(key);
+        if (it != entries.end() && it->second.due)
+        {
+            it->second.due = false;
+            due--;
+        }
+    }
+
     // The flow ended: its slot or its place in the queue is counted out.
     void End(uint64_t key)
     {
@@ -147,6 +175,10 @@ class RxRotation
         if (it == entries.end())
         {
             return;
+        }
+        if (it->second.due)
+        {
+            due--;
         }
         if (it->second.state == ROT_STATE_HOLD)
         {

@@ -85,6 +85,7 @@ struct RunConfig
     uint64_t agentMaxW = 0;
     uint64_t agentBudgetBytes = 0; // newdctcp-budget: B
     bool agentRotate = false;      // newdctcp-budget: windows below one segment in turns
+    uint64_t agentAckCost = 0;     // rotation: the budget an acknowledgment due takes, bytes
     double agentTickS = 0;         // the agent's tick (rotation's stale holders, free slots)
     bool agentClearEce = false;    // clear ECE on the ACKs of controlled flows (§3.7)
     uint32_t agentSharePkts = 0;   // rcc: a new flow's window = its share of this Q
@@ -304,6 +305,7 @@ AttachAgent(RxAgent& a, const RunConfig& c, Ptr<PointToPointNetDevice> nic, Ptr<
     a.ackQueueCap = c.ackQueueBytes;
     a.rotate = c.agentRotate;
     a.rot.budget = c.agentBudgetBytes;
+    a.rot.ackCost = c.agentAckCost;
     a.tickS = c.agentTickS;
     a.nic = nic;
     if (c.agent != RX_OFF)

@@ -31,6 +31,22 @@
 //    end-of-window decision came one ACK late. Ops that implement
 //    TcpAckObserver get InAckEvent(SND.UNA before, SEG.ACK, ECE) before ns-3
 //    processes the ACK.
+//
+// 4. No retransmission timeout with nothing in flight. ns-3 re-arms the
+//    retransmission timer on every new ACK, even one that acknowledges all
+//    that was sent, and when it fires with data waiting behind a closed
+//    window it enters Loss (cwnd 1, ssthresh halved) and sends the head of
+//    its buffer past the window. Linux arms the timer only while segments
+//    are out (tcp_rearm_rto clears it when packets_out is 0) and waits on a
+//    zero window with its probe timer (tcp_check_probe_timer), which sends no
+//    data and leaves cwnd alone. The receiver's rotation (docs/algorithms.md
+//    §3.6) closes windows for longer than the minimum RTO at large N: a
+//    timer that fires here with nothing outstanding does nothing (ns-3's
+//    persist timer still probes the window, after its own 6 s), and the
+//    first segment sent after such a pause starts a fresh timer, as Linux
+//    re-arms it when packets_out leaves 0 (tcp_event_new_data_sent): ns-3
+//    would keep the one armed by the last ACK, which then fires while that
+//    segment is still on its way.
 #ifndef P4INCAST_SIM_TCP_SENDER_SOCKET_H
 #define P4INCAST_SIM_TCP_SENDER_SOCKET_H
 
@@ -76,7 +92,29 @@ class TcpSenderSocket : public TcpSocketBase
     {
     }
 
+    uint64_t idleTimeouts = 0; // 4.: timeouts that found nothing in flight
+
   protected:
+    void ReTxTimeout() override
+    {
+        if (m_state.Get() == TcpSocket::ESTABLISHED && m_txBuffer->Size() > 0 &&
+            m_txBuffer->HeadSequence() >= m_tcb->m_highTxMark)
+        {
+            idleTimeouts++; // 4.: nothing is out to be lost
+            return;
+        }
+        TcpSocketBase::ReTxTimeout();
+    }
+
+    uint32_t SendDataPacket(SequenceNumber32 seq, uint32_t maxSize, bool withAck) override
+    {
+        if (m_txBuffer->HeadSequence() >= m_tcb->m_highTxMark && m_retxEvent.IsPending())
+        {
+            m_retxEvent.Cancel(); // 4.: nothing was out; ns-3 arms a fresh timer below
+        }
+        return TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
+    }
+
     Ptr<TcpSocketBase> Fork() override
     {
         return CopyObject<TcpSenderSocket>(this); // a listener's connections are senders too

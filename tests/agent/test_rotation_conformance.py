@@ -32,7 +32,15 @@ class BpfRotation:
 
     def __init__(self, rx: RxWin, cap: socket.socket, sc: Scenario) -> None:
         self.rx, self.cap, self.budget = rx, cap, sc.budget_segs * MSS
-        rx.configure("newdctcp-budget", budget_bytes=self.budget, min_segs=1, init_segs=2, rotate=1)
+        self.ack_cost = sc.ack_cost
+        rx.configure(
+            "newdctcp-budget",
+            budget_bytes=self.budget,
+            min_segs=1,
+            init_segs=2,
+            rotate=1,
+            ack_cost=sc.ack_cost,
+        )
         self.flows = [FlowTrace(lport=45000 + i, l_isn=11000 * (i + 1)) for i in range(sc.flows)]
         self.port = {ft.lport: i for i, ft in enumerate(self.flows)}
 
@@ -69,7 +77,7 @@ class BpfRotation:
         elif s.op == "ack":
             field = self.egress(ft.ack()[1])
         elif s.op == "tick":
-            rescue = Rescuer(self.rx, "lo", self.budget, tick_s=TICK_S)
+            rescue = Rescuer(self.rx, "lo", self.budget, tick_s=TICK_S, ack_cost=self.ack_cost)
             try:
                 rescue.step(time.monotonic_ns() + 10**9)  # a second after the last packet
             finally:
@@ -89,7 +97,10 @@ class BpfRotation:
 
     def h(self) -> int:
         g = self.rx.rotation()
-        return rotation_slots(g.slots, rotation_ceiling(self.budget, self.rx.budget_flows(), MSS))
+        ceiling = rotation_ceiling(
+            self.budget, self.rx.budget_flows(), MSS, int(g.due), self.ack_cost
+        )
+        return rotation_slots(g.slots, ceiling)
 
     def queue(self) -> tuple[int, ...]:
         """Waiting flows, head first (the queue is read out and put back)."""

@@ -23,6 +23,7 @@ SRTT_S = 0.0001
 @pytest.mark.parametrize("sc", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_rotation_scenario_on_the_model(p4i: Any, sc: Scenario) -> None:
     probe = p4i.RxRotationProbe(sc.budget_segs * MSS, 2, 1, MSS, WS)
+    probe.agent.rot.ackCost = sc.ack_cost
     for n, s in enumerate(sc.steps):
         where = f"{sc.name} step {n} ({s.op} {s.flow})"
         field = None
