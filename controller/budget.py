@@ -92,7 +92,9 @@ class PortCounters:
     epoch_ticks: int = 0  # the port's epoch (0: no budget entry)
 
 
-async def read_counters(sw: EntityReader, ports: list[int] | None) -> dict[int, PortCounters]:
+async def read_counters(
+    sw: fy.Switch | EntityReader, ports: list[int] | None
+) -> dict[int, PortCounters]:
     """The budget's counters of the ports (None: all) that have a budget entry,
     in one Read of their cells (after a read of rx_budget for which have one)."""
     epochs: dict[int, int] = {}

@@ -258,10 +258,11 @@ class Ns2Engine(IncastEngine):
         """What the script cannot express: only plain TCP on the incast star."""
         problems = point.problems("sim")
         s, t, app = point.scheme, point.topology, point.app
-        if s.ecn != "off" or s.cc != "reno" or s.agent != "off" or s.batching or s.rotate:
+        plain = s.ecn == "off" and s.cc == "reno" and s.agent == "off"
+        if not plain or s.batching or s.rotate or s.switch_budget:
             problems.append(
                 f"scheme {s.name}: the ns-2 engine runs plain TCP only (ecn off, cc reno, "
-                "no agent, no batching)"
+                "no agent, no batching, no budget in the switch)"
             )
         if t.kind != "incast_star" or t.background or t.shared_buffer_bytes:
             problems.append(

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, cast
@@ -31,10 +31,12 @@ from mininet.net import Mininet
 from p4incast import bmv2
 from p4incast.agent.runner import process_cpu_s
 from p4incast.controller import app, stats
+from p4incast.controller import budget as budget_tables
 from p4incast.controller.config import (
     Config,
     EcnPolicy,
     Pipeline,
+    PortBudget,
     PortConfig,
     Route,
     SwitchSettings,
@@ -181,6 +183,15 @@ def _agent_cmd(
     return cmd
 
 
+def switch_budget(point: Point) -> PortBudget | None:
+    """The receiver's budget the ToR holds for a `switch_budget` scheme: the same
+    B as the host agent's (`rx_budget_bytes` of the bottleneck's queue), whole
+    segments of Linux's MSS; None for every other scheme."""
+    if not point.scheme.switch_budget:
+        return None
+    return PortBudget(bytes=rx_budget_bytes(point.transport, point.topology.queue_pkts))
+
+
 def host_setup(
     host: Any,
     rto_min_ms: int,
@@ -292,11 +303,18 @@ def network(
 
 
 def switch_configs(
-    net: Any, ecn: EcnPolicy, shape: LinkShape, tls: TlsSettings | None = None
+    net: Any,
+    ecn: EcnPolicy,
+    shape: LinkShape,
+    tls: TlsSettings | None = None,
+    budget: PortBudget | None = None,
 ) -> dict[str, Config]:
     """Controller config per switch of `net`: the topology's ports and routes
-    (`switch_plans`), with `ecn` on every port toward the receiver. P4Runtime is
+    (`switch_plans`), with `ecn` on every port toward the receiver and `budget`
+    (the receiver's budget held by the switch, docs/algorithms.md §8) on the
+    receiver's own port of its ToR, the port its ACKs enter by. P4Runtime is
     plaintext (the testbed's switches listen on loopback) unless `tls` is given."""
+    tor = receiver_switch(net).name
     return {
         name: Config(
             switch=SwitchSettings(
@@ -310,6 +328,7 @@ def switch_configs(
                     queue_depth=q.queue_depth,
                     queue_rate=q.queue_rate,
                     ecn=ecn if q.toward_receiver else EcnPolicy(),
+                    budget=budget if q.toward_receiver and name == tor else None,
                 )
                 for q in p.ports
             },
@@ -320,10 +339,14 @@ def switch_configs(
 
 
 def program(
-    net: Any, ecn: EcnPolicy, shape: LinkShape, tls: TlsSettings | None = None
+    net: Any,
+    ecn: EcnPolicy,
+    shape: LinkShape,
+    tls: TlsSettings | None = None,
+    budget: PortBudget | None = None,
 ) -> dict[str, Any]:
     """Every switch programmed through app.apply (the path `p4incast-ctl apply` takes)."""
-    configs = switch_configs(net, ecn=ecn, shape=shape, tls=tls)
+    configs = switch_configs(net, ecn=ecn, shape=shape, tls=tls, budget=budget)
     for cfg in configs.values():
         asyncio.run(app.apply(cfg))
     return configs
@@ -381,6 +404,7 @@ class _Run:
     client_cmd: list[str] = field(default_factory=list)
     batch: dict[str, Any] | None = None  # the seed-003 plan, if batching
     agent_cpu: float | None = None  # the agent's CPU over the rounds, fraction of a core
+    budget: PortBudget | None = None  # the receiver's budget its ToR holds, if any
 
     def run(self) -> TestbedResult:
         """The steps of a run, in order."""
@@ -433,7 +457,11 @@ class _Run:
                 host_setup(host, rto, point.transport)
 
     def program_switches(self) -> None:
-        self.configs = program(self.net, self.ecn, self.shape)
+        """Every switch through the controller, before any connection opens: a
+        scheme with `switch_budget` has the receiver's ToR read the receiver's
+        SYNs (their window scale) from the first one (`switch_budget`)."""
+        self.budget = switch_budget(self.point)
+        self.configs = program(self.net, self.ecn, self.shape, budget=self.budget)
         self.progress("switches programmed")
 
     def measure_base_rtt(self) -> None:
@@ -545,8 +573,9 @@ class _Run:
         rounds = [json.loads(line) for line in out.read_text().splitlines()]
         if poller.error:
             self.progress(f"queue-depth series lost: {poller.error}")
-        snap = asyncio.run(read_stats(self.tor))
-        snap["bottleneck_port"] = str(bottleneck_port(self.net))
+        port = bottleneck_port(self.net)
+        snap = asyncio.run(read_stats(self.tor, budget_port=port if self.budget else None))
+        snap["bottleneck_port"] = str(port)
         return TestbedResult(
             rounds=rounds,
             switch=snap,
@@ -579,6 +608,12 @@ def bottleneck_port(net: Any) -> int:
     raise RuntimeError("no ToR port faces the receiver")
 
 
-async def read_stats(cfg: Any) -> dict[str, Any]:
+async def read_stats(cfg: Any, budget_port: int | None = None) -> dict[str, Any]:
+    """The switch's counters (`stats.read`); with `budget_port`, that port's
+    budget counters too, under "budget" (rewritten ACKs, untracked packets...)."""
     async with connect(cfg.switch, cfg.pipeline) as sw:
-        return (await stats.read(sw)).as_dict()
+        snap = (await stats.read(sw)).as_dict()
+        if budget_port is not None:
+            got = await budget_tables.read_counters(sw, [budget_port])
+            snap["budget"] = {str(p): asdict(c) for p, c in got.items()}
+        return snap

@@ -52,11 +52,14 @@ each engine reads the topology keys that apply to it.
       - {name: front+rotate, ecn: front, k: 20, cc: reno, agent: newdctcp-budget,
          rotate: true}            # windows below one segment, taken in turns
       - {name: batched, ecn: off, cc: reno, batching: true}
+      - {name: front+switch, ecn: front, k: 20, cc: reno,
+         switch_budget: true}     # the receiver's budget held by the ToR, no agent
 
 A scheme is everything that differs between the things compared: the switch's
 ECN mode and K (packets), the senders' congestion control, the receiver
 agent's policy (with newdctcp-budget: `rotate`, windows below one segment taken
-in turns) and seed-003 application-level batching.
+in turns), whether the ToR holds the receiver's budget (`switch_budget`,
+docs/algorithms.md §8) and seed-003 application-level batching.
 """
 
 from __future__ import annotations

@@ -66,6 +66,11 @@ def check_point(p: AtScalePoint) -> None:
         raise ModelError(
             f"scheme {s.name}: batching schedules incast rounds; the at-scale traffic has none"
         )
+    if s.switch_budget:
+        raise ModelError(
+            f"scheme {s.name}: the receiver's budget in the switch is on the incast "
+            "model's ToR only; the at-scale fabric's switches do not hold it"
+        )
     problems = check_incast_point(Point(s, 1, 0, port_topology(p.fabric), transport=p.transport))
     if problems:
         raise ModelError(problems[0])

@@ -36,6 +36,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from p4incast.model import switch_budget
 from p4incast.model.ecn import EcnMode
 from p4incast.model.scheme import (
     BUDGET_AGENT,
@@ -295,6 +296,20 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int, tick_s: float) 
     c.gapBytes = MODEL_GAP_BYTES
 
 
+def switch_config(c: Any, point: Point) -> None:
+    """The receiver's budget held by the ToR (docs/algorithms.md §8) on RunConfig
+    `c`: for a `switch_budget` scheme the same B as newdctcp-budget's on this
+    port (`budget_bytes`) in whole segments of the transport's MSS; the flow
+    table's FLOW_SLOTS, and BMv2's tick and the controller's default epoch (a
+    flow counts 65-130 ms after its last packet, as on the switch); B = 0: off."""
+    on = point.scheme.switch_budget
+    c.switchBudgetBytes = budget_bytes(point) if on else 0
+    c.switchMss = point.transport.mss_bytes
+    c.switchFlowSlots = switch_budget.FLOW_SLOTS
+    c.switchEpochTicks = switch_budget.DEFAULT_EPOCH_TICKS
+    c.switchTickS = switch_budget.TICK_SECONDS["v1model"]
+
+
 def run_config(point: Point, max_sim_s: float = MAX_SIM_S) -> Any:
     """The C++ RunConfig (sim/cpp/scenario.h) of `point`. It sets every field the
     C++ has no default for, so the model's and the agent's defaults are Python's
@@ -325,6 +340,7 @@ def run_config(point: Point, max_sim_s: float = MAX_SIM_S) -> Any:
     # a run is called stuck only when it outlasts every round's senders giving up
     c.maxSimS = max(max_sim_s, app.rounds * give_up_s(topo.rto_min_ms))
     c.restartEachRound = point.transport.restart_each_round
+    switch_config(c, point)
     offs: list[float] = []  # all at once
     if sch.batching:
         offs = list(batch_schedule(n, topo, app, point.transport).offsets)
@@ -401,6 +417,18 @@ def _fill(sc: Any, out: RunResult) -> None:
         "peak_bytes": int(q.peakBytes),
         "mean_depth": float(q.MeanDepth()),
     }
+    sb = sc.switchBudget
+    if sb.On():  # the pipeline's budget counters of the receiver's port (testbed: "budget")
+        out.switch["budget"] = {
+            BOTTLENECK_PORT: {
+                "acks": int(sb.acks),
+                "rewritten": int(sb.rewritten),
+                "unknown_scale": int(sb.unknownScale),
+                "untracked": int(sb.untracked),
+                "flow_epochs": int(sb.flowEpochs),
+                "epoch_ticks": int(sb.epochTicks),
+            }
+        }
     out.extra["depth_series"] = _decimate(list(q.seriesT), list(q.seriesD), SERIES_POINTS)
     out.base_rtt_ms = float(sc.baseRtt) * 1e3 if sc.baseRtt > 0 else None
     out.extra["sim_s"] = float(sc.Now())

@@ -39,6 +39,7 @@ def load() -> Any:
     cppyy.include("conformance.h")
     cppyy.include("atscale.h")
     cppyy.include("rx_rotation_probe.h")
+    cppyy.include("switch_budget_probe.h")
     return cppyy.gbl.p4i
 
 

@@ -258,6 +258,10 @@ class Scheme:
     # under an RX_CUT_AGENTS policy: leave ECE on the receiver's ACKs, so the
     # sender cuts on ECN too (the ablation of §3.7; off: the receiver's rule alone)
     sender_ecn: bool = False
+    # the receiver's budget held by its ToR (docs/algorithms.md §8): the
+    # receiver's ACKs lowered to each flow's share of rx_budget_bytes on the
+    # receiver's port, with no agent on the receiver (front+switch)
+    switch_budget: bool = False
 
     @property
     def mode(self) -> EcnMode:
@@ -271,6 +275,8 @@ class Scheme:
             parts.append("rotation")
         if self.sender_ecn:
             parts.append("sender ECN kept")
+        if self.switch_budget:
+            parts.append("receiver's budget in the switch")
         if self.batching:
             parts.append(
                 f"batching (IW {BATCHING_INIT_SEGS}, ACK per segment, a connection per round)"
@@ -408,6 +414,11 @@ def check_scheme(s: Scheme, topo: Topology, engine: str | None = None) -> None:
         raise ModelError(
             f"{where}: sender_ecn needs a receiver policy that owns the cut "
             f"({', '.join(RX_CUT_AGENTS)}); without one the sender's ECN is always on"
+        )
+    if s.switch_budget and s.agent != "off":
+        raise ModelError(
+            f"{where}: switch_budget holds the receiver's budget where no agent runs; "
+            f"with agent {s.agent} the receiver sets its window itself"
         )
     if s.ecn == EcnMode.OFF:
         if s.k:

@@ -21,6 +21,7 @@ DEFAULT_EPOCH_TICKS = 64  # ~65 ms: a flow counts 65-130 ms after its last packe
 MIN_EPOCH_TICKS = 4  # the epoch's low bits, all ones, keep it >= 3 (p4src/shared/rx_budget.p4)
 MAX_EPOCH_TICKS = 1 << 30  # the switch compares epochs as 32-bit numbers
 BUDGET_SHARE_SIZE = 4096  # budget_share entries, all ports together (p4src/shared/sizes.p4)
+FLOW_SLOTS = 4096  # flow table slots, a power of two (p4src/shared/sizes.p4)
 
 
 def share_bytes(budget_bytes: int, mss_bytes: int, flows: int) -> int:

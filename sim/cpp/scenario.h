@@ -34,6 +34,7 @@
 
 #include "ecn_queue.h"
 #include "rx_agent.h"
+#include "switch_budget.h"
 #include "tcp_newdctcp.h"
 
 #include "ns3/applications-module.h"
@@ -110,6 +111,13 @@ struct RunConfig
     bool sack = false;   // selective ACKs (transport.sack); off: NewReno recovery (SenderCc)
     uint32_t advWindowSegs = 0; // > 0: every receiver advertises at most this many segments
     double maxSimS = 0;  // give up after this much simulated time
+    // the receiver's budget held by its ToR (switch_budget.h): B, 0 = off; the
+    // segment of its shares; the flow table's slots; the epoch; the switch's tick
+    uint64_t switchBudgetBytes = 0;
+    uint32_t switchMss = 0;
+    uint32_t switchFlowSlots = 0;
+    uint32_t switchEpochTicks = 0;
+    double switchTickS = 0;
 
     // -- the model's own -----------------------------------------------------
     // Receive buffer = the largest window a receiver offers. Bounds a long
@@ -347,6 +355,8 @@ class Scenario
     Ptr<EcnQueue> bottleneck;
     std::vector<Ptr<EcnQueue>> hotQueues;
     RxAgent agent;
+    SwitchBudget switchBudget;   // on the ToR's port toward the receiver
+    Ptr<NetDevice> receiverPort; // that port: the receiver's packets enter by it
     uint64_t bgBytes = 0;
     bool debug = false;
 
@@ -423,6 +433,10 @@ class Scenario
         {
             return;
         }
+        if (dev == receiverPort && switchBudget.On())
+        {
+            p = switchBudget.Ipv4(p, Simulator::Now().GetSeconds());
+        }
         it->second->Send(p->Copy(), it->second->GetBroadcast(), proto);
     }
 
@@ -463,6 +477,7 @@ class Scenario
             {
                 bottleneck = down;
                 hotQueues.push_back(down);
+                receiverPort = d.second;
             }
             Ptr<Ipv4> ip = hosts.Get(h)->GetObject<Ipv4>();
             int32_t i = ip->AddInterface(d.first);
@@ -516,6 +531,11 @@ class Scenario
             q->k = cfg.k;
         }
         bottleneck->seriesBinS = cfg.seriesBinUs * 1e-6;
+        switchBudget.budgetBytes = cfg.switchBudgetBytes;
+        switchBudget.mss = cfg.switchMss;
+        switchBudget.slots = cfg.switchFlowSlots;
+        switchBudget.epochTicks = cfg.switchEpochTicks;
+        switchBudget.tickS = cfg.switchTickS;
         // receiver agent on the receiver's NIC
         AttachAgent(agent, cfg, hostDev[0], hostQ[0]);
         agent.srtt = [this](uint64_t key) { return FlowRtt(key); };

@@ -76,7 +76,8 @@ def test_engine_that_cannot_run_is_one_clear_line(tmp_path: Path) -> None:
 
 def test_auto_falling_back_to_the_simulator_runs_every_default_scheme() -> None:
     """The default experiment without BMv2: `auto` takes the simulator, which
-    runs all nine schemes, front+rotate included (the model's rotation)."""
+    runs all ten schemes, front+rotate (the model's rotation) and front+switch
+    (the model's switch budget) included."""
     proc = run_cli(
         str(Path(__file__).parents[2] / "experiments" / "default.yaml"),
         "--check",
@@ -86,7 +87,7 @@ def test_auto_falling_back_to_the_simulator_runs_every_default_scheme() -> None:
     assert proc.stdout.startswith("engine: sim (ns-3), because simple_switch_grpc")
     assert "left out" not in proc.stdout and not proc.stderr.strip()
     listed = [ln.split()[0] for ln in proc.stdout.splitlines() if ln.startswith("  ")]
-    assert len(listed) == 9 and "front+rotate" in listed
+    assert len(listed) == 10 and {"front+rotate", "front+switch"} <= set(listed)
 
 
 @pytest.mark.bmv2

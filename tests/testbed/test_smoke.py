@@ -4,7 +4,8 @@
   apply` takes: with mark-front K = 10 the receiver sees CE marks, exactly as
   many as the switch counted; with ECN off it sees none and the switch counts none.
 - One incast run (N = 4, 3 rounds, mark-front) through the BMv2 engine.
-- The budgeted agent, without and with rotation (captured).
+- The budgeted agent, without and with rotation (captured); the same budget
+  held by the ToR (front+switch).
 """
 
 from __future__ import annotations
@@ -153,3 +154,22 @@ def test_rotation_runs_and_the_capture_shows_it(tmp_path: Path) -> None:
     log = (tmp_path / "agent.log").read_text()
     passed = int(log.split("rotation: ")[1].split(" slots passed on")[0])
     assert passed > 16, log[-400:]
+
+
+def test_front_switch_holds_the_budget_in_the_tor(tmp_path: Path) -> None:
+    """front+switch on 16 senders, no agent: the ToR reads every receiver SYN and
+    holds every ACK of the receiver to its share (docs/algorithms.md §8: B = 64
+    segments, N = 16, share 4 segments, window scale 3: 724 units, below the
+    receiver's own), and once every flow is counted no round has an RTO. The
+    first round is not asserted: its requests leave one after another and the
+    i-th is counted at its own first packet, so it may carry share(i) > share(16)
+    (§8, "N forgets a connection"; docs/testbed/front-switch.md)."""
+    scheme = Scheme("front+switch", "front", 12, "reno", switch_budget=True)
+    point = Point(scheme, 16, topology=TOPO, app=App(32 * 1024, rounds=3))
+    res = ENGINE.run(point, tmp_path).record()
+    assert res["status"] == "ok", res["error"]
+    assert not any(r["rto"] for r in res["rounds"][1:]), res["rounds"]
+    budget = res["switch"]["budget"][res["switch"]["bottleneck_port"]]
+    assert budget["untracked"] == 0 and budget["unknown_scale"] == 0, budget
+    assert budget["acks"] > 16 * 3 and budget["rewritten"] > 0.9 * budget["acks"], budget
+    assert res["agent_cpu"] is None  # no agent ran

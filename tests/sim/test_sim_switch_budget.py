@@ -1,0 +1,237 @@
+"""The model switch's receiver budget (sim/cpp/switch_budget.h) against the rule's
+text, docs/algorithms.md §8: the scenarios of the BMv2 PTF suite
+(ptf-tests/tests/rx_budget.py), the same scripted handshakes and ACKs, each
+expected window worked by hand from §8 (comment beside it).
+
+Scripted packets go through the model switch's own path (`SwitchBudget::Ipv4`,
+ns-3 IPv4 + TCP headers, the window scale as a TCP option); IPv6 and options
+the parser cannot walk, which the model's IPv4 TCP never sends, go to the rule
+itself (`SwitchBudget::Handle`). The model computes no checksum (sim/MODEL.md),
+so the checksum the PTF tests assert is BMv2's alone.
+
+Budget of every test but the ageing one (as the PTF suite's): B = 8 segments of
+1448 bytes = 11584, so (§8) share(1) = 11584, share(2) = 5792, share(3) =
+share(4) = 2896 and share(N >= 5) = 1448 (the floor); epoch 2^30 ticks (no
+flow ages out while a test runs).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import zlib
+from typing import Any
+
+from p4incast.model import switch_budget
+
+RX4, RX6 = "10.0.2.2", "2001:db8:2::2"
+MSS = 1448
+B = 8 * MSS  # 11584 bytes
+LONG_EPOCH = 1 << 30
+SYN, ACK, PSH, RST = 0x02, 0x10, 0x08, 0x04
+NO_WS, BAD_OPTIONS = -1, -2  # the SYN's window-scale option: none; options not walkable
+
+
+def peer4(i: int) -> str:
+    return f"10.0.1.{10 + i}"
+
+
+def peer6(i: int) -> str:
+    return f"2001:db8:1::{10 + i:x}"
+
+
+def flow_key_crc(rx: str, peer: str, rx_port: int, peer_port: int) -> int:
+    """The pipeline's CRC-32 of a flow (p4src/v1model/main.p4 RxBudgetFlows):
+    16-byte receiver address, 16-byte peer address (IPv4 zero-extended),
+    receiver port, peer port."""
+
+    def a16(a: str) -> bytes:
+        return int(ipaddress.ip_address(a)).to_bytes(16, "big")
+
+    data = a16(rx) + a16(peer) + rx_port.to_bytes(2, "big") + peer_port.to_bytes(2, "big")
+    return zlib.crc32(data)
+
+
+class Switch:
+    """One model switch port with its budget, and the receiver's packets."""
+
+    def __init__(self, p4i: Any, epoch_ticks: int = LONG_EPOCH, budget: int = B) -> None:
+        self.probe = p4i.SwitchBudgetProbe()
+        sw = self.probe.sw
+        sw.budgetBytes, sw.mss = budget, MSS
+        sw.slots = switch_budget.FLOW_SLOTS
+        sw.epochTicks = epoch_ticks
+        sw.tickS = switch_budget.TICK_SECONDS["v1model"]
+        self.now = 0.0
+
+    @property
+    def sw(self) -> Any:
+        return self.probe.sw
+
+    def syn(self, i: int, scale: int | None, *, sport: int | None = None) -> int:
+        ws = NO_WS if scale is None else scale
+        return int(
+            self.probe.Send4(RX4, peer4(i), sport or 50000 + i, 5001, SYN, 64240, ws, 0, self.now)
+        )
+
+    def ack(self, i: int, window: int, *, payload: int = 0, sport: int | None = None) -> int:
+        flags = ACK | (PSH if payload else 0)
+        port = sport or 50000 + i
+        return int(
+            self.probe.Send4(RX4, peer4(i), port, 5001, flags, window, NO_WS, payload, self.now)
+        )
+
+    def syn6(self, i: int, ws: int) -> int:
+        return int(self.probe.Send6(RX6, peer6(i), 50000 + i, 5001, SYN, 64240, ws, self.now))
+
+    def ack6(self, i: int, window: int) -> int:
+        return int(self.probe.Send6(RX6, peer6(i), 50000 + i, 5001, ACK, window, NO_WS, self.now))
+
+
+def test_worked_table_scales_none_7_3_0_14(p4i: Any) -> None:
+    """§8's worked table, steps 1-7 (PTF RxBudgetScalesTest)."""
+    s = Switch(p4i)
+    A, B_, C, D, E = range(5)
+    # Step 1: A's SYN has no window-scale option: s = 0; N = 1, share 11584,
+    # w 29200 -> min(29200, 11584) = 11584.
+    s.syn(A, None)
+    assert s.ack(A, 29200) == 11584
+    # Step 2: B at scale 7; N = 2, share 5792: ceil(5792 / 128) = 46.
+    s.syn(B_, 7)
+    assert s.ack(B_, 512) == 46
+    # Step 3: C at scale 3; N = 3, share 2896: ceil(2896 / 8) = 362.
+    s.syn(C, 3)
+    assert s.ack(C, 8000) == 362
+    # Step 4: D at scale 0; N = 4, share 2896 > 2000: never raised.
+    s.syn(D, 0)
+    assert s.ack(D, 2000) == 2000
+    # Step 5: A again, N = 4: 2896.
+    assert s.ack(A, 29200) == 2896
+    # Step 6: E at scale 14; N = 5, share 1448 (floor): ceil(1448 / 16384) = 1.
+    s.syn(E, 14)
+    assert s.ack(E, 4) == 1
+    # Step 7: C's request, 100 bytes of data on the ACK; N = 5, share 1448 at
+    # scale 3: ceil(1448 / 8) = 181.
+    assert s.ack(C, 8000, payload=100) == 181
+    # Counted: 7 ACKs held to the share (steps 1-7), 6 of them lowered (all but
+    # step 4); 5 flows, each once in this one epoch.
+    sw = s.sw
+    assert (sw.acks, sw.rewritten, sw.flowEpochs, sw.untracked) == (7, 6, 5, 0)
+
+
+def test_syns_are_not_rewritten(p4i: Any) -> None:
+    """Only an ACK (ACK set, neither SYN nor RST) carries a window the budget
+    lowers (§8, "Which packets"): the SYN leaves with its own 64240."""
+    s = Switch(p4i)
+    assert s.syn(0, 7) == 64240
+    assert s.probe.Send4(RX4, peer4(0), 50000, 5001, RST | ACK, 29200, NO_WS, 0, 0.0) == 29200
+
+
+def test_ipv6_scale_7(p4i: Any) -> None:
+    """IPv6, scale 7, N = 1: ceil(11584 / 128) = 91 (90.5 up) (PTF RxBudgetIpv6Test)."""
+    s = Switch(p4i)
+    s.syn6(0, 7)
+    assert s.ack6(0, 1000) == 91
+
+
+def test_a_port_without_a_budget_leaves_everything(p4i: Any) -> None:
+    """B = 0 (the budget off): SYNs and ACKs leave unchanged (PTF RxBudgetOffTest)."""
+    s = Switch(p4i, budget=0)
+    s.syn(0, 7)
+    assert s.ack(0, 29200) == 29200
+    assert s.sw.acks == 0
+
+
+def test_a_flow_whose_syn_was_not_seen_is_counted_and_left_alone(p4i: Any) -> None:
+    """Flow 0's ACK comes first (no SYN): left alone, counted as unknown scale;
+    flow 1 then opens at scale 0, and its ACK sees N = 2: share 5792 (PTF
+    RxBudgetUnseenScaleTest)."""
+    s = Switch(p4i)
+    assert s.ack(0, 29200) == 29200
+    s.syn(1, 0)
+    assert s.ack(1, 29200) == 5792
+    assert s.ack(0, 29200) == 29200
+    assert (s.sw.unknownScale, s.sw.flowEpochs) == (2, 2)
+
+
+def test_two_live_flows_in_one_slot_fail_open(p4i: Any) -> None:
+    """The second flow of a slot is forwarded unchanged and counted untracked;
+    the first keeps its slot, N = 1, share 11584 (PTF RxBudgetCollisionTest).
+    The slots are the pipeline's CRC-32 of the flow, computed here by zlib."""
+    s = Switch(p4i)
+    slots = switch_budget.FLOW_SLOTS
+    first = flow_key_crc(RX4, peer4(0), 50000, 5001) % slots
+    other = next(
+        p for p in range(50001, 65536) if flow_key_crc(RX4, peer4(0), p, 5001) % slots == first
+    )
+    s.syn(0, 0)
+    s.syn(0, 0, sport=other)  # its slot is taken: untracked
+    assert s.ack(0, 29200, sport=other) == 29200
+    assert s.ack(0, 29200) == 11584
+    assert (s.sw.untracked, s.sw.flowEpochs) == (2, 1)
+
+
+def test_options_not_walkable_leave_the_scale_unknown(p4i: Any) -> None:
+    """Five SYNs whose options cannot be walked: their flows' ACKs are left alone
+    (scale unknown) and counted; a good flow after them sees N = 6 (five of
+    unknown scale and itself), share 1448 (floor), scale 0: 1448 (PTF
+    RxBudgetMalformedOptionsTest; the parser's verdict given to the rule)."""
+    s = Switch(p4i)
+    for i in range(5):
+        s.probe.Send6(RX6, peer6(i), 50000 + i, 5001, SYN, 64240, BAD_OPTIONS, 0.0)
+        assert s.ack6(i, 29200) == 29200
+    assert s.sw.unknownScale == 5
+    s.syn6(5, 0)
+    assert s.ack6(5, 29200) == 1448
+
+
+def test_idle_flows_age_out(p4i: Any) -> None:
+    """Epochs of 1024 ticks (1.05 s): three flows at scale 0 within one epoch,
+    N = 3, share 2896; 3 s later (more than two epochs) with no packet, flow 0's
+    ACK finds the others gone: N = 1, share 11584 (PTF RxBudgetAgeingTest)."""
+    s = Switch(p4i, epoch_ticks=1024)
+    for i in range(3):
+        s.syn(i, 0)
+    assert s.ack(2, 29200) == 2896
+    s.now = 3.0
+    assert s.ack(0, 29200) == 11584
+
+
+def test_a_flow_counts_for_one_to_two_epochs_after_its_last_packet(p4i: Any) -> None:
+    """§8, "Flows and N": a flow seen in the previous epoch still counts. Epochs of
+    1024 ticks of 1.024 ms: flows 0 and 1 in epoch 0 (t = 0); at t = 1.5 s
+    (tick 1464, the next epoch) flow 0's ACK sees N = prev 2 + joined 0 = 2,
+    share 5792; at t = 2.5 s (tick 2441, the epoch after) flow 1, last seen two
+    epochs ago, is gone and flow 0 was seen in the previous one: N = 1, 11584."""
+    s = Switch(p4i, epoch_ticks=1024)
+    s.syn(0, 0)
+    s.syn(1, 0)
+    s.now = 1.5
+    assert s.ack(0, 29200) == 5792
+    s.now = 2.5
+    assert s.ack(0, 29200) == 11584
+
+
+def test_more_flows_than_slots_fail_open(p4i: Any) -> None:
+    """FLOW_SLOTS + 64 = 4160 SYNs at scale 0: the untracked count is the flows
+    minus the distinct slots among them (the pipeline's CRC-32); an untracked
+    flow's ACK leaves unchanged, a tracked one's is lowered to the floor, 1448
+    (PTF RxBudgetTableFullTest)."""
+    s = Switch(p4i)
+    slots = switch_budget.FLOW_SLOTS
+    total = slots + 64
+    peers = [(i // 60000, 1024 + i % 60000) for i in range(total)]
+    seen: dict[int, int] = {}
+    untracked: list[int] = []
+    for i, (peer, sport) in enumerate(peers):
+        slot = flow_key_crc(RX4, peer4(peer), sport, 5001) % slots
+        if slot in seen:
+            untracked.append(i)
+        else:
+            seen[slot] = i
+        s.syn(peer, 0, sport=sport)
+    assert s.sw.untracked == len(untracked)
+    assert s.sw.flowEpochs == len(seen)
+    lost = untracked[0]
+    assert s.ack(peers[lost][0], 29200, sport=peers[lost][1]) == 29200
+    kept = next(iter(seen.values()))
+    assert s.ack(peers[kept][0], 29200, sport=peers[kept][1]) == 1448
