@@ -22,6 +22,9 @@ fails, on our runs' numbers, and the report prints that table
   of each other at every x.
 - "grows / increases with N" (grows): last above first by ORDERING_RULE, no
   step a clear fall.
+- "with X, incast sets in at fewer senders" (earlier): INCAST_ONSET, ordered.
+- "sudden decreases whose amplitude diminishes" (steps_diminish): the falls
+  across each step read like grows in reverse, by ORDERING_RULE.
 - "about X", "~X" (near): NEAR_TOLERANCE, widened to the paper's printed
   precision (PRINTED_PRECISION) and, for counts, to a Poisson interval
   (COUNT_METRICS), and cut at the link's framing limit for goodput (PHYSICAL).
@@ -101,6 +104,18 @@ SHARP_DROP = 0.25
 ORDERING_RULE = (
     "the two means' 95 % intervals do not overlap and they differ by at least the "
     "metric's minimum effect"
+)
+# "Incast congestion sets in at N" (earlier): the first N whose goodput falls below
+# the best the scheme had at fewer senders by ORDERING_RULE (the intervals apart and
+# the goodput's MIN_EFFECT: a fall a reader sees and another seed would not undo),
+# with an RTO in at least one of its rounds. ICTCP §VII-A ¶2 defines the onset so:
+# with more senders the goodput per round drops because some connections time out,
+# and the least N that triggers it depends on the amount per sender; a timeout on
+# "some connections" is any round with one, not most rounds (FREQUENT_RTO is what
+# a collapse needs, not its onset).
+INCAST_ONSET = (
+    "the first N whose goodput falls below the best at fewer senders by ORDERING_RULE, "
+    "with an RTO in some round there"
 )
 # The minimum effect per metric an ordering needs: (relative to the larger of the
 # two means, absolute in the metric's unit); the larger of the two applies.
@@ -697,6 +712,93 @@ def _grows(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
     return Verdict(claim, verdict, ours, pts)
 
 
+def _judge(a: tuple[float, float | None], b: tuple[float, float | None], metric: str) -> str:
+    """a above b by ORDERING_RULE (_pair, higher is better); a point without an
+    interval leaves a holding pair inconclusive (it cannot show the difference is real)."""
+    v = _pair((a[0], a[1] or 0.0), (b[0], b[1] or 0.0), False, metric)
+    return INCONCLUSIVE if v == HOLDS and (a[1] is None or b[1] is None) else v
+
+
+def incast_onset(rows: Rows, scheme: str, claim: Mapping[str, Any]) -> tuple[Any, float] | None:
+    """INCAST_ONSET of one scheme over the claim's N range: (N, its goodput), or None
+    when no N in range qualifies. The best at fewer senders counts every N run below."""
+    rto = _rto(rows, scheme)
+    best: tuple[float, float | None] | None = None
+    for n, mean, lo, hi in _series(rows, scheme, "goodput_mbps"):
+        here = (mean, _half_width(lo, hi))
+        if (
+            best is not None
+            and _in_range(n, claim)
+            and _judge(best, here, "goodput_mbps") == HOLDS
+            and n in rto
+            and rto[n][0] > 0
+        ):
+            return n, mean
+        if best is None or mean > best[0]:
+            best = here
+    return None
+
+
+def _earlier(claim: Mapping[str, Any], rows: Rows) -> Verdict:
+    """ "With X, incast sets in at fewer senders" (earlier): each scheme's INCAST_ONSET
+    before the next one's. A pair holds when the first sets in at a smaller N, or the
+    second not in range (beyond the last N run); diverges when the first does not set
+    in, or at a larger N; two onsets at the same N are inconclusive."""
+    schemes = list(claim["schemes"])
+    if any(not _series(rows, s, "goodput_mbps") for s in schemes):
+        missing = next(s for s in schemes if not _series(rows, s, "goodput_mbps"))
+        return Verdict(claim, NO_DATA, f"no runs for {missing}")
+    onsets = {s: incast_onset(rows, s, claim) for s in schemes}
+    found = []
+    for a, b in zip(schemes, schemes[1:], strict=False):
+        oa, ob = onsets[a], onsets[b]
+        if oa is None:
+            found.append(DIVERGES)
+        elif ob is None or oa[0] < ob[0]:
+            found.append(HOLDS)
+        else:
+            found.append(INCONCLUSIVE if oa[0] == ob[0] else DIVERGES)
+    parts = [
+        f"{s} N={o[0]} ({_num(o[1])})" if o else f"{s} none in range" for s, o in onsets.items()
+    ]
+    pts = tuple(Point(s, o[0], "goodput_mbps", o[1]) for s, o in onsets.items() if o)
+    return Verdict(claim, _worst(found), "onset: " + ", ".join(parts), pts)
+
+
+def _steps_diminish(claim: Mapping[str, Any], rows: Rows) -> Verdict:
+    """ "Sudden decreases whose amplitude diminishes as N grows" (steps_diminish): the
+    fall of the metric from N to N + 1 at every such pair run in range, its interval
+    from the two points' (independent); the last fall below the first by ORDERING_RULE
+    and no fall clearly larger than the one before it (grows, in reverse)."""
+    metric, scheme = claim.get("metric", "goodput_mbps"), claim["scheme"]
+    pts_in = {
+        x: (m, _half_width(lo, hi))
+        for x, m, lo, hi in _series(rows, scheme, metric)
+        if _in_range(x, claim)
+    }
+    falls: list[tuple[Any, tuple[float, float | None]]] = []
+    for x in sorted(pts_in):
+        if x + 1 in pts_in:
+            (ma, ha), (mb, hb) = pts_in[x], pts_in[x + 1]
+            hw = None if ha is None or hb is None else math.hypot(ha, hb)
+            falls.append((x, (ma - mb, hw)))
+    if len(falls) < 2:
+        return Verdict(claim, NO_DATA, f"fewer than two steps (N, N+1) with {metric}")
+    (x0, first), (x1, last) = falls[0], falls[-1]
+    end = _judge(first, last, metric)
+    rises = [(xa, xb) for (xa, a), (xb, b) in zip(falls, falls[1:], strict=False)
+             if _judge(b, a, metric) == HOLDS]  # fmt: skip
+    verdict = DIVERGES if end == DIVERGES or rises else end
+    ours = (
+        f"fall N={x0}->{x0 + 1} {_pm(*first)} ... N={x1}->{x1 + 1} {_pm(*last)} "
+        f"({len(falls)} steps)"
+    )
+    if rises:
+        ours += "; larger than the step before at " + ", ".join(f"N={b}" for _a, b in rises)
+    pts = tuple(Point(scheme, x, metric, pts_in[x][0]) for x in (x0, x0 + 1, x1, x1 + 1))
+    return Verdict(claim, verdict, ours, pts)
+
+
 def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Verdict:
     """One claim against the summary rows of the variant it is about.
 
@@ -718,6 +820,10 @@ def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Ve
         return _alike(claim, rows, axis)
     if kind == "grows":
         return _grows(claim, rows, axis)
+    if kind == "earlier":
+        return _earlier(claim, rows)
+    if kind == "steps_diminish":
+        return _steps_diminish(claim, rows)
     if kind == "drops_from":
         return _drops_from(claim, rows, axis)
     if kind == "no_collapse":
