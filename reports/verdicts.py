@@ -133,6 +133,7 @@ MIN_EFFECT: dict[str, tuple[float, float]] = {
     "fct_p50_ms": (0.03, 0.0),
     "fct_p99_ms": (0.03, 0.0),
     "fct_max_ms": (0.03, 0.0),
+    "fct_spread_ms": (0.03, 0.0),
     "rto_round_ratio": (0.0, 0.05),
     "jain": (0.0, 0.01),
     "qdepth_mean": (0.03, 1.0),
