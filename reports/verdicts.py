@@ -134,6 +134,8 @@ MIN_EFFECT: dict[str, tuple[float, float]] = {
     "fct_p99_ms": (0.03, 0.0),
     "fct_max_ms": (0.03, 0.0),
     "fct_spread_ms": (0.03, 0.0),
+    "long_p50_mbps": (0.03, 0.0),
+    "long_range_mbps": (0.03, 0.0),
     "rto_round_ratio": (0.0, 0.05),
     "jain": (0.0, 0.01),
     "qdepth_mean": (0.03, 1.0),
