@@ -132,6 +132,7 @@ MIN_EFFECT: dict[str, tuple[float, float]] = {
     "fct_mean_ms": (0.03, 0.0),
     "fct_p50_ms": (0.03, 0.0),
     "fct_p99_ms": (0.03, 0.0),
+    "fct_p1_ms": (0.03, 0.0),
     "fct_max_ms": (0.03, 0.0),
     "fct_spread_ms": (0.03, 0.0),
     "long_p50_mbps": (0.03, 0.0),
