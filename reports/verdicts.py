@@ -1141,6 +1141,21 @@ def _rows(
     )
 
 
+# ictcp-fig8-9's TCP at 256 and 64 KB per sender, as docs/reproduce/REPORT.md at
+# fde4a1c printed them (the run of ccc5031): (variant, N, goodput, half width of its
+# interval, ratio of rounds with an RTO). 256 KB sets in at N = 24 (900 against 935,
+# 35 > 20 and >= 3 %), 64 KB at N = 32 (884 against 932).
+_ONSETS = tuple(
+    _g(f"tcp@{v}", n, m, hw, rto_round_ratio=r)
+    for v, n, m, hw, r in (
+        ("sru256k", 8, 935.1, 0.0, 0.0), ("sru256k", 16, 924.2, 12.0, 0.02),
+        ("sru256k", 24, 899.7, 19.7, 0.05), ("sru256k", 32, 823.7, 55.8, 0.16),
+        ("sru64k", 16, 928.3, 0.0, 0.0), ("sru64k", 24, 932.3, 0.0, 0.0),
+        ("sru64k", 32, 884.2, 12.8, 0.06), ("sru64k", 40, 857.1, 64.9, 0.09),
+    )
+)  # fmt: skip
+
+
 # Our numbers are those of docs/reproduce/REPORT.md at commit 83d4649 (the report
 # before these rules) unless a label says otherwise; a label ending "(would fail)"
 # is a value no run of ours gave, shown because the rule cannot be failed by ours.
@@ -1323,6 +1338,34 @@ RULES: tuple[Rule, ...] = (
                 "text": "",
             },
             (_g("dctcp", 30, 911, rto_round_ratio=1.0), _g("dctcp", 35, 769, rto_round_ratio=1.0)),
+            DIVERGES,
+        ),
+    ),
+    Rule(
+        "INCAST_ONSET",
+        "'with X, incast sets in at fewer senders': the first N whose goodput falls below "
+        "the best at fewer senders by ORDERING_RULE, with an RTO in some round, comes "
+        "first for X",
+        Example(
+            "ictcp-fig8-9/tcp-incast-earlier-with-larger-sru, 256 before 64 KB",
+            {
+                "id": "tcp-incast-earlier-with-larger-sru",
+                "kind": "earlier",
+                "schemes": ["tcp@sru256k", "tcp@sru64k"],
+                "text": "",
+            },
+            _ONSETS,
+            HOLDS,
+        ),
+        Example(
+            "ictcp-fig8-9/tcp-incast-earlier-with-larger-sru read 64 before 256 KB (would fail)",
+            {
+                "id": "tcp-incast-earlier-with-larger-sru",
+                "kind": "earlier",
+                "schemes": ["tcp@sru64k", "tcp@sru256k"],
+                "text": "",
+            },
+            _ONSETS,
             DIVERGES,
         ),
     ),
