@@ -131,6 +131,7 @@ MIN_EFFECT: dict[str, tuple[float, float]] = {
     "goodput_mbps": (0.03, 0.0),
     "fct_mean_ms": (0.03, 0.0),
     "fct_p50_ms": (0.03, 0.0),
+    "fct_p95_ms": (0.03, 0.0),
     "fct_p99_ms": (0.03, 0.0),
     "fct_p1_ms": (0.03, 0.0),
     "fct_max_ms": (0.03, 0.0),
