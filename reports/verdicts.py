@@ -347,6 +347,16 @@ def _pm(mean: float, hw: float | None) -> str:
     return f"{_num(mean)} ±{_num(hw)}" if hw else _num(mean)
 
 
+def _judge(
+    a: tuple[float, float | None], b: tuple[float, float | None], metric: str, lower: bool = False
+) -> str:
+    """a before b by ORDERING_RULE (_pair: above it, or below it when `lower`), each
+    (mean, half width); a point without an interval leaves a holding pair
+    inconclusive (it cannot show the difference is real)."""
+    v = _pair((a[0], a[1] or 0.0), (b[0], b[1] or 0.0), lower, metric)
+    return INCONCLUSIVE if v == HOLDS and (a[1] is None or b[1] is None) else v
+
+
 def _ordering(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
     """The schemes in the claim's order: on their means over x, or (every) at each x;
     each neighbouring difference real and large enough by ORDERING_RULE. A point
@@ -367,8 +377,7 @@ def _ordering(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
     pairs = _pairs(claim)
 
     def judge(a: tuple[float, float | None], b: tuple[float, float | None]) -> str:
-        v = _pair((a[0], a[1] or 0.0), (b[0], b[1] or 0.0), lower, metric)
-        return INCONCLUSIVE if v == HOLDS and (a[1] is None or b[1] is None) else v
+        return _judge(a, b, metric, lower)
 
     if claim.get("every"):
         common = sorted(set.intersection(*(set(xs) for xs in per.values())))
@@ -702,8 +711,7 @@ def _grows(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
         return Verdict(claim, NO_DATA, f"fewer than two {axis} with {metric}")
 
     def judge(a: tuple[float, float | None], b: tuple[float, float | None]) -> str:
-        v = _pair((a[0], a[1] or 0.0), (b[0], b[1] or 0.0), False, metric)
-        return INCONCLUSIVE if v == HOLDS and (a[1] is None or b[1] is None) else v
+        return _judge(a, b, metric)
 
     (x0, first), (x1, last) = series[0], series[-1]
     end = judge(last, first)
@@ -715,13 +723,6 @@ def _grows(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
         ours += "; falls " + ", ".join(f"{_at(axis, a)}->{b}" for a, b in falls)
     pts = (Point(scheme, x0, metric, first[0]), Point(scheme, x1, metric, last[0]))
     return Verdict(claim, verdict, ours, pts)
-
-
-def _judge(a: tuple[float, float | None], b: tuple[float, float | None], metric: str) -> str:
-    """a above b by ORDERING_RULE (_pair, higher is better); a point without an
-    interval leaves a holding pair inconclusive (it cannot show the difference is real)."""
-    v = _pair((a[0], a[1] or 0.0), (b[0], b[1] or 0.0), False, metric)
-    return INCONCLUSIVE if v == HOLDS and (a[1] is None or b[1] is None) else v
 
 
 def incast_onset(rows: Rows, scheme: str, claim: Mapping[str, Any]) -> tuple[Any, float] | None:
