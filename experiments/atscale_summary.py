@@ -14,13 +14,18 @@ from typing import Any
 from p4incast.experiments import metrics, results, stats
 from p4incast.model.atscale import ATSCALE_SCENARIO
 
-PERCENTILES = (1, 50, 99)
+PERCENTILES = (1, 50, 95, 99)  # RCC Fig. 8(a) plots the 95th too (§6.2 ¶3 claims it)
 SUMMARY_METRICS = (
     "fct_p1_ms",
     "fct_p50_ms",
+    "fct_p95_ms",
     "fct_p99_ms",
     "fct_mean_ms",
     "long_mbps",
+    "long_min_mbps",  # the background flows' lowest, median and highest throughput
+    "long_p50_mbps",  # in a run (RCC Fig. 8(b)), and the highest less the lowest
+    "long_max_mbps",
+    "long_range_mbps",
     "drops_tor",
     "drops_root",
     "drops",  # ToR + root
@@ -44,11 +49,12 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One row per (scheme, load): FCT percentiles of the short flows with a 95 %
     interval (one repeat: the run's percentile, order statistics over its flows;
     more: the mean of the repeats' percentiles, Student t over them), long-flow
-    throughput (mean over flows and repeats), drops (ToR, root, both), drops per
-    aggregator queue (a run's drops at the ToR ports facing an aggregator over the
-    number of aggregators: the paper's mean over its aggregators' last-hop queues,
-    RCC §6.2 sixth para; with the repeats' Student-t interval, as drops at the
-    root) and short-flow RTOs (mean per run)."""
+    throughput (mean over flows and repeats; and each run's lowest, median, highest
+    and their range, averaged over repeats with a Student-t interval), drops (ToR,
+    root, both), drops per aggregator queue (a run's drops at the ToR ports facing
+    an aggregator over the number of aggregators: the paper's mean over its
+    aggregators' last-hop queues, RCC §6.2 sixth para; with the repeats' Student-t
+    interval, as drops at the root) and short-flow RTOs (mean per run)."""
     groups: dict[tuple[str, float], list[Mapping[str, Any]]] = {}
     for r in records:
         groups.setdefault((r["scheme"], r["load"]), []).append(r)
@@ -80,6 +86,18 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         row["fct_mean_ms"] = statistics.fmean(fcts) if fcts else None
         longs = [x for r in ok for x in r["long_mbps"]]
         row["long_mbps"] = statistics.fmean(longs) if longs else None
+        # RCC Fig. 8(b): per run the lowest, median and highest of its background
+        # flows' throughput, and their range; the mean over repeats, Student t over them
+        per_run = [sorted(r["long_mbps"]) for r in ok if r.get("long_mbps")]
+        for key, of in (
+            ("long_min_mbps", lambda xs: xs[0]),
+            ("long_p50_mbps", statistics.median),
+            ("long_max_mbps", lambda xs: xs[-1]),
+            ("long_range_mbps", lambda xs: xs[-1] - xs[0]),
+        ):
+            values = [float(of(xs)) for xs in per_run]
+            row[key] = statistics.fmean(values) if values else None
+            row.update(_ci_fields(key, stats.t_interval(values)))
         for where in ("tor", "root"):
             row[f"drops_{where}"] = statistics.fmean(r["drops"][where] for r in ok)
         row["drops"] = row["drops_tor"] + row["drops_root"]

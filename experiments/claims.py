@@ -87,6 +87,21 @@ Kinds (`metric` defaults to goodput_mbps; x ranges default to every x run):
     grows                "grows / increases with N": the metric at the last x in
                          range above the first by verdicts.ORDERING_RULE, and no
                          step between neighbours a fall by it
+    earlier              "with X, incast sets in at fewer senders": the `schemes`
+                         (scheme@variant, earliest first) ordered by their incast
+                         onset (verdicts.INCAST_ONSET: the first N whose goodput
+                         falls below the best at fewer senders by
+                         verdicts.ORDERING_RULE, with an RTO in some round there);
+                         a scheme with no onset in range sets in beyond the last N
+                         run; two onsets at the same N are inconclusive (one step
+                         of our grid cannot order them)
+    steps_diminish       "sudden decreases whose amplitude diminishes as N grows"
+                         (seed 003's zig-zag): the falls of the metric between
+                         neighbouring N one apart (N, N + 1, both run: the preset
+                         runs both sides of each step), read like `grows` in
+                         reverse: the last step's fall below the first's by
+                         verdicts.ORDERING_RULE, and no fall clearly larger than
+                         the one before it
     closed_form          seed-003: the paper's closed-form number at n against
                          OUR closed form g there (no simulation), within
                          verdicts.near_band(value)
@@ -122,6 +137,8 @@ KINDS = (
     "gap_diminishes",
     "alike",
     "grows",
+    "earlier",
+    "steps_diminish",
 )
 
 
@@ -153,6 +170,8 @@ def check_claim(claim: Any, where: str, axis: str = "n") -> None:
         "gap_diminishes": ("scheme", "n_split"),
         "alike": ("schemes",),
         "grows": ("scheme",),
+        "earlier": ("schemes",),
+        "steps_diminish": ("scheme",),
     }[kind]
     missing = [k for k in need if k not in claim]
     if missing:

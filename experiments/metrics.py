@@ -9,7 +9,9 @@ queue-depth histogram. `summarize` turns it into one flat record:
 - goodput: mean and sample standard deviation over rounds of
   bytes / completion time (a round ends when its slowest flow ends);
 - rto_round_ratio: rounds in which >= 1 flow hit an RTO / rounds;
-- FCT p50/p99 and mean: over every flow of every round, pooled;
+- FCT p1/p50/p99 and mean: over every flow of every round, pooled;
+  fct_spread_ms: p99 - p1 of the same flows (RCC §6.1.3 ¶1 reads a scheme's
+  stability as the difference between its 1st and 99th percentile FCTs);
 - fct_max_ms: each round's slowest flow (the FCT the round's last flow
   determines), averaged over rounds;
 - queue depth p50/p95/max: from the bottleneck port's histogram, exact to one
@@ -32,10 +34,10 @@ C * MSS / wire bytes per packet (1448 / 1538 on Ethernet with TCP timestamps:
 94.1 % of the line rate).
 
 Confidence intervals (95 %, two-sided) on every metric a claim compares
-(CI_METRICS: goodput, RTO-round ratio, FCT p99, mean and per-round max, Jain's
-index, and the queue's time-averaged depth, p95 depth, drops and CE marks), for
-one (scheme, N) point; the methods, their formulas and references are in
-experiments/stats.py. The queue's come from the rounds' own `queue` records
+(CI_METRICS: goodput, RTO-round ratio, FCT p99, p1, mean, per-round max and
+p1-p99 spread, Jain's index, and the queue's time-averaged depth, p95 depth, drops and
+CE marks), for one (scheme, N) point; the methods, their formulas and
+references are in experiments/stats.py. The queue's come from the rounds' own `queue` records
 (the simulator's; a testbed run has them only across repeats).
 
 Unit of replication. The rounds of a run are not independent: a round starts
@@ -95,8 +97,10 @@ SUMMARY_METRICS = (
     "rto_round_ratio",
     "timeouts",
     "retrans",
+    "fct_p1_ms",
     "fct_p50_ms",
     "fct_p99_ms",
+    "fct_spread_ms",
     "qdepth_p50",
     "qdepth_p95",
     "qdepth_max",
@@ -117,6 +121,8 @@ CI_METRICS = (
     "fct_p99_ms",
     "fct_mean_ms",
     "fct_max_ms",
+    "fct_p1_ms",
+    "fct_spread_ms",
     "jain",
     "qdepth_mean",
     "qdepth_p95",
@@ -319,6 +325,12 @@ def _fct_percentile_ms(rounds: Sequence[Mapping[str, Any]], q: float) -> float |
     return None if value is None else value * 1e3
 
 
+def _fct_spread_ms(rounds: Sequence[Mapping[str, Any]]) -> float | None:
+    """p99 - p1 of the rounds' flows pooled (None without flows)."""
+    lo, hi = _fct_percentile_ms(rounds, 1), _fct_percentile_ms(rounds, 99)
+    return None if lo is None or hi is None else hi - lo
+
+
 def _fct_mean_ms(rounds: Sequence[Mapping[str, Any]]) -> float | None:
     fcts = _flows(rounds)
     return statistics.fmean(fcts) * 1e3 if fcts else None
@@ -393,6 +405,8 @@ def round_intervals(
         "fct_p99_ms": lambda rs: _fct_percentile_ms(rs, 99),
         "fct_mean_ms": _fct_mean_ms,
         "fct_max_ms": _fct_max_ms,
+        "fct_p1_ms": lambda rs: _fct_percentile_ms(rs, 1),
+        "fct_spread_ms": _fct_spread_ms,
         "jain": _jain,
         "qdepth_mean": _qdepth_mean,
         "qdepth_p95": _qdepth_p95,
@@ -470,8 +484,10 @@ def _summarize_ok(run: Mapping[str, Any]) -> dict[str, Any]:
     out["timeouts"] = sum(int(r.get("timeouts") or 0) for r in rounds)
     out["retrans"] = sum(int(r.get("retrans") or 0) for r in rounds)
 
+    out["fct_p1_ms"] = _fct_percentile_ms(rounds, 1)
     out["fct_p50_ms"] = _fct_percentile_ms(rounds, 50)
     out["fct_p99_ms"] = _fct_percentile_ms(rounds, 99)
+    out["fct_spread_ms"] = _fct_spread_ms(rounds)
     out["fct_mean_ms"] = _fct_mean_ms(rounds)
     out["fct_max_ms"] = _fct_max_ms(rounds)
     out["jain"] = _jain(rounds)

@@ -22,6 +22,9 @@ fails, on our runs' numbers, and the report prints that table
   of each other at every x.
 - "grows / increases with N" (grows): last above first by ORDERING_RULE, no
   step a clear fall.
+- "with X, incast sets in at fewer senders" (earlier): INCAST_ONSET, ordered.
+- "sudden decreases whose amplitude diminishes" (steps_diminish): the falls
+  across each step read like grows in reverse, by ORDERING_RULE.
 - "about X", "~X" (near): NEAR_TOLERANCE, widened to the paper's printed
   precision (PRINTED_PRECISION) and, for counts, to a Poisson interval
   (COUNT_METRICS), and cut at the link's framing limit for goodput (PHYSICAL).
@@ -102,6 +105,18 @@ ORDERING_RULE = (
     "the two means' 95 % intervals do not overlap and they differ by at least the "
     "metric's minimum effect"
 )
+# "Incast congestion sets in at N" (earlier): the first N whose goodput falls below
+# the best the scheme had at fewer senders by ORDERING_RULE (the intervals apart and
+# the goodput's MIN_EFFECT: a fall a reader sees and another seed would not undo),
+# with an RTO in at least one of its rounds. ICTCP §VII-A ¶2 defines the onset so:
+# with more senders the goodput per round drops because some connections time out,
+# and the least N that triggers it depends on the amount per sender; a timeout on
+# "some connections" is any round with one, not most rounds (FREQUENT_RTO is what
+# a collapse needs, not its onset).
+INCAST_ONSET = (
+    "the first N whose goodput falls below the best at fewer senders by ORDERING_RULE, "
+    "with an RTO in some round there"
+)
 # The minimum effect per metric an ordering needs: (relative to the larger of the
 # two means, absolute in the metric's unit); the larger of the two applies.
 # Relative 3 %: below the smallest difference any of our papers states as an
@@ -116,8 +131,13 @@ MIN_EFFECT: dict[str, tuple[float, float]] = {
     "goodput_mbps": (0.03, 0.0),
     "fct_mean_ms": (0.03, 0.0),
     "fct_p50_ms": (0.03, 0.0),
+    "fct_p95_ms": (0.03, 0.0),
     "fct_p99_ms": (0.03, 0.0),
+    "fct_p1_ms": (0.03, 0.0),
     "fct_max_ms": (0.03, 0.0),
+    "fct_spread_ms": (0.03, 0.0),
+    "long_p50_mbps": (0.03, 0.0),
+    "long_range_mbps": (0.03, 0.0),
     "rto_round_ratio": (0.0, 0.05),
     "jain": (0.0, 0.01),
     "qdepth_mean": (0.03, 1.0),
@@ -327,6 +347,16 @@ def _pm(mean: float, hw: float | None) -> str:
     return f"{_num(mean)} ±{_num(hw)}" if hw else _num(mean)
 
 
+def _judge(
+    a: tuple[float, float | None], b: tuple[float, float | None], metric: str, lower: bool = False
+) -> str:
+    """a before b by ORDERING_RULE (_pair: above it, or below it when `lower`), each
+    (mean, half width); a point without an interval leaves a holding pair
+    inconclusive (it cannot show the difference is real)."""
+    v = _pair((a[0], a[1] or 0.0), (b[0], b[1] or 0.0), lower, metric)
+    return INCONCLUSIVE if v == HOLDS and (a[1] is None or b[1] is None) else v
+
+
 def _ordering(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
     """The schemes in the claim's order: on their means over x, or (every) at each x;
     each neighbouring difference real and large enough by ORDERING_RULE. A point
@@ -347,8 +377,7 @@ def _ordering(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
     pairs = _pairs(claim)
 
     def judge(a: tuple[float, float | None], b: tuple[float, float | None]) -> str:
-        v = _pair((a[0], a[1] or 0.0), (b[0], b[1] or 0.0), lower, metric)
-        return INCONCLUSIVE if v == HOLDS and (a[1] is None or b[1] is None) else v
+        return _judge(a, b, metric, lower)
 
     if claim.get("every"):
         common = sorted(set.intersection(*(set(xs) for xs in per.values())))
@@ -682,8 +711,7 @@ def _grows(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
         return Verdict(claim, NO_DATA, f"fewer than two {axis} with {metric}")
 
     def judge(a: tuple[float, float | None], b: tuple[float, float | None]) -> str:
-        v = _pair((a[0], a[1] or 0.0), (b[0], b[1] or 0.0), False, metric)
-        return INCONCLUSIVE if v == HOLDS and (a[1] is None or b[1] is None) else v
+        return _judge(a, b, metric)
 
     (x0, first), (x1, last) = series[0], series[-1]
     end = judge(last, first)
@@ -694,6 +722,86 @@ def _grows(claim: Mapping[str, Any], rows: Rows, axis: str) -> Verdict:
     if falls:
         ours += "; falls " + ", ".join(f"{_at(axis, a)}->{b}" for a, b in falls)
     pts = (Point(scheme, x0, metric, first[0]), Point(scheme, x1, metric, last[0]))
+    return Verdict(claim, verdict, ours, pts)
+
+
+def incast_onset(rows: Rows, scheme: str, claim: Mapping[str, Any]) -> tuple[Any, float] | None:
+    """INCAST_ONSET of one scheme over the claim's N range: (N, its goodput), or None
+    when no N in range qualifies. The best at fewer senders counts every N run below."""
+    rto = _rto(rows, scheme)
+    best: tuple[float, float | None] | None = None
+    for n, mean, lo, hi in _series(rows, scheme, "goodput_mbps"):
+        here = (mean, _half_width(lo, hi))
+        if (
+            best is not None
+            and _in_range(n, claim)
+            and _judge(best, here, "goodput_mbps") == HOLDS
+            and n in rto
+            and rto[n][0] > 0
+        ):
+            return n, mean
+        if best is None or mean > best[0]:
+            best = here
+    return None
+
+
+def _earlier(claim: Mapping[str, Any], rows: Rows) -> Verdict:
+    """ "With X, incast sets in at fewer senders" (earlier): each scheme's INCAST_ONSET
+    before the next one's. A pair holds when the first sets in at a smaller N, or the
+    second not in range (beyond the last N run); diverges when the first does not set
+    in, or at a larger N; two onsets at the same N are inconclusive."""
+    schemes = list(claim["schemes"])
+    if any(not _series(rows, s, "goodput_mbps") for s in schemes):
+        missing = next(s for s in schemes if not _series(rows, s, "goodput_mbps"))
+        return Verdict(claim, NO_DATA, f"no runs for {missing}")
+    onsets = {s: incast_onset(rows, s, claim) for s in schemes}
+    found = []
+    for a, b in zip(schemes, schemes[1:], strict=False):
+        oa, ob = onsets[a], onsets[b]
+        if oa is None:
+            found.append(DIVERGES)
+        elif ob is None or oa[0] < ob[0]:
+            found.append(HOLDS)
+        else:
+            found.append(INCONCLUSIVE if oa[0] == ob[0] else DIVERGES)
+    parts = [
+        f"{s} N={o[0]} ({_num(o[1])})" if o else f"{s} none in range" for s, o in onsets.items()
+    ]
+    pts = tuple(Point(s, o[0], "goodput_mbps", o[1]) for s, o in onsets.items() if o)
+    return Verdict(claim, _worst(found), "onset: " + ", ".join(parts), pts)
+
+
+def _steps_diminish(claim: Mapping[str, Any], rows: Rows) -> Verdict:
+    """ "Sudden decreases whose amplitude diminishes as N grows" (steps_diminish): the
+    fall of the metric from N to N + 1 at every such pair run in range, its interval
+    from the two points' (independent); the last fall below the first by ORDERING_RULE
+    and no fall clearly larger than the one before it (grows, in reverse)."""
+    metric, scheme = claim.get("metric", "goodput_mbps"), claim["scheme"]
+    pts_in = {
+        x: (m, _half_width(lo, hi))
+        for x, m, lo, hi in _series(rows, scheme, metric)
+        if _in_range(x, claim)
+    }
+    falls: list[tuple[Any, tuple[float, float | None]]] = []
+    for x in sorted(pts_in):
+        if x + 1 in pts_in:
+            (ma, ha), (mb, hb) = pts_in[x], pts_in[x + 1]
+            hw = None if ha is None or hb is None else math.hypot(ha, hb)
+            falls.append((x, (ma - mb, hw)))
+    if len(falls) < 2:
+        return Verdict(claim, NO_DATA, f"fewer than two steps (N, N+1) with {metric}")
+    (x0, first), (x1, last) = falls[0], falls[-1]
+    end = _judge(first, last, metric)
+    rises = [(xa, xb) for (xa, a), (xb, b) in zip(falls, falls[1:], strict=False)
+             if _judge(b, a, metric) == HOLDS]  # fmt: skip
+    verdict = DIVERGES if end == DIVERGES or rises else end
+    ours = (
+        f"fall N={x0}->{x0 + 1} {_pm(*first)} ... N={x1}->{x1 + 1} {_pm(*last)} "
+        f"({len(falls)} steps)"
+    )
+    if rises:
+        ours += "; larger than the step before at " + ", ".join(f"N={b}" for _a, b in rises)
+    pts = tuple(Point(scheme, x, metric, pts_in[x][0]) for x in (x0, x0 + 1, x1, x1 + 1))
     return Verdict(claim, verdict, ours, pts)
 
 
@@ -718,6 +826,10 @@ def evaluate(claim: Mapping[str, Any], rows: Rows, ctx: Mapping[str, Any]) -> Ve
         return _alike(claim, rows, axis)
     if kind == "grows":
         return _grows(claim, rows, axis)
+    if kind == "earlier":
+        return _earlier(claim, rows)
+    if kind == "steps_diminish":
+        return _steps_diminish(claim, rows)
     if kind == "drops_from":
         return _drops_from(claim, rows, axis)
     if kind == "no_collapse":
@@ -1031,6 +1143,21 @@ def _rows(
     )
 
 
+# ictcp-fig8-9's TCP at 256 and 64 KB per sender, as docs/reproduce/REPORT.md at
+# fde4a1c printed them (the run of ccc5031): (variant, N, goodput, half width of its
+# interval, ratio of rounds with an RTO). 256 KB sets in at N = 24 (900 against 935,
+# 35 > 20 and >= 3 %), 64 KB at N = 32 (884 against 932).
+_ONSETS = tuple(
+    _g(f"tcp@{v}", n, m, hw, rto_round_ratio=r)
+    for v, n, m, hw, r in (
+        ("sru256k", 8, 935.1, 0.0, 0.0), ("sru256k", 16, 924.2, 12.0, 0.02),
+        ("sru256k", 24, 899.7, 19.7, 0.05), ("sru256k", 32, 823.7, 55.8, 0.16),
+        ("sru64k", 16, 928.3, 0.0, 0.0), ("sru64k", 24, 932.3, 0.0, 0.0),
+        ("sru64k", 32, 884.2, 12.8, 0.06), ("sru64k", 40, 857.1, 64.9, 0.09),
+    )
+)  # fmt: skip
+
+
 # Our numbers are those of docs/reproduce/REPORT.md at commit 83d4649 (the report
 # before these rules) unless a label says otherwise; a label ending "(would fail)"
 # is a value no run of ours gave, shown because the rule cannot be failed by ours.
@@ -1213,6 +1340,34 @@ RULES: tuple[Rule, ...] = (
                 "text": "",
             },
             (_g("dctcp", 30, 911, rto_round_ratio=1.0), _g("dctcp", 35, 769, rto_round_ratio=1.0)),
+            DIVERGES,
+        ),
+    ),
+    Rule(
+        "INCAST_ONSET",
+        "'with X, incast sets in at fewer senders': the first N whose goodput falls below "
+        "the best at fewer senders by ORDERING_RULE, with an RTO in some round, comes "
+        "first for X",
+        Example(
+            "ictcp-fig8-9/tcp-incast-earlier-with-larger-sru, 256 before 64 KB",
+            {
+                "id": "tcp-incast-earlier-with-larger-sru",
+                "kind": "earlier",
+                "schemes": ["tcp@sru256k", "tcp@sru64k"],
+                "text": "",
+            },
+            _ONSETS,
+            HOLDS,
+        ),
+        Example(
+            "ictcp-fig8-9/tcp-incast-earlier-with-larger-sru read 64 before 256 KB (would fail)",
+            {
+                "id": "tcp-incast-earlier-with-larger-sru",
+                "kind": "earlier",
+                "schemes": ["tcp@sru64k", "tcp@sru256k"],
+                "text": "",
+            },
+            _ONSETS,
             DIVERGES,
         ),
     ),

@@ -219,3 +219,20 @@ def test_arrival_means_are_run_as_their_loads() -> None:
     assert atscale.overridden({**raw, "arrival_means_us": [400]}, {"loads": [0.3]})["loads"] == [
         0.3
     ]
+
+
+def test_long_flows_lowest_median_highest_and_range_per_run() -> None:
+    """RCC Fig. 8(b) plots the five background flows' lowest, median and highest
+    throughput. By hand, two repeats: (100, 300, 350, 400, 500) and (200, 250, 300,
+    450, 600) give lowest 150, median (350 + 300) / 2 = 325, highest 550, range
+    (400 + 400) / 2 = 400, each with the repeats' t interval."""
+    runs = [record("rcc", 0.6, 0, 6.0, repeat=r) for r in (0, 1)]
+    runs[0]["long_mbps"] = [350.0, 100.0, 500.0, 300.0, 400.0]  # any order
+    runs[1]["long_mbps"] = [200.0, 250.0, 300.0, 450.0, 600.0]
+    (row,) = atscale_summary.summarize(runs)
+    got = [row[f"long_{k}_mbps"] for k in ("min", "p50", "max", "range")]
+    assert got == [150.0, 325.0, 550.0, 400.0]
+    assert row["long_range_mbps_ci_lo"] == row["long_range_mbps_ci_hi"] == 400.0  # no spread
+    assert row["long_min_mbps_ci_lo"] < 150.0 < row["long_min_mbps_ci_hi"]
+    (one,) = atscale_summary.summarize(runs[:1])
+    assert one["long_range_mbps"] == 400.0 and one["long_range_mbps_ci_lo"] is None

@@ -106,8 +106,8 @@ def test_orderings_have_a_minimum_effect_and_scheme_at_variant_exists(path: Path
     variants = {variant_of(e, path.stem) for e in exps}
     schemes = {s.name for s in exps[0].schemes} if hasattr(exps[0], "schemes") else set()
     for c in exps[0].paper.claims if exps[0].paper else ():
-        if c["kind"] in ("ordering", "gap_diminishes"):
-            assert c.get("metric", "goodput_mbps") in MIN_EFFECT or c["kind"] == "gap_diminishes"
+        if c["kind"] in ("ordering", "grows", "earlier", "steps_diminish"):
+            assert c.get("metric", "goodput_mbps") in MIN_EFFECT, c["id"]
         for name in [c.get("scheme"), c.get("than"), *c.get("schemes", [])]:
             if name and "@" in str(name):
                 scheme, variant = str(name).split("@")

@@ -140,9 +140,11 @@ def test_summarize_every_field(make_run: MakeRun) -> None:
         "rto_round_ratio": 0.25,
         "timeouts": 2,
         "retrans": 6,
-        # pooled FCTs sorted: 5 8 8 10 10 10 10 20 ms; p99 at rank 6.93
+        # pooled FCTs sorted: 5 8 8 10 10 10 10 20 ms; p99 at rank 6.93, p1 at 0.07
+        "fct_p1_ms": 5.0 + 0.07 * 3.0,
         "fct_p50_ms": 10.0,
         "fct_p99_ms": 10.0 + 0.93 * 10.0,
+        "fct_spread_ms": (10.0 + 0.93 * 10.0) - (5.0 + 0.07 * 3.0),  # p99 - p1
         "fct_mean_ms": 81 / 8,
         "fct_max_ms": 12.0,  # each round's slowest flow: 10, 20, 10, 8 ms
         "qdepth_p50": 0,

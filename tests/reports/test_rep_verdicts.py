@@ -452,3 +452,52 @@ def test_about_x_over_a_range_is_every_x_in_the_band() -> None:
     assert v.verdict == HOLDS and v.points == (Point("batched", 60, "goodput_mbps", 214.0),)
     rows.append(row("batched", 70, 230.0))
     assert evaluate(c, rows, CTX).verdict == DIVERGES
+
+
+def test_incast_sets_in_earlier_where_its_onset_is_at_fewer_senders() -> None:
+    """ICTCP §VII-A ¶2: with more data per sender, fewer senders trigger incast. The
+    onset (verdicts.INCAST_ONSET) by hand: 256 KB falls from 935 to 924 ±12 at N = 16
+    (11 < 3 % of 935 = 28.05: no) and to 900 ±10 at N = 24 with an RTO (35 > 11 and
+    >= 28.05: the onset); 64 KB first falls at N = 32 (932 -> 884 ±13, 48 > 14)."""
+
+    def pt(v: str, n: int, g: float, hw: float, r: float) -> dict[str, Any]:
+        return {**row(f"tcp@{v}", n, g, g - hw, g + hw), "rto_round_ratio": r}
+
+    big = [pt("sru256k", 8, 935, 1, 0.0), pt("sru256k", 16, 924, 12, 0.02),
+           pt("sru256k", 24, 900, 10, 0.05)]  # fmt: skip
+    small = [pt("sru64k", 8, 917, 1, 0.0), pt("sru64k", 16, 928, 1, 0.0),
+             pt("sru64k", 24, 932, 1, 0.0), pt("sru64k", 32, 884, 13, 0.06)]  # fmt: skip
+    c = claim(kind="earlier", schemes=["tcp@sru256k", "tcp@sru64k"])
+    v = evaluate(c, big + small, CTX)
+    assert v.verdict == HOLDS and "tcp@sru256k N=24" in v.ours and "tcp@sru64k N=32" in v.ours
+    assert v.points == (Point("tcp@sru256k", 24, "goodput_mbps", 900),
+                        Point("tcp@sru64k", 32, "goodput_mbps", 884))  # fmt: skip
+    reverse = claim(kind="earlier", schemes=["tcp@sru64k", "tcp@sru256k"])
+    assert evaluate(reverse, big + small, CTX).verdict == DIVERGES
+    # the same N: one step of the grid cannot order the two
+    same = small[:3] + [pt("sru64k", 24, 890, 10, 0.05)]
+    assert evaluate(c, big + same, CTX).verdict == INCONCLUSIVE
+    # a fall without a timeout is no onset: 64 KB then sets in beyond N = 32
+    calm = small[:3] + [pt("sru64k", 32, 884, 13, 0.0)]
+    assert evaluate(c, big + calm, CTX).verdict == HOLDS
+    assert evaluate(reverse, big + calm, CTX).verdict == DIVERGES  # 64 KB never sets in
+    assert evaluate(c, big, CTX).verdict == NO_DATA
+
+
+def test_the_zigzag_steps_diminish() -> None:
+    """Seed 003 §V-A ¶2: the sudden decreases of goodput shrink as N grows. Falls by
+    hand across N = 5m -> 5m + 1: 202 - 120.6 = 81.4, 201 - 147.1 = 53.9,
+    200.7 - 160.4 = 40.3, 200.5 - 168.3 = 32.2 (each ±0.71): diminishing."""
+    pts = {5: 202.0, 6: 120.6, 10: 201.0, 11: 147.1, 15: 200.7, 16: 160.4, 20: 200.5, 21: 168.3}
+    rows = [row("batched", n, g, g - 0.5, g + 0.5) for n, g in pts.items()]
+    c = claim(kind="steps_diminish", scheme="batched", n_min=5)
+    v = evaluate(c, rows, CTX)
+    assert v.verdict == HOLDS and "N=5->6 81.4" in v.ours and "N=20->21 32.2" in v.ours
+    # a later step falling further (200.5 -> 140.5: 60 after 40.3) breaks it
+    worse = [r if r["n"] != 21 else row("batched", 21, 140.5, 140.0, 141.0) for r in rows]
+    v = evaluate(c, worse, CTX)
+    assert v.verdict == DIVERGES and "at N=20" in v.ours
+    # falls of one size throughout do not diminish
+    even = [row("batched", n, 200.0 if n % 5 == 0 else 160.0, None, None) for n in pts]
+    assert evaluate(c, even, CTX).verdict == DIVERGES
+    assert evaluate(c, rows[:2], CTX).verdict == NO_DATA  # one step only
