@@ -369,7 +369,8 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
         if stepper is None:
             sc.Advance(c.maxSimS)
         else:
-            tick = policy_tick_s(point.transport, base_rtt_s(point.topology, point.transport.mss_bytes))
+            rtt = base_rtt_s(point.topology, point.transport.mss_bytes)
+            tick = policy_tick_s(point.transport, rtt)
             t = 0.0
             while True:
                 t += tick
