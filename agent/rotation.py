@@ -53,7 +53,6 @@ from p4incast.agent.policies.budget import (
     RotEntry,
     forged_update,
     grant_field,
-    rotation_ceiling,
     rotation_slots,
 )
 from p4incast.agent.policies.newdctcp_rx import DEFAULT_MSS
@@ -160,10 +159,9 @@ class Rescuer:
             self.counts.reclaimed += took
         gave: list[str] = []
         mss = g.mss or DEFAULT_MSS
-        ceiling = rotation_ceiling(
-            self.budget, self.rx.budget_flows(), mss, int(g.due), self.ack_cost
+        h = rotation_slots(
+            g.slots, self.budget, self.rx.budget_flows(), mss, int(g.due), self.ack_cost
         )
-        h = rotation_slots(g.slots, ceiling)
         refilled = False
         while open_ < h and waiting > 0:
             key = self.rx.rotq_pop()

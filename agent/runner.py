@@ -361,7 +361,7 @@ def _loop(
                 f"{st['rot_defer']} grants deferred; rescue: {c.reclaimed} idle slots "
                 f"taken back, {c.granted} window updates sent from userspace, "
                 f"{c.requeued} times waiting flows put back in the queue, "
-                f"{c.recounted} counter repairs"
+                f"{c.recounted} counter repairs; ack cost {cfg.ack_cost} bytes"
             )
 
 

@@ -51,6 +51,7 @@ from p4incast.model.scheme import (
     STALL_RTO_FRACTION,
     Point,
     Transport,
+    rx_ack_cost_bytes,
     rx_budget_bytes,
 )
 from p4incast.model.wire import ETH_FRAME_BYTES, MSS_BYTES, WIRE_FRAME_BYTES
@@ -171,7 +172,9 @@ def _agent_cmd(
     if policy == BUDGET_AGENT:
         cmd += ["--budget-bytes", str(rx_budget_bytes(transport, shape.queue_pkts))]
         if point.scheme.rotate:
-            cmd += ["--rotate", "1"]
+            # BMv2's queue counts packets: a pure ACK due takes a whole slot (§3.6)
+            ack_cost = rx_ack_cost_bytes(transport, counts_packets=True)
+            cmd += ["--rotate", "1", "--ack-cost", str(ack_cost)]
     if point.scheme.sender_ecn:
         cmd += ["--sender-ecn", "1"]
     if policy == "rcc" and not transport.ack_queue:

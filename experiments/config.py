@@ -33,7 +33,7 @@ each engine reads the topology keys that apply to it.
       dctcp_g: 0.0625             # DCTCP's gain g
       rx_min_segs: 2              # receiver policies' window floor, MSS (newdctcp-budget: 1)
       rx_budget_pkts: 0           # newdctcp-budget's budget, MSS; 0 = the bottleneck's queue
-      policy_tick_us: 0           # sim: ICTCP/RCC step period; 0 = one base RTT
+      policy_tick_us: 0           # agent tick; 0 = sim ICTCP/RCC every base RTT, else interval_ms
       rx_idle_ms: 0               # receiver policies: idle longer than this restarts a
                                   # flow's window (ICTCP: slow start); 0 = the agent's 1 s
       delack_ms: 1                # sim: delayed-ACK timeout (the testbed: Linux's own)

@@ -95,9 +95,8 @@ def _config(p: AtScalePoint, fl: Plan) -> Any:
     t.bufferBytes = fab.buffer_bytes
     t.rtoMinMs = float(fab.rto_min_ms)
     # newdctcp-budget: each aggregator's ToR port, its buffer
-    rtt = base_rtt_s(fab, tr.mss_bytes)
     budget = port_budget_bytes(tr, fab.buffer_bytes)
-    hosts_config(t, sch, tr, budget, policy_tick_s(tr, rtt))
+    hosts_config(t, sch, tr, budget)
     t.seed = p.seed
     t.run = 1
     t.seriesBinUs = 0
@@ -203,7 +202,7 @@ def _run(p: AtScalePoint, fl: Plan, rec: dict[str, Any]) -> None:
         if not steppers:
             sc.Advance(c.tcp.maxSimS)
         else:
-            tick = c.tcp.agentTickS
+            tick = policy_tick_s(p.transport, base_rtt_s(p.fabric, p.transport.mss_bytes))
             t = 0.0
             while True:
                 t += tick

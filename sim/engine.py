@@ -254,17 +254,24 @@ def run_point(point: Point, *, max_sim_s: float = MAX_SIM_S) -> RunResult:
 
 
 def policy_tick_s(t: Transport, rtt_s: float) -> float:
-    """The receiver agent's clock on the model: transport.policy_tick_us, else
-    one base RTT `rtt_s` (ICTCP and RCC are stepped on it, the rotation's
-    rescue ticks on it)."""
+    """ICTCP's and RCC's clock on the model: transport.policy_tick_us, else one
+    base RTT `rtt_s` (their papers adjust per RTT; docs/algorithms.md,
+    "Alternative receiver policies")."""
     return t.policy_tick_us * 1e-6 or rtt_s
 
 
-def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int, tick_s: float) -> None:
+def rotation_tick_s(t: Transport) -> float:
+    """The rotation's tick on the model (its stale holders and free slots):
+    the host agent's own, `interval_ms` (docs/algorithms.md §3.6, "Slots held
+    by flows with nothing to send"), or transport.policy_tick_us, which the
+    testbed passes to the agent as its --interval-ms."""
+    return t.policy_tick_us * 1e-6 or agent_tunables()["interval_ms"] / 1000
+
+
+def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int) -> None:
     """The scheme's switch, sender and receiver-agent settings and the hosts' TCP on a
     RunConfig `c` — one mapping for every scenario (incast here, sim/atscale.py).
-    `budget`: newdctcp-budget's B in bytes (the scenario knows its bottleneck);
-    `tick_s`: the agent's clock (policy_tick_s)."""
+    `budget`: newdctcp-budget's B in bytes (the scenario knows its bottleneck)."""
     tun = agent_tunables()
     c.ecnMode = EcnMode(sch.ecn).code
     c.k = sch.k
@@ -278,7 +285,7 @@ def hosts_config(c: Any, sch: Scheme, t: Transport, budget: int, tick_s: float) 
     c.agentRotate = sch.rotate
     # the model's buffer counts bytes: a pure ACK due takes its frame's share (§3.6)
     c.agentAckCost = rx_ack_cost_bytes(t) if sch.rotate else 0
-    c.agentTickS = tick_s
+    c.agentTickS = rotation_tick_s(t)
     c.agentClearEce = receiver_clears_ece(sch.agent, sch.sender_ecn)
     c.agentSharePkts = int(tun["queue_maxsize"]) if sch.agent == "rcc" else 0
     ackq = sch.agent == "rcc" and t.ack_queue
@@ -329,8 +336,7 @@ def run_config(point: Point, max_sim_s: float = MAX_SIM_S) -> Any:
     c.sharedBufferBytes = topo.shared_buffer_bytes
     c.dtAlpha = topo.dt_alpha
     c.rtoMinMs = float(topo.rto_min_ms)
-    tick = policy_tick_s(point.transport, base_rtt_s(topo, point.transport.mss_bytes))
-    hosts_config(c, sch, point.transport, budget_bytes(point), tick)
+    hosts_config(c, sch, point.transport, budget_bytes(point))
     c.sizeBytes = size
     c.rounds = app.rounds
     c.jitterUs = app.jitter_us
@@ -363,7 +369,8 @@ def _run(point: Point, out: RunResult, max_sim_s: float) -> None:
         if stepper is None:
             sc.Advance(c.maxSimS)
         else:
-            tick = c.agentTickS
+            rtt = base_rtt_s(point.topology, point.transport.mss_bytes)
+            tick = policy_tick_s(point.transport, rtt)
             t = 0.0
             while True:
                 t += tick

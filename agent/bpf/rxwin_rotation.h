@@ -21,13 +21,12 @@
 #include "rxwin_forge.h"
 
 /* H's ceiling: one slot per flow sharing the budget, and no more whole
- * segments than the budget holds beside the acknowledgments due (each flow we
+ * segments than the budget holds beside `due` acknowledgments (each flow we
  * sent data to owes one, a packet in the bottleneck's queue that takes
  * ack_cost bytes of the budget until it arrives). */
-static __always_inline __s64 rot_cap(struct rot_global *g, struct rx_config *cfg, __u32 mss)
+static __always_inline __s64 rot_cap_due(struct rx_config *cfg, __u32 mss, __s64 flows, __s64 due)
 {
-	__s64 flows = (__s64)counted_flows();
-	__u64 owed = g->due > 0 ? (__u64)g->due * cfg->ack_cost : 0;
+	__u64 owed = due > 0 ? (__u64)due * cfg->ack_cost : 0;
 	__u64 room = cfg->budget_bytes > owed ? cfg->budget_bytes - owed : 0;
 	__s64 segs = mss ? (__s64)(room / mss) : 1;
 
@@ -36,13 +35,25 @@ static __always_inline __s64 rot_cap(struct rot_global *g, struct rx_config *cfg
 	return flows < segs ? flows : segs;
 }
 
-/* H now: the controller's value within [1, ceiling]; the ceiling until set. */
+/* The ceiling now, with the acknowledgments due at this moment. */
+static __always_inline __s64 rot_cap(struct rot_global *g, struct rx_config *cfg, __u32 mss)
+{
+	return rot_cap_due(cfg, mss, (__s64)counted_flows(), g->due);
+}
+
+/* H now: the controller's value within [1, ceiling]. Until its first window
+ * of data ends, H is the start: the ceiling with every flow's acknowledgment
+ * counted as due, min(F, (B - F x ack_cost) / MSS) (§3.6, "H's start"). */
 static __always_inline __s64 rot_slots(struct rot_global *g, struct rx_config *cfg, __u32 mss)
 {
-	__s64 cap = rot_cap(g, cfg, mss);
+	__s64 flows = (__s64)counted_flows();
 	__s64 h = g->slots;
+	__s64 cap;
 
-	return h <= 0 || h > cap ? cap : h;
+	if (h <= 0)
+		return rot_cap_due(cfg, mss, flows, g->due > flows ? g->due : flows);
+	cap = rot_cap_due(cfg, mss, flows, g->due);
+	return h > cap ? cap : h;
 }
 
 /* One data packet, the rotation's side (ingress): H follows NewDCTCP's rule

@@ -102,10 +102,14 @@ def rotation_ceiling(budget: int, flows: int, mss: int, due: int = 0, ack_cost: 
     return min(max(flows, 1), max((budget - due * ack_cost) // mss, 1))
 
 
-def rotation_slots(h: int, ceiling: int) -> int:
-    """H now (rxwin_rotation.h rot_slots): the controller's value within
-    [1, ceiling], the ceiling until the first window of data ends (h <= 0)."""
-    return ceiling if h <= 0 or h > ceiling else h
+def rotation_slots(h: int, budget: int, flows: int, mss: int, due: int, ack_cost: int) -> int:
+    """H now (rxwin_rotation.h rot_slots): the controller's value `h` within
+    [1, ceiling]; until the first window of data ends (h <= 0) the start, the
+    ceiling with every flow's acknowledgment counted as due (§3.6, "H's
+    start")."""
+    if h <= 0:
+        return rotation_ceiling(budget, flows, mss, max(due, flows), ack_cost)
+    return min(h, rotation_ceiling(budget, flows, mss, due, ack_cost))
 
 
 def grant_field(mss: int, wscale: int) -> int:
@@ -182,14 +186,16 @@ class Rotation:
         # every window update the rotation forged, in order (whole frames)
         self.forged: list[bytes] = []
 
+    def _counted(self) -> int:
+        return sum(1 for f in self.flows.values() if f.counted)
+
     def _ceiling(self, mss: int) -> int:
-        counted = sum(1 for f in self.flows.values() if f.counted)
-        return rotation_ceiling(self.budget, counted, mss, self.due, self.ack_cost)
+        return rotation_ceiling(self.budget, self._counted(), mss, self.due, self.ack_cost)
 
     def slots(self, mss: int) -> int:
-        """H, how many flows may hold a window at once (the ceiling until the
+        """H, how many flows may hold a window at once (the start until the
         first window of data ends)."""
-        return rotation_slots(self.h, self._ceiling(mss))
+        return rotation_slots(self.h, self.budget, self._counted(), mss, self.due, self.ack_cost)
 
     def on_data(self, f: RxFlow, nb: int, ce: bool, w_before: int) -> None:
         """rot_on_data: one data packet in the receiver's window of data."""

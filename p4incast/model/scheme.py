@@ -193,7 +193,9 @@ class Transport:
     dctcp_g: float = DCTCP_G  # DCTCP's α gain g
     rx_min_segs: int = RX_MIN_SEGS  # window floor of the receiver policies, MSS
     rx_budget_pkts: float = 0.0  # newdctcp-budget's B, MSS; 0 = the bottleneck's queue
-    policy_tick_us: float = 0.0  # sim: ICTCP/RCC step period, µs; 0 = one base RTT
+    # the agent's tick, µs: sim ICTCP/RCC step (0 = one base RTT) and the rotation's
+    # rescue (0 = the agent's interval_ms); bmv2 the agent's --interval-ms (0 = its own)
+    policy_tick_us: float = 0.0
     # receiver policies' "prolonged idle": no data for longer than this, ms, and the
     # flow's window restarts (ICTCP: slow start at 2 MSS); 0 = the agent's
     # idle_reset_s (1 s). An ablation: rounds over persistent connections are idle
@@ -356,12 +358,15 @@ def rx_budget_bytes(t: Transport, queue_pkts: float) -> int:
     return max(1, int(pkts)) * t.mss_bytes
 
 
-def rx_ack_cost_bytes(t: Transport) -> int:
-    """The rotation's ack_cost on a port whose buffer counts bytes (the model's;
-    docs/algorithms.md §3.6): what one pure ACK takes of the budget, whose unit
-    is a full frame of the transport's MSS — MSS x ACK_FRAME_BYTES / that
-    frame, rounded up (64 bytes at 1448)."""
+def rx_ack_cost_bytes(t: Transport, counts_packets: bool = False) -> int:
+    """The rotation's ack_cost (docs/algorithms.md §3.6): what one pure ACK takes
+    of the budget, whose unit is a full frame of the transport's MSS. On a port
+    whose buffer counts bytes (the model's), MSS x ACK_FRAME_BYTES / that frame,
+    rounded up (64 bytes at 1448); on a queue that counts packets (BMv2's,
+    `counts_packets`), a whole slot: the MSS."""
     mss = t.mss_bytes
+    if counts_packets:
+        return mss
     return -(-mss * ACK_FRAME_BYTES // eth_frame_bytes(mss))
 
 

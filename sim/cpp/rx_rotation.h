@@ -8,10 +8,11 @@
 //   others wait); the others wait in a FIFO queue with a zero window.
 //   H follows NewDCTCP's rule over the receiver's window of data, H segments
 //   of new bytes from all flows: max(H/2, n - m) when a flow already at one
-//   segment saw CE, else H + 1; 1 <= H <= min(F, (B - D·c) / MSS), the
-//   ceiling until the first window of data ends; D = flows that owe us an
-//   acknowledgment of data we sent them (from our packet with data until one
-//   of theirs acknowledges all of it), c = ackCost, what one takes of B.
+//   segment saw CE, else H + 1; 1 <= H <= min(F, (B - D·c) / MSS); D = flows
+//   that owe us an acknowledgment of data we sent them (from our packet with
+//   data until one of theirs acknowledges all of it), c = ackCost, what one
+//   takes of B. Until the first window of data ends H is its start,
+//   min(F, (B - F·c) / MSS): every flow's acknowledgment counted as due.
 //   IDLE -> HOLD on our next packet to it when a slot is free and no one
 //   waits, else WAIT (tail of the queue, zero window).
 //   HOLD: the turn ends with the ACK of new data that leaves less than a
@@ -98,17 +99,29 @@ class RxRotation
     // window update of one segment
     std::vector<uint64_t> granted;
 
-    int64_t Ceiling(uint32_t flows, uint32_t mss) const
+    // H's ceiling with `owed` acknowledgments due: min(F, (B - owed·c) / MSS), at least 1.
+    int64_t CeilingDue(uint32_t flows, uint32_t mss, int64_t owed) const
     {
-        int64_t room = static_cast<int64_t>(budget) - due * static_cast<int64_t>(ackCost);
+        int64_t room = static_cast<int64_t>(budget) - owed * static_cast<int64_t>(ackCost);
         int64_t segs = std::max<int64_t>(mss ? room / static_cast<int64_t>(mss) : 1, 1);
         return std::min<int64_t>(std::max<uint32_t>(flows, 1), segs);
     }
 
+    int64_t Ceiling(uint32_t flows, uint32_t mss) const
+    {
+        return CeilingDue(flows, mss, due);
+    }
+
+    // H now: the controller's value within [1, ceiling]; until its first
+    // window of data ends, the start: the ceiling with every flow's
+    // acknowledgment counted as due (§3.6, "H's start").
     int64_t Slots(uint32_t flows, uint32_t mss) const
     {
-        int64_t cap = Ceiling(flows, mss);
-        return h <= 0 || h > cap ? cap : h;
+        if (h <= 0)
+        {
+            return CeilingDue(flows, mss, std::max<int64_t>(due, flows));
+        }
+        return std::min(h, Ceiling(flows, mss));
     }
 
     // One data packet of a flow that shares the budget, before the flow's own

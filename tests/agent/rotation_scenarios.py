@@ -18,8 +18,8 @@ engine. The rule's parts, as cited beside each expectation:
 - E  the field never moves the right edge left (§3.3): it is at least the
   edge the flow was last offered by an ACK, less the ack — except on the ACK
   that ends a flow's data (R4), which closes the window completely;
-- R1 H starts at its ceiling min(F, B / MSS) (R7: less the acknowledgments
-  due); the receiver's window of data
+- R1 H starts at its ceiling min(F, B / MSS) (R8: less every flow's
+  acknowledgment); the receiver's window of data
   is H segments of new bytes from all flows; at its end H <- max(H/2, n - m)
   if a flow whose W was already one segment saw CE in it, else H + 1; within
   [1, ceiling];
@@ -44,7 +44,10 @@ engine. The rule's parts, as cited beside each expectation:
 - R7 a flow we sent data to (our request) owes its acknowledgment from that
   packet until one of its packets acknowledges all we sent; each such
   acknowledgment due takes ack_cost bytes of B, so R1's ceiling is
-  min(F, (B - due x ack_cost) / MSS), at least 1, counted at every decision.
+  min(F, (B - due x ack_cost) / MSS), at least 1, counted at every decision;
+- R8 until the receiver's first window of data ends, H is its start: the
+  ceiling with every flow's acknowledgment counted as due,
+  min(F, (B - F x ack_cost) / MSS), at least 1.
 
 Conventions: MSS 1448 bytes, our window scale 3, so one segment is 181 in
 the window field and two are 362. States: 0 idle, 1 holds a slot, 2 waits.
@@ -280,40 +283,42 @@ LAST_SEGMENT = Scenario(
 ACKS_DUE = Scenario(
     "acknowledgments-due",
     "three flows share B = 3 MSS, an acknowledgment due taking half a segment: "
-    "the third request waits while two are due, and H grows back as they arrive",
+    "H starts with every flow's acknowledgment counted, so one flow holds "
+    "while the requests go out, and H grows as the acknowledgments arrive",
     flows=3,
     budget_segs=3,
     ack_cost=MSS // 2,
     steps=(
         *(Step("open", i, field=0) for i in range(3)),
-        # R7: flow 0 owes one: ceiling min(3, (4344 - 724) // 1448) = 2, H = 2
-        # (R1). R2: the slot is free; B1: W = B capped at the share 4344 / 3 =
-        # 1 MSS.
-        Step("req", 0, size=100, field=SEG, states={0: 1}, h=2),
-        # R7: two due: (4344 - 1448) // 1448 = 2; R2: 1 holder < 2.
-        Step("req", 1, size=100, field=SEG, states={0: 1, 1: 1}, h=2),
-        # R7: three due (its own included): (4344 - 2172) // 1448 = 1; R2: 2
-        # holders, no free slot: flow 2 waits, zero.
-        Step("req", 2, size=100, field=0, states={0: 1, 1: 1, 2: 2}, h=1, queue=(2,)),
-        # Flow 0's segment acknowledges our request: two due, ceiling 2 (R7);
-        # R1's window of data (2 segments) has not ended. R3: its turn ends, 2
-        # holders = H, a flow waits: the slot passes to flow 2, flow 0 waits.
-        Step("data", 0),
-        Step("ack", 0, field=0, grants=(2,), states={0: 2, 1: 1, 2: 1}, h=2, queue=(0,)),
-        # One due: (4344 - 724) // 1448 = 2. R1: 2 segments, no mark: H = 3,
-        # held at the ceiling 2. R3: the slot passes to flow 0.
-        Step("data", 1),
-        Step("ack", 1, field=0, grants=(0,), states={0: 1, 1: 2, 2: 1}, h=2, queue=(1,)),
-        # Flow 2's granted segment acknowledges its request: none due, the
-        # ceiling is min(3, 3) = 3, H stays 2 (its window of data has 1 of 2
-        # segments). R3: the slot passes to flow 1.
-        Step("data", 2),
-        Step("ack", 2, field=0, grants=(1,), states={0: 1, 1: 1, 2: 2}, h=2, queue=(2,)),
-        # R1: 2 segments, no mark: H = 3. R3: flow 0's turn ends with 2
-        # holders < 3: it keeps its slot, offered one segment while flows
-        # wait; the free slot goes to flow 2.
-        Step("data", 0),
-        Step("ack", 0, field=SEG, grants=(2,), states={0: 1, 1: 1, 2: 1}, h=3, queue=()),
+        # R8: H's start counts all F = 3 acknowledgments due: min(3, (4344 -
+        # 3 x 724) // 1448) = min(3, 2172 // 1448) = 1 (R7 alone, one due,
+        # would give (4344 - 724) // 1448 = 2). R2: the slot is free; B1: W =
+        # B capped at the share 4344 / 3 = 1 MSS.
+        Step("req", 0, size=100, field=SEG, states={0: 1}, h=1),
+        # R8: still 1 (two due, F = 3 counted); R2: 1 holder, no free slot:
+        # flow 1 waits, zero.
+        Step("req", 1, size=100, field=0, states={0: 1, 1: 2}, h=1, queue=(1,)),
+        Step("req", 2, size=100, field=0, states={0: 1, 1: 2, 2: 2}, h=1, queue=(1, 2)),
+        # Flow 0's segment acknowledges our request: two due (R7). R1: the
+        # first window of data (H = 1 segment) ends, no mark: H = 1 + 1 = 2,
+        # within the ceiling min(3, (4344 - 1448) // 1448) = 2.
+        Step("data", 0, h=2),
+        # R3: flow 0's turn ends with 1 holder < H 2: it keeps its slot, one
+        # segment while flows wait; R5: the free slot goes to flow 1.
+        Step("ack", 0, field=SEG, grants=(1,), states={0: 1, 1: 1, 2: 2}, h=2, queue=(2,)),
+        # Flow 1's segment pays its acknowledgment: one due, ceiling (4344 -
+        # 724) // 1448 = 2; R1's window of data has 1 of 2 segments: H = 2.
+        Step("data", 1, h=2),
+        # R3: flow 1's turn ends, 2 holders = H, flow 2 waits: the slot
+        # passes to flow 2 (its grant first), flow 1 waits.
+        Step("ack", 1, field=0, grants=(2,), states={0: 1, 1: 2, 2: 1}, h=2, queue=(1,)),
+        # Flow 2's segment pays the last acknowledgment: none due, ceiling
+        # min(3, 3) = 3. R1: the window of data (2 segments) ends, no mark:
+        # H = 3.
+        Step("data", 2, h=3),
+        # R3: flow 2's turn ends with 2 holders < 3: it keeps its slot, one
+        # segment; R5: the free slot goes to flow 1.
+        Step("ack", 2, field=SEG, grants=(1,), states={0: 1, 1: 1, 2: 1}, h=3, queue=()),
     ),
 )
 

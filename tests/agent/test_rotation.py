@@ -109,10 +109,21 @@ class Driver:
         return sent
 
 
-def rotating(rx: RxWin, cap: socket.socket, n: int, budget: int) -> tuple[Driver, RxReference]:
+def rotating(
+    rx: RxWin, cap: socket.socket, n: int, budget: int, ack_cost: int = 0
+) -> tuple[Driver, RxReference]:
     """newdctcp-budget with rotation in BPF and in the reference, n flows open."""
-    rx.configure("newdctcp-budget", budget_bytes=budget, min_segs=1, init_segs=2, rotate=1)
-    ref = RxReference("newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=1)
+    rx.configure(
+        "newdctcp-budget",
+        budget_bytes=budget,
+        min_segs=1,
+        init_segs=2,
+        rotate=1,
+        ack_cost=ack_cost,
+    )
+    ref = RxReference(
+        "newdctcp-budget", init_segs=2, budget=budget, min_segs=1, rotate=1, ack_cost=ack_cost
+    )
     d = Driver(rx, ref, cap, n)
     d.open_all()
     return d, ref
@@ -157,6 +168,28 @@ def test_rotation_matches_reference_and_keeps_h_flows_open(
     for ft in d.flows:
         f = rxwin.flow(_key(ft))
         assert f is not None and f.w == ref.flows[d.key(ft)].w
+
+
+def test_h_starts_with_every_acknowledgment_due_as_the_reference_does(
+    rxwin: RxWin, lo_capture: socket.socket
+) -> None:
+    """docs/algorithms.md §3.6, "H's start": 8 flows, B = 8 MSS, an
+    acknowledgment due taking half a segment (724 bytes). Until the first
+    window of data ends H = min(8, (11584 - 8 x 724) // 1448) = 4: four
+    requests take a slot, four wait. Each segment pays its flow's
+    acknowledgment; unmarked, H then grows one a window of data to the
+    ceiling with none due, min(8, 8) = 8. BPF and the reference agree on
+    every window and forged update on the way (the Driver checks each)."""
+    d, ref = rotating(rxwin, lo_capture, 8, 8 * MSS, ack_cost=MSS // 2)
+    g = rxwin.rotation()
+    assert ref.rotation.slots(MSS) == 4 and (g.open, g.waiting) == (4, 4)
+    assert (ref.rotation.open, ref.rotation.waiting) == (4, 4)
+    for _ in range(30):
+        d.step(ce=False)
+    g = rxwin.rotation()
+    assert g.due == ref.rotation.due == 0
+    assert g.slots == ref.rotation.h == 8 and g.open == ref.rotation.open == 8
+    assert g.waiting == ref.rotation.waiting == 0
 
 
 def test_rotation_short_segment_gives_the_slot_back(

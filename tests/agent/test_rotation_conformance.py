@@ -19,7 +19,7 @@ from scapy.layers.inet import TCP
 from scapy.layers.l2 import Ether
 
 from p4incast.agent.datapath import FlowKey, RxWin
-from p4incast.agent.policies.budget import ROT_WAIT, rotation_ceiling, rotation_slots
+from p4incast.agent.policies.budget import ROT_WAIT, rotation_slots
 from p4incast.agent.rotation import Rescuer
 
 pytestmark = pytest.mark.root
@@ -97,10 +97,9 @@ class BpfRotation:
 
     def h(self) -> int:
         g = self.rx.rotation()
-        ceiling = rotation_ceiling(
-            self.budget, self.rx.budget_flows(), MSS, int(g.due), self.ack_cost
+        return rotation_slots(
+            g.slots, self.budget, self.rx.budget_flows(), MSS, int(g.due), self.ack_cost
         )
-        return rotation_slots(g.slots, ceiling)
 
     def queue(self) -> tuple[int, ...]:
         """Waiting flows, head first (the queue is read out and put back)."""

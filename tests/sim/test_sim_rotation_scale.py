@@ -43,6 +43,22 @@ def test_rotation_holds_1000_senders_in_32_kb() -> None:
         assert r["goodput_bps"] >= 0.95 * limit, f"{r['goodput_bps'] / 1e6:.1f} Mbit/s"
 
 
+def test_first_round_holds_500_senders_in_256_kb() -> None:
+    """The first round at N = 500 in 256 KB (173 full frames), where B is deep
+    against the request train (docs/algorithms.md §3.6, "H's start"): H starts
+    at min(500, (250504 - 500 x 64) // 1448) = 150, so its 150 segments and
+    500 acknowledgments fit the buffer, and the rescue ticks on the agent's
+    5 ms. Before both (H's start at the ceiling of the acknowledgments due,
+    the rescue every base RTT) this round dropped 483 segments, each an RTO."""
+    point = Point(ROTATE, 500, topology=Topology(buffer_bytes=262144), app=App(SRU, rounds=1))
+    assert engine.run_config(point).agentTickS == 0.005  # the agent's interval_ms
+    run = engine.run_point(point).record()
+    assert run["status"] == "ok", run["error"]
+    (r,) = run["rounds"]
+    assert r["timeouts"] == 0 and r["queue"]["drops"] == 0, r["queue"]
+    assert r["goodput_bps"] >= 0.95 * framing_limit_bps(1e9), r["goodput_bps"]
+
+
 def test_without_acknowledgments_due_the_request_acks_overflow(p4i: Any) -> None:
     c = engine.run_config(_point())
     assert c.agentAckCost == 64  # 1448 x 66 / 1514, rounded up (p4incast.model.scheme)

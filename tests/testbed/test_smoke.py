@@ -132,7 +132,7 @@ def test_rotation_runs_and_the_capture_shows_it(tmp_path: Path) -> None:
     """front+rotate on 16 senders with `--capture`: no drop, no RTO; the
     receiver's pcap holds the zero windows the rotation sends and the window
     updates it forges; the agent's trace saw flows waiting; the run records
-    the agent's CPU."""
+    the agent's CPU; the agent counts each acknowledgment due as one MSS."""
     scheme = Scheme("rotate", "front", 12, "reno", agent="newdctcp-budget", rotate=True)
     point = Point(scheme, 16, topology=TOPO, app=App(32 * 1024, rounds=3))
     res = ENGINE.capturing().run(point, tmp_path).record()
@@ -154,6 +154,9 @@ def test_rotation_runs_and_the_capture_shows_it(tmp_path: Path) -> None:
     log = (tmp_path / "agent.log").read_text()
     passed = int(log.split("rotation: ")[1].split(" slots passed on")[0])
     assert passed > 16, log[-400:]
+    # BMv2's queue counts packets: an acknowledgment due takes a whole slot,
+    # one MSS of B (docs/algorithms.md §3.6, "Acknowledgments due")
+    assert "ack cost 1448 bytes" in log, log[-400:]
 
 
 def test_front_switch_holds_the_budget_in_the_tor(tmp_path: Path) -> None:
