@@ -146,14 +146,32 @@ class IncastScenario:
         return results.ResultSet(out, exp.name, exp.as_dict(), link_bps=link)
 
     def resume_difference(self, old: Any, new: Any) -> str | None:
-        """Every setting the same (where the points ran aside)."""
+        """Every setting the same (where the points ran aside), except that the sweep
+        may grow: schemes, N values and repeats may be added, never dropped or
+        redefined, so every run the folder keeps is a point of the new sweep."""
+        grows = ("cluster", "schemes", "senders", "repeats")
 
         def plain(config: Any) -> Any:
             if not isinstance(config, dict):
                 return config
-            return {k: v for k, v in config.items() if k != "cluster"}
+            return {k: v for k, v in config.items() if k not in grows}
 
-        return first_difference(plain(old), plain(new))
+        diff = first_difference(plain(old), plain(new))
+        if diff or not isinstance(old, dict):
+            return diff
+        ours = {s["name"]: s for s in new["schemes"]}
+        for s in old.get("schemes", []):
+            if s["name"] not in ours:
+                return f"scheme {s['name']} there, not now"
+            diff = first_difference(s, ours[s["name"]], f"scheme {s['name']}")
+            if diff:
+                return diff
+        gone = sorted(set(old.get("senders", [])) - set(new["senders"]))
+        if gone:
+            return f"senders {gone} there, not now"
+        if int(old.get("repeats", 1)) > int(new["repeats"]):
+            return f"repeats: {old.get('repeats')} there vs {new['repeats']} now"
+        return None
 
     def rounds(self, exp: Experiment) -> int | None:
         return exp.app.rounds

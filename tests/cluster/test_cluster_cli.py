@@ -104,3 +104,29 @@ def test_resume_refuses_other_settings_and_missing_folders(tmp_path: Path) -> No
     ]
     proc = cli(str(exp), "--resume", str(done), "--out", str(tmp_path / "x"))
     assert proc.returncode == 2 and "not allowed with argument" in proc.stderr
+
+
+@pytest.mark.skipif(SIM.unavailable() is not None, reason=f"simulator: {SIM.unavailable()}")
+def test_resume_grows_the_sweep_but_never_drops_or_redefines(tmp_path: Path) -> None:
+    """A folder run with fewer schemes and N values is finished by the whole file:
+    only its missing points are run (--check says how many); a scheme it ran that
+    the sweep drops or defines otherwise is refused."""
+    droptail, marking = TINY["schemes"][0], {"name": "mark", "ecn": "tail", "k": 20, "cc": "dctcp"}
+    exp = write(tmp_path, {**TINY, "schemes": [droptail, marking]})
+    done = tmp_path / "done"
+    part = config.parse({**TINY, "senders": [1]})
+    rs = results.ResultSet(done, "tiny", part.as_dict())
+    rs.add({"scheme": "droptail", "n": 1, "repeat": 0, "engine": "sim", "status": "ok"})
+    proc = cli(str(exp), "--resume", str(done), "--check")
+    assert proc.returncode == 0, proc.stderr
+    assert "resuming" in proc.stdout and "1 of 4 runs finished ok, 3 to run" in proc.stdout
+    for schemes, why in (
+        ([marking], "scheme droptail there, not now"),
+        ([{**droptail, "cc": "cubic"}, marking], 'scheme droptail.cc: "reno" there vs "cubic" now'),
+    ):
+        proc = cli(str(write(tmp_path, {**TINY, "schemes": schemes})), "--resume", str(done))
+        assert proc.returncode == 2
+        assert proc.stderr.splitlines() == [
+            f"p4incast-run: --resume {done}: not this experiment's results ({why}); "
+            "resume with the same file and flags"
+        ]
