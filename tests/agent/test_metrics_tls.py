@@ -10,7 +10,6 @@ is attached (its info metric), which is what a scrape of a starting agent sees.
 
 from __future__ import annotations
 
-import socket
 import ssl
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from metrics_clients import scrape as timed_scrape
 from pki import Pki, make_pki, missing_reason
 
 from p4incast.agent.metrics import AgentCollector, check_tls, serve
+from p4incast.experiments.ray_local import free_port
 from p4incast.metrics_server import HANDSHAKE_TIMEOUT_S
 from p4incast.model.tls import MetricsTls
 from p4incast.policies.config import ConfigError
@@ -39,12 +39,6 @@ REFUSED = (urllib.error.URLError, ConnectionError, ssl.SSLError)
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     return make_pki(tmp_path_factory.mktemp("pki"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def scrape(url: str, ctx: ssl.SSLContext | None) -> str:

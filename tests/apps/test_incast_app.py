@@ -17,12 +17,7 @@ from pathlib import Path
 import pytest
 
 from p4incast.apps.incast import REQ, RESP
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from p4incast.experiments.ray_local import free_port
 
 
 @pytest.fixture

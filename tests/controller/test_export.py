@@ -6,7 +6,6 @@ never takes mastership), and a stopped switch is `up 0`."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -32,14 +31,9 @@ from test_bmv2_controller import (  # the same switch, veth pairs and traffic
 
 from p4incast import bmv2
 from p4incast.controller.export import PORT_COUNTERS
+from p4incast.experiments.ray_local import free_port
 
 ADDR = f"127.0.0.1:{GRPC}"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

@@ -34,6 +34,7 @@ from prometheus_client import CollectorRegistry
 
 from p4incast.controller import units
 from p4incast.controller.export import SwitchCollector, registry_for
+from p4incast.experiments.ray_local import free_port
 from p4incast.metrics_server import HANDSHAKE_TIMEOUT_S, MetricsServer
 from p4incast.model.tls import MetricsTls
 
@@ -45,12 +46,6 @@ USER, PASSWORD = "prometheus", "s3cret scrape"
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     return make_pki(tmp_path_factory.mktemp("pki"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def write_web_config(path: Path, pki: Pki, *, client_certs: bool, users: bool, **tls: str) -> Path:

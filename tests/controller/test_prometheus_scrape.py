@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from pki import Pki, make_pki, missing_reason
 
 from p4incast.agent.metrics import AgentCollector, check_tls
 from p4incast.agent.metrics import serve as agent_serve
+from p4incast.experiments.ray_local import free_port
 from p4incast.model.tls import MetricsTls
 
 PROMETHEUS, PROMTOOL = shutil.which("prometheus"), shutil.which("promtool")
@@ -43,12 +43,6 @@ pytestmark = [
         reason="prometheus/promtool not found (make setup installs them: Debian's prometheus)",
     ),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

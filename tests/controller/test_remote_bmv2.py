@@ -26,6 +26,7 @@ from p4incast import bmv2, tools
 from p4incast.controller import app
 from p4incast.controller.config import Pipeline, SwitchSettings
 from p4incast.controller.connection import connect
+from p4incast.experiments.ray_local import free_port
 
 PIPELINE = Pipeline.default()
 GRPC, THRIFT = 50095, 9415
@@ -60,12 +61,6 @@ class RemoteSwitch(bmv2.Bmv2Switch):
 
 def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _answers(host: str, port: int) -> bool:

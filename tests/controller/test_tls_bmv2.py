@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import ssl
 import subprocess
 import sys
@@ -37,6 +36,7 @@ from p4incast.controller import app
 from p4incast.controller.config import Pipeline, SwitchSettings
 from p4incast.controller.connection import connect
 from p4incast.controller.tls import TlsSettings
+from p4incast.experiments.ray_local import free_port
 
 PIPELINE = Pipeline.default()
 GRPC, THRIFT = 50081, 9401  # the switch with mutual TLS
@@ -135,12 +135,6 @@ def read_tables(pki: Pki) -> dict[str, list[str]]:
             return out
 
     return asyncio.run(_read())
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def scrape(url: str, ctx: ssl.SSLContext | None, timeout: float = 5) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import os
 import random
-import socket
 import struct
 import subprocess
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from p4incast import tools
+from p4incast.experiments.ray_local import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 HARNESS = Path(__file__).with_name("ecn_decision_harness.p4")
@@ -100,12 +100,6 @@ def read_pcap(path: Path) -> list[bytes]:
         out.append(data[off + 16 : off + 16 + incl])
         off += 16 + incl
     return out
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run_probes(sswitch: Path, workdir: Path, program: Path, probes: list) -> list[bytes]:
