@@ -275,24 +275,27 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
             } else {
                 hdr.budget.scale = read_scale.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
             }
-            hdr.budget.port_epoch = swap_port_epoch.execute(port);
-            if (hdr.budget.port_epoch == hdr.budget.epoch) {
-                hdr.budget.cur = add_cur.execute(port);
-                hdr.budget.prev = add_prev.execute(port);
-            } else {
-                // A new epoch: the last count is the previous epoch's if the
-                // last epoch was the previous one.
-                hdr.budget.prev = restart_cur.execute(port);
-                if (hdr.budget.port_epoch != hdr.budget.epoch_prev) {
-                    hdr.budget.prev = 0;
-                }
-                if (hdr.budget.dprev == 0) {
-                    write_prev.execute(port);
-                } else {
-                    hdr.budget.prev = write_prev_less.execute(port);
-                }
-                hdr.budget.cur = (bit<32>)hdr.budget.counted;
+        }
+        // Every packet of the port rolls its epoch, so the count is current
+        // as of the port's last packet; only a tracked one changes it (an
+        // untracked one's dcur, dprev and counted are 0).
+        hdr.budget.port_epoch = swap_port_epoch.execute(port);
+        if (hdr.budget.port_epoch == hdr.budget.epoch) {
+            hdr.budget.cur = add_cur.execute(port);
+            hdr.budget.prev = add_prev.execute(port);
+        } else {
+            // A new epoch: the last count is the previous epoch's if the
+            // last epoch was the previous one.
+            hdr.budget.prev = restart_cur.execute(port);
+            if (hdr.budget.port_epoch != hdr.budget.epoch_prev) {
+                hdr.budget.prev = 0;
             }
+            if (hdr.budget.dprev == 0) {
+                write_prev.execute(port);
+            } else {
+                hdr.budget.prev = write_prev_less.execute(port);
+            }
+            hdr.budget.cur = (bit<32>)hdr.budget.counted;
         }
     }
 }

@@ -210,14 +210,16 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
         } else {
             untracked();                          // handshake not seen, closed or aged out
         }
-        if (hdr.budget.tracked == 1) {
-            if (hdr.budget.port_epoch != hdr.budget.epoch) {
-                if (hdr.budget.port_epoch == hdr.budget.epoch_prev) {
-                    roll_keep();
-                } else {
-                    roll_reset();
-                }
+        // Every packet of the port rolls its epoch, so the count is current
+        // as of the port's last packet; only a tracked one changes it.
+        if (hdr.budget.port_epoch != hdr.budget.epoch) {
+            if (hdr.budget.port_epoch == hdr.budget.epoch_prev) {
+                roll_keep();
+            } else {
+                roll_reset();
             }
+        }
+        if (hdr.budget.tracked == 1) {
             // Where the flow was counted before this packet: cur (last seen
             // in this epoch), prev (in the one before), or nowhere.
             if (closing) {
@@ -232,8 +234,8 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
                     leave_prev();
                 }
             }
-            write_port();
         }
+        write_port();
     }
 }
 

@@ -15,6 +15,7 @@ flow ages out while a test runs).
 
 from __future__ import annotations
 
+import re
 import time
 import zlib
 
@@ -30,6 +31,7 @@ from scapy.utils import checksum
 
 from p4incast.controller import connection, entries, p4names
 from p4incast.controller.targets import bmv2 as bmv2_target
+from p4incast.model import switch_budget
 
 RX_PORT, PEER_PORT = 2, 1
 RX4, RX6 = "10.0.2.2", "2001:db8:2::2"
@@ -44,7 +46,6 @@ REGISTERS = (
     "budget_port_epoch",
     "budget_port_cur",
     "budget_port_prev",
-    "budget_port_joined",
 )
 
 
@@ -172,6 +173,19 @@ class RxBudgetTestBase(P4IncastTest):
             ]
         )
 
+    def open_flows(self) -> int:
+        """N as the switch keeps it for the receiver's port: its cur + prev
+        registers (as of the port's last packet; flows that aged out since
+        leave at the next one)."""
+        out = bmv2_target.run_cli(
+            [f"register_read P4IncastIngress.rx_budget.flows.{r} {RX_PORT}"
+             for r in ("budget_port_cur", "budget_port_prev")],
+            self.settings.queue_thrift("the budget's registers"),
+        )
+        values = re.findall(r"budget_port_(?:cur|prev)\[\d+\]\s*=\s*(\d+)", out)
+        assert len(values) == 2, out
+        return sum(int(v) for v in values)
+
     def counter(self, key: str) -> int:
         """Packets counted in budget counter `key` for the receiver's port since setUp."""
         return self._count(key) - self.baseline[key]
@@ -261,20 +275,24 @@ class RxBudgetOffTest(RxBudgetTestBase):
 
 
 class RxBudgetUnseenScaleTest(RxBudgetTestBase):
-    """A flow whose SYN the switch did not see: counted in N, left alone.
+    """A flow whose SYN the switch did not see (§8, "Flows and N": a flow counts
+    from its SYN): not in N, left alone.
 
-    Flow 0's ACK comes first (no SYN): left alone, counted as unknown scale;
-    flow 1 then opens at scale 0, and its ACK sees N = 2: share 5792."""
+    Flow 0's ACK comes first (no SYN): forwarded unchanged, counted untracked;
+    flow 1 then opens at scale 0, and its ACK sees N = 1: share 11584.
+    (Until issue 47 such a flow was counted in N, and flow 1 saw N = 2: 5792.)"""
 
     @autocleanup
     def runTest(self) -> None:
         self.budget_on()
         self.through(rx_ack(0, 29200), None)
         self.through(rx_syn(1, 0))
-        self.through(rx_ack(1, 29200), 5792)
+        self.through(rx_ack(1, 29200), 11584)
         self.through(rx_ack(0, 29200), None)
-        assert self.counter("unknown_scale") == 2
-        assert self.counter("flows") == 2
+        assert self.counter("untracked") == 2, self.counter("untracked")
+        assert self.counter("unknown_scale") == 0
+        assert self.counter("flows") == 1
+        assert self.open_flows() == 1
 
 
 class RxBudgetCollisionTest(RxBudgetTestBase):
@@ -404,8 +422,11 @@ class RxBudgetAgeingTest(RxBudgetTestBase):
     """Idle flows age out: epochs of 1024 ticks (1.05 s on BMv2).
 
     Three flows at scale 0 within one epoch's length: N = 3, share 2896. After
-    3 s (more than two epochs) with no packet, flow 0's ACK finds the others
-    gone: N = 1, share 11584."""
+    3 s (more than two epochs) with no packet all three have aged out: flow
+    0's ACK finds its slot no longer open, leaves unchanged and is counted
+    untracked, and the port's count is 0. Flow 0's next SYN opens it again,
+    alone: N = 1, share 11584. (Until issue 47 any packet reopened a flow, and
+    that ACK itself was lowered to 11584.)"""
 
     @autocleanup
     def runTest(self) -> None:
@@ -413,8 +434,81 @@ class RxBudgetAgeingTest(RxBudgetTestBase):
         for i in range(3):
             self.through(rx_syn(i, 0))
         self.through(rx_ack(2, 29200), 2896)
+        assert self.open_flows() == 3
         time.sleep(3.0)
+        self.through(rx_ack(0, 29200), None)
+        assert self.counter("untracked") == 1
+        assert self.open_flows() == 0
+        self.through(rx_syn(0, 0))
         self.through(rx_ack(0, 29200), 11584)
+        assert self.open_flows() == 1
+
+
+class RxBudgetIdleGapTest(RxBudgetTestBase):
+    """A flow counts from its SYN across an idle gap shorter than the limit
+    (§8, "Flows and N"): at the controller's default epoch, 2^17 ticks
+    (134 s), an idle flow counts for at least 134 s after its last packet.
+
+    Three flows open at scale 0: N = 3, share 2896. Then 4.5 s with no packet
+    (longer than the testbed's 4 s minimum RTO, and than the 65-130 ms an idle
+    flow counted before issue 47): flow 0's and flow 1's ACKs still see
+    N = 3, share 2896."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on(epoch_ticks=switch_budget.DEFAULT_EPOCH_TICKS)
+        for i in range(3):
+            self.through(rx_syn(i, 0))
+        self.through(rx_ack(2, 29200), 2896)
+        time.sleep(4.5)
+        self.through(rx_ack(0, 29200), 2896)
+        self.through(rx_ack(1, 29200), 2896)
+        assert self.open_flows() == 3
+        assert self.counter("flows") == 3
+
+
+def rx_close(i: int, flags: str) -> Packet:
+    """The receiver's FIN ("FA") or RST ("R") of flow i."""
+    return (
+        Ether(src=host_mac(RX_PORT), dst=port_mac(RX_PORT))
+        / IP(src=RX4, dst=peer4(i))
+        / TCP(sport=50000 + i, dport=5001, flags=flags, seq=1001, ack=7001, window=29200)
+    )
+
+
+class RxBudgetFinRstTest(RxBudgetTestBase):
+    """A FIN or RST ends a flow's count (§8, "Flows and N").
+
+    Three flows open at scale 0: N = 3, share 2896. Flow 1's FIN closes it
+    (the FIN itself leaves unchanged): flow 0's ACK sees N = 2, 5792. Flow
+    1's last ACK (of the peer's FIN) finds its slot closed: unchanged,
+    counted untracked, and not counted again. Flow 2's RST closes it: N = 1,
+    11584. A second FIN of flow 1 changes nothing (untracked). Flow 1's new
+    SYN opens it again: N = 2, 5792."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on()
+        for i in range(3):
+            self.through(rx_syn(i, 0))
+        self.through(rx_ack(0, 29200), 2896)
+        assert self.open_flows() == 3
+        self.through(rx_close(1, "FA"), None)
+        self.through(rx_ack(0, 29200), 5792)
+        self.through(rx_ack(1, 29200), None)
+        assert self.counter("untracked") == 1
+        assert self.open_flows() == 2
+        self.through(rx_close(2, "R"), None)
+        self.through(rx_ack(0, 29200), 11584)
+        self.through(rx_close(1, "FA"), None)
+        assert self.counter("untracked") == 2
+        assert self.open_flows() == 1
+        self.through(rx_syn(1, 0))
+        self.through(rx_ack(1, 29200), 5792)
+        assert self.open_flows() == 2
+        # Held: the ACKs of steps 1, 2, 4 and 5 (all lowered); the FINs and the
+        # RST are not ACKs the budget holds.
+        assert self.counter("acks") == 4 and self.counter("rewritten") == 4
 
 
 class RxBudgetTableFullTest(RxBudgetTestBase):
@@ -478,8 +572,10 @@ class RxBudgetBypassTest(RxBudgetTestBase):
     its SYN and ACKs through another port (3, no budget there): they leave
     unchanged, no budget counter moves, and flow 1 is not in N, so flow 0's
     ACK still sees N = 1: 11584. Flow 2's handshake took another path and
-    only its later ACKs come through the receiver's port: counted in N,
-    scale unknown, left alone; flow 0's ACK then sees N = 2: 5792."""
+    only its later ACKs come through the receiver's port: not opened (a flow
+    counts from its SYN), left alone, counted untracked; flow 0's ACK still
+    sees N = 1: 11584. (Until issue 47 flow 2 was counted with its scale
+    unknown, and flow 0 then saw N = 2: 5792.)"""
 
     OTHER_PORT = 3
 
@@ -493,9 +589,9 @@ class RxBudgetBypassTest(RxBudgetTestBase):
         assert self.counter("acks") == 0 and self.counter("unknown_scale") == 0
         self.through(rx_ack(0, 29200), 11584)
         self.through(rx_ack(2, 29200), None)
-        self.through(rx_ack(0, 29200), 5792)
-        assert self.counter("unknown_scale") == 1
-        assert self.counter("flows") == 2
+        self.through(rx_ack(0, 29200), 11584)
+        assert self.counter("untracked") == 1 and self.counter("unknown_scale") == 0
+        assert self.counter("flows") == 1
         assert self.counter("acks") == 2 and self.counter("rewritten") == 2
 
 

@@ -22,7 +22,8 @@ def _cfg(budget_value: Any) -> dict[str, Any]:
 def test_budget_key_parsed_with_defaults() -> None:
     cfg = config.parse(_cfg({"bytes": 11584}))
     b = cfg.ports[2].budget
-    assert b == config.PortBudget(bytes=11584, mss=1448, epoch_ticks=64)
+    # The default epoch, docs/algorithms.md §8 "Flows and N": 2^17 ticks.
+    assert b == config.PortBudget(bytes=11584, mss=1448, epoch_ticks=131072)
 
 
 def test_port_without_budget_is_off() -> None:
