@@ -178,8 +178,10 @@ class RxBudgetTestBase(P4IncastTest):
         registers (as of the port's last packet; flows that aged out since
         leave at the next one)."""
         out = bmv2_target.run_cli(
-            [f"register_read P4IncastIngress.rx_budget.flows.{r} {RX_PORT}"
-             for r in ("budget_port_cur", "budget_port_prev")],
+            [
+                f"register_read P4IncastIngress.rx_budget.flows.{r} {RX_PORT}"
+                for r in ("budget_port_cur", "budget_port_prev")
+            ],
             self.settings.queue_thrift("the budget's registers"),
         )
         values = re.findall(r"budget_port_(?:cur|prev)\[\d+\]\s*=\s*(\d+)", out)
