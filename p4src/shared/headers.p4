@@ -87,10 +87,10 @@ header rx_budget_t {
     bit<32>  slot;        // flow table slot
     bit<32>  sig;         // flow signature (never 0)
     bit<32>  slot_sig;    // the slot's signature before this packet
-    bit<32>  slot_epoch;  // the epoch the slot's flow was last seen in (0: closed or empty)
+    bit<32>  slot_epoch;  // the epoch the slot's flow was last seen in (0: not counted, or empty)
     bit<32>  port_epoch;  // the epoch of the port's current count
-    bit<32>  cur;         // open flows last seen in this epoch
-    bit<32>  prev;        // open flows last seen in the epoch before
+    bit<32>  cur;         // counted flows last seen in this epoch
+    bit<32>  prev;        // counted flows last seen in the epoch before
     bit<32>  dcur;        // this packet's change to cur: 1, 0 or -1 (all ones)
     bit<32>  dprev;       // this packet's change to prev: 0 or -1 (all ones)
     bit<1>   tracked;     // the flow has a slot

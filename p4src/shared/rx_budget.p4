@@ -3,10 +3,11 @@
 //
 // For a port whose receiver's budget is on, every TCP packet FROM that port
 // (the receiver's SYNs, ACKs, FINs and RSTs) finds its flow's slot: a SYN
-// opens the flow, a FIN or RST closes it, and the port's count of open flows
-// N (each counted until it closes or has been idle for one to two epochs) is
-// kept exact; an ACK of an open flow whose window scale is known gets its
-// window lowered to at most the flow's share of the port's budget. The controller divides, not the switch: budget_share holds the
+// opens the flow, its next packet (the handshake's end) counts it, a FIN or
+// RST closes it, and the port's count N of counted flows (each until it
+// closes or has been idle for one to two epochs) is kept exact; an ACK of a
+// counted flow whose window scale is known gets its window lowered to at
+// most the flow's share of the port's budget. The controller divides, not the switch: budget_share holds the
 // share per (port, N) for the N above one segment; every other N gets the
 // port's floor, one segment.
 //
@@ -52,7 +53,7 @@ control IngressRxBudget(inout headers_t hdr,
     PORT_COUNTER(PORT_STATS_SIZE) budget_rewritten_stats;      // of those, window lowered
     PORT_COUNTER(PORT_STATS_SIZE) budget_unknown_scale_stats;  // ACKs of flows of unknown scale
     PORT_COUNTER(PORT_STATS_SIZE) budget_untracked_stats;      // packets of flows not open in a slot
-    PORT_COUNTER(PORT_STATS_SIZE) budget_flow_stats;           // open flows, once per epoch each
+    PORT_COUNTER(PORT_STATS_SIZE) budget_flow_stats;           // counted flows, once per epoch each
 
     RxBudgetFlows() flows;
 
@@ -144,7 +145,7 @@ control IngressRxBudget(inout headers_t hdr,
     action count_flow() {
         budget_flow_stats.count(port);
     }
-    // N: the open flows, last seen in this epoch or the previous one.
+    // N: the counted flows, last seen in this epoch or the previous one.
     action load_flows() {
         hdr.budget.flows = hdr.budget.cur[15:0] + hdr.budget.prev[15:0];
     }
@@ -174,7 +175,7 @@ control IngressRxBudget(inout headers_t hdr,
         if (rx_budget.apply().hit) {
             flows.apply(hdr, port);
             if (hdr.budget.tracked == 0) {
-                count_untracked();                 // not open, or fail-open: forwarded as it came
+                count_untracked();                 // no slot of its flow, or fail-open: forwarded as it came
             } else {
                 if (hdr.budget.counted == 1) {
                     count_flow();

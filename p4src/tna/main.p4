@@ -82,9 +82,9 @@
 #define RX_BUDGET_TICKS(ts) ((bit<32>)(ts)[47:20])
 #define RX_WINDOW_CHECKSUM
 
-// A flow slot: its signature and the epoch it was last seen in (0: closed
-// or empty), one 64-bit register pair so that one stateful ALU finds,
-// opens, closes or refuses the slot.
+// A flow slot: its signature (0: empty) and the epoch it was last seen in
+// (0: opened by a SYN, not yet counted), one 64-bit register pair so that
+// one stateful ALU finds, opens, closes or refuses the slot.
 struct flow_slot_t {
     bit<32> sig;
     bit<32> epoch;
@@ -92,8 +92,8 @@ struct flow_slot_t {
 
 // What the slot's actions return besides a slot's last epoch (an epoch is
 // >= 3: its low bits, epoch_ticks - 1 with epoch_ticks >= 4, are all ones).
-const bit<32> SLOT_CLAIMED   = 0;   // a SYN took a slot of no open flow
-const bit<32> SLOT_UNTRACKED = 1;   // not this flow's open slot: left alone
+const bit<32> SLOT_CLAIMED   = 0;   // a SYN took a slot of no counted flow
+const bit<32> SLOT_UNTRACKED = 1;   // not this flow's slot: left alone
 
 // RxBudgetFlows for Tofino: the rule of docs/algorithms.md §8 in registers,
 // one access per register per packet, in stages:
@@ -101,9 +101,9 @@ const bit<32> SLOT_UNTRACKED = 1;   // not this flow's open slot: left alone
 //   2  epoch_prev (wrapping) and epoch_old (saturating) by subtraction;
 //      CRC-32 of the key
 //   3  budget_flow_slot (pair), one of three actions by the packet's flags:
-//      a SYN opens (own / claim / refused), a FIN or RST closes an open
-//      slot (epoch 0), any other packet refreshes an open slot; each
-//      returns the last epoch or SLOT_*
+//      a SYN opens (own / claim / refused; epoch 0: not counted until the
+//      flow's next packet), a FIN or RST empties the flow's slot, any other
+//      packet refreshes it; each returns the last epoch or SLOT_*
 //   4  budget_flow_scale: written by a SYN, else read;
 //      budget_port_epoch: returns the port's epoch, writes this one
 //   5  budget_port_cur: + dcur (1, 0 or -1), or restarted at this packet's
@@ -122,27 +122,29 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
     Register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_cur;
     Register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_prev;
 
-    // A SYN: its own slot (any epoch) gets this epoch and returns the last
-    // one; a slot of no open flow (epoch at or before epoch_old: 0 is
-    // closed or empty) is claimed; an open flow's slot refuses.
+    // A SYN: its own slot (any epoch) gets epoch 0 (open, not yet counted)
+    // and returns the last epoch; a slot of no counted flow (epoch at or
+    // before epoch_old, 0 included) is claimed; a counted flow's slot
+    // refuses.
     RegisterAction<flow_slot_t, bit<FLOW_SLOT_BITS>, bit<32>>(budget_flow_slot) open_slot = {
         void apply(inout flow_slot_t v, out bit<32> rv) {
             if (v.sig == hdr.budget.sig) {
                 rv = v.epoch;
-                v.epoch = hdr.budget.epoch;
+                v.epoch = 0;
             } else if (v.epoch <= hdr.budget.epoch_old) {
                 v.sig = hdr.budget.sig;
-                v.epoch = hdr.budget.epoch;
+                v.epoch = 0;
                 rv = SLOT_CLAIMED;
             } else {
                 rv = SLOT_UNTRACKED;
             }
         }
     };
-    // Any other packet: the flow's open slot gets this epoch.
+    // Any other packet: the flow's own slot gets this epoch and returns the
+    // last one (0: counted from this packet, the handshake's end).
     RegisterAction<flow_slot_t, bit<FLOW_SLOT_BITS>, bit<32>>(budget_flow_slot) see_slot = {
         void apply(inout flow_slot_t v, out bit<32> rv) {
-            if (v.sig == hdr.budget.sig && v.epoch > hdr.budget.epoch_old) {
+            if (v.sig == hdr.budget.sig) {
                 rv = v.epoch;
                 v.epoch = hdr.budget.epoch;
             } else {
@@ -150,11 +152,12 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
             }
         }
     };
-    // A FIN or RST: the flow's open slot closes (epoch 0, signature kept).
+    // A FIN or RST: the flow's own slot empties (signature and epoch 0).
     RegisterAction<flow_slot_t, bit<FLOW_SLOT_BITS>, bit<32>>(budget_flow_slot) close_slot = {
         void apply(inout flow_slot_t v, out bit<32> rv) {
-            if (v.sig == hdr.budget.sig && v.epoch > hdr.budget.epoch_old) {
+            if (v.sig == hdr.budget.sig) {
                 rv = v.epoch;
+                v.sig = 0;
                 v.epoch = 0;
             } else {
                 rv = SLOT_UNTRACKED;
@@ -256,8 +259,9 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
             hdr.budget.tracked = 0;
         } else {
             // Where the flow was counted before this packet: cur (last seen
-            // in this epoch), prev (in the one before), or nowhere.
-            if (closing) {
+            // in this epoch), prev (in the one before), or nowhere. A FIN or
+            // RST leaves the count, and so does a SYN (a new handshake).
+            if (closing || syn) {
                 if (hdr.budget.slot_epoch == hdr.budget.epoch) {
                     hdr.budget.dcur = 0xffffffff;
                 } else if (hdr.budget.slot_epoch == hdr.budget.epoch_prev) {

@@ -82,7 +82,7 @@
     hdr.budget.share = (hdr.budget.share & 0xffff) + (hdr.budget.share >> 16); \
     hdr.tcp.checksum = ~hdr.budget.share[15:0];
 
-// RxBudgetFlows: the flow table and the port's counts of open flows
+// RxBudgetFlows: the flow table and the port's counts of counted flows
 // (docs/algorithms.md §8, "Flows and N") in v1model registers. The flow's
 // CRC-32 over (receiver address, peer address, receiver port ++ peer port),
 // IPv4 addresses zero-extended to 128 bits — this packet comes from the
@@ -126,26 +126,30 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
         hdr.budget.tracked = 1;
         hdr.budget.counted = 0;
     }
-    // A SYN opens its flow: its own slot (the scale read again), or a slot
-    // that holds no open flow (empty, closed or aged out).
+    // A SYN opens its flow's slot with epoch 0 (open, not yet counted): its
+    // own slot (the scale read again), or a slot that holds no counted flow
+    // (empty, closed, opened and not yet counted, or aged out).
     @hidden action open_own() {
         budget_flow_scale.write(hdr.budget.slot, hdr.budget.scale);
-        budget_flow_epoch.write(hdr.budget.slot, hdr.budget.epoch);
+        budget_flow_epoch.write(hdr.budget.slot, 0);
     }
     @hidden action open_claim() {
         budget_flow_sig.write(hdr.budget.slot, hdr.budget.sig);
         budget_flow_scale.write(hdr.budget.slot, hdr.budget.scale);
-        budget_flow_epoch.write(hdr.budget.slot, hdr.budget.epoch);
+        budget_flow_epoch.write(hdr.budget.slot, 0);
         hdr.budget.slot_epoch = 0;                       // new: not counted before
     }
-    // Any other packet of an open flow: seen in this epoch.
-    @hidden action see_open() {
+    // Any other packet of the flow whose slot it is: seen in this epoch
+    // (counted from the first one after its SYN, the handshake's end, and
+    // again after it aged out).
+    @hidden action see_own() {
         budget_flow_scale.read(hdr.budget.scale, hdr.budget.slot);
         budget_flow_epoch.write(hdr.budget.slot, hdr.budget.epoch);
     }
-    // A FIN or RST closes it: the slot keeps the signature with epoch 0, so
-    // the flow's later packets (the ACK of the peer's FIN) find it closed.
-    @hidden action close_open() {
+    // A FIN or RST closes it: the slot empties, so the flow's later packets
+    // (the ACK of the peer's FIN) find no slot of theirs.
+    @hidden action close_own() {
+        budget_flow_sig.write(hdr.budget.slot, 0);
         budget_flow_epoch.write(hdr.budget.slot, 0);
     }
     @hidden action untracked() {
@@ -186,29 +190,29 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
             key_v6();
         }
         read_state();
-        // Open: the slot holds this flow's signature and an epoch after
-        // epoch_old (this one or the one before; 0 is closed).
-        bool open = hdr.budget.slot_sig == hdr.budget.sig
-                    && hdr.budget.slot_epoch > hdr.budget.epoch_old;
+        // The slot is the flow's if it holds its signature; its epoch is
+        // the one the flow was last seen in (counted if this one or the one
+        // before), or 0 (opened by a SYN, not yet counted).
+        bool own = hdr.budget.slot_sig == hdr.budget.sig;
         bool closing = (hdr.tcp.flags & (TCP_FLAG_FIN | TCP_FLAG_RST)) != 0;
         if (closing) {
-            if (open) {
-                close_open();
+            if (own) {
+                close_own();
             } else {
                 untracked();
             }
         } else if ((hdr.tcp.flags & TCP_FLAG_SYN) != 0) {
-            if (hdr.budget.slot_sig == hdr.budget.sig) {
+            if (own) {
                 open_own();
             } else if (hdr.budget.slot_epoch <= hdr.budget.epoch_old) {
                 open_claim();
             } else {
                 untracked();                      // a collision, or the table full
             }
-        } else if (open) {
-            see_open();
+        } else if (own) {
+            see_own();
         } else {
-            untracked();                          // handshake not seen, closed or aged out
+            untracked();                          // no SYN seen, closed, or its slot taken
         }
         // Every packet of the port rolls its epoch, so the count is current
         // as of the port's last packet; only a tracked one changes it.
@@ -221,8 +225,9 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
         }
         if (hdr.budget.tracked == 1) {
             // Where the flow was counted before this packet: cur (last seen
-            // in this epoch), prev (in the one before), or nowhere.
-            if (closing) {
+            // in this epoch), prev (in the one before), or nowhere. A FIN or
+            // RST leaves the count, and so does a SYN (a new handshake).
+            if (closing || (hdr.tcp.flags & TCP_FLAG_SYN) != 0) {
                 if (hdr.budget.slot_epoch == hdr.budget.epoch) {
                     leave_cur();
                 } else if (hdr.budget.slot_epoch == hdr.budget.epoch_prev) {

@@ -298,8 +298,9 @@ class RxBudgetUnseenScaleTest(RxBudgetTestBase):
 
 
 class RxBudgetCollisionTest(RxBudgetTestBase):
-    """Two live flows in one slot: the second is forwarded unchanged and counted
-    as untracked (fail-open); the first keeps its slot, N = 1."""
+    """Two flows in one slot: once the first is counted, the second is
+    forwarded unchanged and counted as untracked (fail-open); the first keeps
+    its slot, N = 1."""
 
     @autocleanup
     def runTest(self) -> None:
@@ -310,12 +311,25 @@ class RxBudgetCollisionTest(RxBudgetTestBase):
             p for p in range(50001, 65536) if flow_key_crc(RX4, peer4(0), p, 5001) % slots == first
         )
         self.through(rx_syn(0, 0))
+        self.through(rx_ack(0, 29200), 11584)  # counted: N = 1
         self.through(rx_syn(0, 0, sport=other))  # its slot is taken: untracked
         self.through(rx_ack(0, 29200, sport=other), None)
         # The first flow alone counts: N = 1, share 11584.
         self.through(rx_ack(0, 29200), 11584)
         assert self.counter("untracked") == 2, self.counter("untracked")
         assert self.counter("flows") == 1
+        # A slot opened by a SYN and not yet counted is taken by the next SYN
+        # to it: the first flow's ACK then finds no slot of its own; the
+        # second is counted beside flow 0: N = 2, 5792.
+        home = flow_key_crc(RX4, peer4(1), 50001, 5001) % slots
+        third = next(
+            p for p in range(50002, 65536) if flow_key_crc(RX4, peer4(1), p, 5001) % slots == home
+        )
+        self.through(rx_syn(1, 0))
+        self.through(rx_syn(1, 0, sport=third))
+        self.through(rx_ack(1, 29200), None)
+        self.through(rx_ack(1, 29200, sport=third), 5792)
+        assert self.counter("untracked") == 3 and self.counter("flows") == 2
 
 
 def raw_syn(i: int, options: bytes, *, dataofs: int, ip_len: int | None = None) -> bytes:
@@ -423,27 +437,23 @@ class RxBudgetLargeScaleTest(RxBudgetTestBase):
 class RxBudgetAgeingTest(RxBudgetTestBase):
     """Idle flows age out: epochs of 1024 ticks (1.05 s on BMv2).
 
-    Three flows at scale 0 within one epoch's length: N = 3, share 2896. After
+    Three flows at scale 0 within one epoch's length, each counted at its
+    handshake's ACK: N = 1, 2, 3, shares 11584, 5792, 2896. After
     3 s (more than two epochs) with no packet all three have aged out: flow
-    0's ACK finds its slot no longer open, leaves unchanged and is counted
-    untracked, and the port's count is 0. Flow 0's next SYN opens it again,
-    alone: N = 1, share 11584. (Until issue 47 any packet reopened a flow, and
-    that ACK itself was lowered to 11584.)"""
+    0's ACK, its slot still its own, counts it again, alone: N = 1, share
+    11584, and the port's count is 1."""
 
     @autocleanup
     def runTest(self) -> None:
         self.budget_on(epoch_ticks=1024)
-        for i in range(3):
+        for i, share in enumerate((11584, 5792, 2896)):  # N = 1, 2, 3
             self.through(rx_syn(i, 0))
-        self.through(rx_ack(2, 29200), 2896)
+            self.through(rx_ack(i, 29200), share)
         assert self.open_flows() == 3
         time.sleep(3.0)
-        self.through(rx_ack(0, 29200), None)
-        assert self.counter("untracked") == 1
-        assert self.open_flows() == 0
-        self.through(rx_syn(0, 0))
         self.through(rx_ack(0, 29200), 11584)
         assert self.open_flows() == 1
+        assert self.counter("untracked") == 0
 
 
 class RxBudgetIdleGapTest(RxBudgetTestBase):
@@ -451,7 +461,8 @@ class RxBudgetIdleGapTest(RxBudgetTestBase):
     (§8, "Flows and N"): at the controller's default epoch, 2^17 ticks
     (134 s), an idle flow counts for at least 134 s after its last packet.
 
-    Three flows open at scale 0: N = 3, share 2896. Then 4.5 s with no packet
+    Three flows open at scale 0, each counted at its handshake's ACK (N = 1,
+    2, 3: 11584, 5792, 2896). Then 4.5 s with no packet
     (longer than the testbed's 4 s minimum RTO, and than the 65-130 ms an idle
     flow counted before issue 47): flow 0's and flow 1's ACKs still see
     N = 3, share 2896."""
@@ -459,9 +470,9 @@ class RxBudgetIdleGapTest(RxBudgetTestBase):
     @autocleanup
     def runTest(self) -> None:
         self.budget_on(epoch_ticks=switch_budget.DEFAULT_EPOCH_TICKS)
-        for i in range(3):
+        for i, share in enumerate((11584, 5792, 2896)):  # N = 1, 2, 3
             self.through(rx_syn(i, 0))
-        self.through(rx_ack(2, 29200), 2896)
+            self.through(rx_ack(i, 29200), share)
         time.sleep(4.5)
         self.through(rx_ack(0, 29200), 2896)
         self.through(rx_ack(1, 29200), 2896)
@@ -481,18 +492,20 @@ def rx_close(i: int, flags: str) -> Packet:
 class RxBudgetFinRstTest(RxBudgetTestBase):
     """A FIN or RST ends a flow's count (§8, "Flows and N").
 
-    Three flows open at scale 0: N = 3, share 2896. Flow 1's FIN closes it
+    Three flows open at scale 0, each counted at its handshake's ACK (N = 1,
+    2, 3: 11584, 5792, 2896); flow 0's next ACK: N = 3, 2896. Flow 1's FIN closes it
     (the FIN itself leaves unchanged): flow 0's ACK sees N = 2, 5792. Flow
     1's last ACK (of the peer's FIN) finds its slot closed: unchanged,
     counted untracked, and not counted again. Flow 2's RST closes it: N = 1,
     11584. A second FIN of flow 1 changes nothing (untracked). Flow 1's new
-    SYN opens it again: N = 2, 5792."""
+    SYN opens it again, counted from its ACK: N = 2, 5792."""
 
     @autocleanup
     def runTest(self) -> None:
         self.budget_on()
-        for i in range(3):
+        for i, share in enumerate((11584, 5792, 2896)):  # N = 1, 2, 3
             self.through(rx_syn(i, 0))
+            self.through(rx_ack(i, 29200), share)
         self.through(rx_ack(0, 29200), 2896)
         assert self.open_flows() == 3
         self.through(rx_close(1, "FA"), None)
@@ -506,21 +519,24 @@ class RxBudgetFinRstTest(RxBudgetTestBase):
         assert self.counter("untracked") == 2
         assert self.open_flows() == 1
         self.through(rx_syn(1, 0))
+        assert self.open_flows() == 1  # open, counted from its next packet
         self.through(rx_ack(1, 29200), 5792)
         assert self.open_flows() == 2
-        # Held: the ACKs of steps 1, 2, 4 and 5 (all lowered); the FINs and the
-        # RST are not ACKs the budget holds.
-        assert self.counter("acks") == 4 and self.counter("rewritten") == 4
+        # Held: the 3 handshake ACKs and those of flow 0 (3) and of flow 1's
+        # new handshake (1), all lowered; the FINs and the RST are not ACKs the
+        # budget holds.
+        assert self.counter("acks") == 7 and self.counter("rewritten") == 7
 
 
 class RxBudgetTableFullTest(RxBudgetTestBase):
-    """More flows than the flow table holds: FLOW_SLOTS + 64 = 4160 SYNs at scale
-    0, one per flow. A flow takes its slot when the slot is empty, else (a live
-    flow holds it) it is untracked: forwarded unchanged and counted. So the
-    untracked count is the flows minus the distinct slots among them (the
-    slots by the pipeline's CRC-32, flow_key_crc). Then an untracked flow's ACK
-    leaves unchanged, and a tracked one's is lowered to the floor: N is the
-    tracked flows, far above B / MSS = 8, share 1448 at scale 0."""
+    """More flows than the flow table holds: FLOW_SLOTS + 64 = 4160 flows at
+    scale 0, each a SYN and its handshake's ACK (which counts it). A flow
+    takes its slot when no counted flow holds it, else it is untracked: its
+    SYN and ACK forwarded unchanged and counted. So the untracked count is
+    twice the flows minus the distinct slots among them (the slots by the
+    pipeline's CRC-32, flow_key_crc). Then an untracked flow's ACK leaves
+    unchanged, and a tracked one's is lowered to the floor: N is the tracked
+    flows, far above B / MSS = 8, share 1448 at scale 0."""
 
     @autocleanup
     def runTest(self) -> None:
@@ -535,18 +551,24 @@ class RxBudgetTableFullTest(RxBudgetTestBase):
                 untracked.append(i)
             else:
                 seen[slot] = i
-        frames = [bytes(rx_syn(i // 60000, 0, sport=sport)) for i, (_p, sport) in enumerate(peers)]
+        # Each flow's SYN and its handshake's ACK (which counts it).
+        frames = [
+            bytes(f)
+            for i, (_p, sport) in enumerate(peers)
+            for f in (rx_syn(i // 60000, 0, sport=sport), rx_ack(i // 60000, 29200, sport=sport))
+        ]
         # 32 frames at a time, each batch out before the next goes in: a burst
         # of thousands overflows BMv2's egress queue (64 packets) on a loaded
         # machine, and a dropped SYN would prove nothing.
         out: list[bytes] = []
-        for at in range(0, total, 32):
+        for at in range(0, len(frames), 32):
             batch = frames[at : at + 32]
             for frame in batch:
                 self.dataplane.send(0, RX_PORT, frame)
             out += self.collect(PEER_PORT, len(batch), timeout=10)
-        assert len(out) == total, f"{len(out)} of {total} SYNs left the switch"
-        assert self.counter("untracked") == len(untracked), (
+        assert len(out) == 2 * total, f"{len(out)} of {2 * total} frames left the switch"
+        # The SYN and the ACK of each flow whose slot a counted flow holds.
+        assert self.counter("untracked") == 2 * len(untracked), (
             self.counter("untracked"),
             len(untracked),
         )
@@ -604,9 +626,11 @@ class RxBudgetSackTimestampsTest(RxBudgetTestBase):
 
     Flow 0's SYN: NOP, WS 7, SACK-permitted, timestamps, NOP, NOP, MSS, NOP,
     NOP (24 bytes): scale 7. Flow 1's: timestamps, NOP, WS 3, SACK-permitted,
-    MSS, EOL and zeros to 24 bytes: scale 3. N = 2, share 5792: flow 0's ACK with two SACK
-    blocks, w 512 -> ceil(5792 / 128) = 46 (45.25 up); flow 1's ACK with one
-    block and 50 bytes of data, w 8000 -> 5792 / 8 = 724."""
+    MSS, EOL and zeros to 24 bytes: scale 3. Flow 0's ACK with two SACK
+    blocks, the first counted (N = 1, share 11584), w 512 -> ceil(11584 /
+    128) = 91 (90.5 up); flow 1's ACK with one block and 50 bytes of data
+    (N = 2, share 5792), w 8000 -> 5792 / 8 = 724. (Until issue 47 both SYNs
+    counted, N = 2 at flow 0's ACK: 46.)"""
 
     TS = bytes([8, 10, 0, 0, 3, 0xE8, 0, 0, 0, 0])  # kind 8, length 10, TSval 1000, TSecr 0
     MSS_OPT = bytes([2, 4, 5, 0xB4])
@@ -643,7 +667,7 @@ class RxBudgetSackTimestampsTest(RxBudgetTestBase):
         self.budget_on()
         self.through(rx_syn_raw_options(0, self.SYN0))
         self.through(rx_syn_raw_options(1, self.SYN1))
-        self.through(self.sack_ack(0, 512, [9897, 11345, 12793, 14241]), 46)
+        self.through(self.sack_ack(0, 512, [9897, 11345, 12793, 14241]), 91)
         self.through(self.sack_ack(1, 8000, [9897, 11345], payload=b"r" * 50), 724)
         assert self.counter("unknown_scale") == 0 and self.counter("rewritten") == 2
 
@@ -669,9 +693,10 @@ class RxBudgetNoPolicingTest(RxBudgetTestBase):
 
 class RxBudgetAboveBudgetTest(RxBudgetTestBase):
     """N > B / MSS (§8, "Above N > B / MSS"): 12 flows at scale 3 against
-    B / MSS = 8. Every ACK gets the floor, one segment: 1448 / 8 = 181 units,
-    and the windows offered add up to 12 x 1448 = 17376 bytes = 1.5 B: the
-    switch holds each flow to one segment, not the sum to B."""
+    B / MSS = 8. Once all 12 are counted (each at its handshake's ACK) every
+    ACK gets the floor, one segment: 1448 / 8 = 181 units, and the windows
+    offered add up to 12 x 1448 = 17376 bytes = 1.5 B: the switch holds each
+    flow to one segment, not the sum to B."""
 
     @autocleanup
     def runTest(self) -> None:
@@ -679,9 +704,13 @@ class RxBudgetAboveBudgetTest(RxBudgetTestBase):
         flows = 12
         for i in range(flows):
             self.through(rx_syn(i, 3))
+        # Each flow's handshake ACK counts it: N = 1, 2, 3, 4, 5..12 get
+        # 11584 / 8 = 1448, 5792 / 8 = 724, 2896 / 8 = 362 (twice), then 181.
+        for i, units in enumerate([1448, 724, 362, 362] + [181] * 8):
+            self.through(rx_ack(i, 29200), units)
         offered = 0
         for i in range(flows):
             self.through(rx_ack(i, 29200), 181)
             offered += 181 << 3
         assert offered == 17376 and offered > B
-        assert self.counter("rewritten") == flows
+        assert self.counter("rewritten") == 2 * flows

@@ -11,15 +11,15 @@
 //  - time runs in ticks of `tickS` (BMv2's 1.024 ms), epochs of `epochTicks`
 //    ticks; the epoch's number is the tick with its low bits all ones;
 //  - a SYN opens its flow: its own slot (its scale read again), or a slot of
-//    no open flow (empty, closed, or last seen two epochs ago or earlier);
-//    a FIN or RST closes the flow's open slot (epoch 0, signature kept); any
-//    other packet refreshes its flow's open slot. A packet that finds no
-//    open slot of its flow (a collision, the table full, a handshake not
-//    seen, a closed or aged flow) is untracked: forwarded unchanged, not
-//    counted;
-//  - N = cur + prev: the open flows last seen in this epoch and in the one
+//    no counted flow (empty, opened and not yet counted, or last seen two
+//    epochs ago or earlier), with epoch 0; the flow counts from its next
+//    packet (the handshake's end), and again after it aged out; a FIN or
+//    RST empties the flow's slot. A packet of a flow without its slot (a
+//    collision, the table full, no SYN seen, closed) is untracked:
+//    forwarded unchanged, not counted;
+//  - N = cur + prev: the counted flows last seen in this epoch and in the one
 //    before, kept exact: a flow moves to cur at its first packet of an epoch
-//    (out of prev if it was there), leaves its count when it closes, and
+//    (out of prev if it was there), leaves its count at its FIN, RST or SYN, and
 //    the flows of prev age out when the next epoch begins;
 //  - an ACK (ACK set, none of SYN, FIN, RST) of a flow of known scale s has its
 //    window lowered to min(w, ceil(share / 2^s), 65535), share =
@@ -132,23 +132,25 @@ class SwitchBudget
         uint8_t synScale = ws == -2 ? SW_SCALE_UNKNOWN
                            : ws < 0 ? 0
                                     : static_cast<uint8_t>(std::min(ws, SW_MAX_WSCALE));
-        // Open: the slot holds this flow's signature and an epoch after
-        // epochOld (this one or the one before; 0 is closed).
-        bool open = sig_[slot] == sig && epoch_[slot] > epochOld;
+        // The slot is the flow's if it holds its signature; its epoch is the
+        // one the flow was last seen in (counted if this one or the one
+        // before), or 0 (opened by a SYN, not yet counted).
+        bool own = sig_[slot] == sig;
         bool closing = flags & (TcpHeader::FIN | TcpHeader::RST);
         uint32_t seen = epoch_[slot]; // where the flow was counted before this packet
         if (closing)
         {
-            if (!open)
+            if (!own)
             {
                 untracked++;
                 return false;
             }
-            epoch_[slot] = 0; // closed: the signature stays
+            sig_[slot] = 0; // closed: the slot empties
+            epoch_[slot] = 0;
         }
         else if (syn)
         {
-            if (sig_[slot] == sig)
+            if (own)
             {
                 scale_[slot] = synScale;
             }
@@ -163,9 +165,9 @@ class SwitchBudget
                 untracked++;
                 return false;
             }
-            epoch_[slot] = epoch;
+            epoch_[slot] = 0; // open, counted from its next packet
         }
-        else if (open)
+        else if (own)
         {
             epoch_[slot] = epoch;
         }
@@ -181,8 +183,10 @@ class SwitchBudget
             cur_ = 0;
             portEpoch_ = epoch;
         }
-        if (closing)
+        if (closing || syn)
         {
+            // A FIN or RST leaves the count, and so does a SYN (a new
+            // handshake, counted from the flow's next packet).
             if (seen == epoch)
             {
                 cur_--;

@@ -168,10 +168,21 @@ def test_two_live_flows_in_one_slot_fail_open(p4i: Any) -> None:
         p for p in range(50001, 65536) if flow_key_crc(RX4, peer4(0), p, 5001) % slots == first
     )
     s.syn(0, 0)
+    assert s.ack(0, 29200) == 11584  # counted: its slot is now refused to others
     s.syn(0, 0, sport=other)  # its slot is taken: untracked
     assert s.ack(0, 29200, sport=other) == 29200
     assert s.ack(0, 29200) == 11584
     assert (s.sw.untracked, s.sw.flowEpochs) == (2, 1)
+    # A slot opened by a SYN and not yet counted is taken by the next SYN:
+    # the first flow's ACK then finds no slot of its own.
+    home = flow_key_crc(RX4, peer4(1), 50001, 5001) % slots
+    third = next(
+        p for p in range(50002, 65536) if flow_key_crc(RX4, peer4(1), p, 5001) % slots == home
+    )
+    s.syn(1, 0)
+    s.syn(1, 0, sport=third)
+    assert s.ack(1, 29200) == 29200
+    assert s.ack(1, 29200, sport=third) == 5792  # N = 2
 
 
 def test_options_not_walkable_leave_the_scale_unknown(p4i: Any) -> None:
@@ -190,30 +201,30 @@ def test_options_not_walkable_leave_the_scale_unknown(p4i: Any) -> None:
 
 def test_idle_flows_age_out(p4i: Any) -> None:
     """Epochs of 1024 ticks (1.05 s): three flows at scale 0 within one epoch,
-    N = 3, share 2896; 3 s later (more than two epochs) with no packet all
-    three have aged out: flow 0's ACK finds its slot no longer open and leaves
-    unchanged, and its next SYN opens it again alone: N = 1, share 11584 (PTF
-    RxBudgetAgeingTest)."""
+    each counted at its handshake's ACK (N = 1, 2, 3: 11584, 5792, 2896); 3 s
+    later (more than two epochs) with no packet all three have aged out: flow
+    0's ACK, its slot still its own, counts it again, alone: N = 1, share
+    11584 (PTF RxBudgetAgeingTest)."""
     s = Switch(p4i, epoch_ticks=1024)
-    for i in range(3):
+    for i, share in enumerate((11584, 5792, 2896)):  # N = 1, 2, 3 at each handshake's ACK
         s.syn(i, 0)
-    assert s.ack(2, 29200) == 2896
+        assert s.ack(i, 29200) == share
     s.now = 3.0
-    assert s.ack(0, 29200) == 29200
-    s.syn(0, 0)
     assert s.ack(0, 29200) == 11584
 
 
 def test_a_flow_counts_for_one_to_two_epochs_after_its_last_packet(p4i: Any) -> None:
     """§8, "Flows and N": a flow seen in the previous epoch still counts. Epochs of
-    1024 ticks of 1.024 ms: flows 0 and 1 open in epoch 0 (t = 0, epoch 1023);
+    1024 ticks of 1.024 ms: flows 0 and 1 open in epoch 0 (t = 0, epoch 1023;
+    their handshakes' ACKs see N = 1 and 2);
     at t = 1.5 s (tick 1464, epoch 2047) flow 0's ACK moves it from prev to
     cur: N = cur 1 + prev 1 = 2, share 5792; at t = 2.5 s (tick 2441, epoch
     3071) flow 1, last seen two epochs ago, has aged out and flow 0 moves
     again: N = 1, 11584."""
     s = Switch(p4i, epoch_ticks=1024)
-    s.syn(0, 0)
-    s.syn(1, 0)
+    for i, share in enumerate((11584, 5792)):
+        s.syn(i, 0)
+        assert s.ack(i, 29200) == share
     s.now = 1.5
     assert s.ack(0, 29200) == 5792
     s.now = 2.5
@@ -222,7 +233,8 @@ def test_a_flow_counts_for_one_to_two_epochs_after_its_last_packet(p4i: Any) -> 
 
 def test_idle_persistent_connections_stay_counted_across_rounds(p4i: Any) -> None:
     """§8, "Flows and N", at the default epoch 2^17 ticks (134.2 s): three flows
-    open at t = 0 (tick 0, epoch 131071). At t = 4 s (a testbed RTO; tick
+    open at t = 0 (tick 0, epoch 131071; their handshakes' ACKs see N = 1, 2,
+    3). At t = 4 s (a testbed RTO; tick
     3906, the same epoch) and at t = 200 s (tick 195312, epoch 262143, the
     next one: prev) flow 0's ACK still sees N = 3, share 2896; the idle flows
     1 and 2 were never uncounted. At t = 300 s (tick 292968, epoch 393215)
@@ -230,8 +242,9 @@ def test_idle_persistent_connections_stay_counted_across_rounds(p4i: Any) -> Non
     out; flow 0, seen in the previous epoch: N = 1, 11584."""
     s = Switch(p4i, epoch_ticks=switch_budget.DEFAULT_EPOCH_TICKS)
     assert switch_budget.DEFAULT_EPOCH_TICKS == 1 << 17
-    for i in range(3):
+    for i, share in enumerate((11584, 5792, 2896)):
         s.syn(i, 0)
+        assert s.ack(i, 29200) == share
     s.now = 4.0
     assert s.ack(0, 29200) == 2896
     s.now = 200.0
@@ -241,13 +254,16 @@ def test_idle_persistent_connections_stay_counted_across_rounds(p4i: Any) -> Non
 
 
 def test_fin_and_rst_uncount_a_flow(p4i: Any) -> None:
-    """§8, "Flows and N": three flows open (N = 3, share 2896). Flow 1's FIN
+    """§8, "Flows and N": three flows open, each counted at its handshake's ACK
+    (N = 1, 2, 3: 11584, 5792, 2896). Flow 1's FIN
     closes it: flow 0's ACK sees N = 2, share 5792; flow 1's last ACK (of the
     peer's FIN) finds its slot closed: unchanged, untracked. Flow 2's RST
-    closes it: N = 1, 11584. Flow 1's new SYN opens it again: N = 2, 5792."""
+    closes it: N = 1, 11584. Flow 1's new SYN opens it again, counted from
+    its ACK: N = 2, 5792."""
     s = Switch(p4i)
-    for i in range(3):
+    for i, share in enumerate((11584, 5792, 2896)):
         s.syn(i, 0)
+        assert s.ack(i, 29200) == share
     assert s.ack(0, 29200) == 2896
     assert s.probe.Send4(RX4, peer4(1), 50001, 5001, FIN | ACK, 29200, NO_WS, 0, 0.0) == 29200
     assert s.ack(0, 29200) == 5792
@@ -256,27 +272,31 @@ def test_fin_and_rst_uncount_a_flow(p4i: Any) -> None:
     s.probe.Send4(RX4, peer4(2), 50002, 5001, RST | ACK, 0, NO_WS, 0, 0.0)
     assert s.ack(0, 29200) == 11584
     s.syn(1, 0)
-    assert s.ack(0, 29200) == 5792
+    assert s.ack(1, 29200) == 5792
 
 
 def test_a_fin_in_the_epoch_after_uncounts_from_prev(p4i: Any) -> None:
     """§8, "Flows and N": a FIN of a flow last seen in the previous epoch leaves
-    prev. Epochs of 1024 ticks: flows 0, 1, 2 open at t = 0 (epoch 1023); at
+    prev. Epochs of 1024 ticks: flows 0, 1, 2 open at t = 0 (epoch 1023;
+    their handshakes' ACKs see N = 1, 2, 3); at
     t = 1.5 s (epoch 2047) flow 1's FIN: prev 3 - 1 = 2, cur 0; flow 0's ACK
     then moves it to cur: N = cur 1 + prev 1 = 2, share 5792."""
     s = Switch(p4i, epoch_ticks=1024)
-    for i in range(3):
+    for i, share in enumerate((11584, 5792, 2896)):
         s.syn(i, 0)
+        assert s.ack(i, 29200) == share
     s.now = 1.5
     s.probe.Send4(RX4, peer4(1), 50001, 5001, FIN | ACK, 29200, NO_WS, 0, 1.5)
     assert s.ack(0, 29200) == 5792
 
 
 def test_more_flows_than_slots_fail_open(p4i: Any) -> None:
-    """FLOW_SLOTS + 64 = 4160 SYNs at scale 0: the untracked count is the flows
-    minus the distinct slots among them (the pipeline's CRC-32); an untracked
-    flow's ACK leaves unchanged, a tracked one's is lowered to the floor, 1448
-    (PTF RxBudgetTableFullTest)."""
+    """FLOW_SLOTS + 64 = 4160 flows at scale 0, each a SYN and its handshake's
+    ACK (counted): a flow whose slot a counted flow holds is untracked (its
+    SYN and its ACK), so the untracked packets are twice the flows minus the
+    distinct slots among them (the pipeline's CRC-32). An untracked flow's
+    ACK leaves unchanged, a tracked one's is lowered to the floor, 1448 (PTF
+    RxBudgetTableFullTest)."""
     s = Switch(p4i)
     slots = switch_budget.FLOW_SLOTS
     total = slots + 64
@@ -290,7 +310,8 @@ def test_more_flows_than_slots_fail_open(p4i: Any) -> None:
         else:
             seen[slot] = i
         s.syn(peer, 0, sport=sport)
-    assert s.sw.untracked == len(untracked)
+        s.ack(peer, 29200, sport=sport)
+    assert s.sw.untracked == 2 * len(untracked)  # the SYN and the ACK of each
     assert s.sw.flowEpochs == len(seen)
     lost = untracked[0]
     assert s.ack(peers[lost][0], 29200, sport=peers[lost][1]) == 29200
