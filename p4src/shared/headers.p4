@@ -96,7 +96,8 @@ header rx_budget_t {
     bit<1>   tracked;     // the flow has a slot
     bit<1>   counted;     // first packet of the flow in this epoch
     bit<1>   rewritten;   // the window was lowered (TNA: the deparser fixes the checksum)
-    bit<5>   _pad;
+    bit<1>   fresh;       // the packet that ends the flow's handshake (counts it first)
+    bit<4>   _pad;
     bit<16>  flows;       // N
     bit<32>  share;       // the flow's share, bytes
     bit<32>  wnd32;       // the share in window units of the flow's scale

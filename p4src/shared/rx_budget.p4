@@ -189,7 +189,15 @@ control IngressRxBudget(inout headers_t hdr,
                         count_unknown_scale();
                     } else {
                         load_flows();
-                        budget_share.apply();
+                        // The ACK that ends the handshake offers the floor: a
+                        // peer takes a smaller window from an ACK of the same
+                        // sequence (the request after it) only from a newer
+                        // one (docs/algorithms.md §8, "The handshake's ACK").
+                        if (hdr.budget.fresh == 1) {
+                            share_floor();
+                        } else {
+                            budget_share.apply();
+                        }
                         budget_window.apply();
                         if (hdr.budget.wnd32[31:16] != 0) {
                             window_max();

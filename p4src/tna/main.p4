@@ -253,6 +253,7 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
         }
         hdr.budget.tracked = 1;
         hdr.budget.counted = 0;
+        hdr.budget.fresh = 0;
         hdr.budget.dcur = 0;
         hdr.budget.dprev = 0;
         if (hdr.budget.slot_epoch == SLOT_UNTRACKED) {
@@ -270,6 +271,9 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
             } else if (hdr.budget.slot_epoch != hdr.budget.epoch) {
                 hdr.budget.counted = 1;      // first packet of the flow in this epoch
                 hdr.budget.dcur = 1;
+                if (hdr.budget.slot_epoch == 0) {
+                    hdr.budget.fresh = 1;    // ... ending its handshake
+                }
                 if (hdr.budget.slot_epoch == hdr.budget.epoch_prev) {
                     hdr.budget.dprev = 0xffffffff;   // ... moving from prev
                 }

@@ -125,6 +125,7 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
         budget_port_prev.read(hdr.budget.prev, port);
         hdr.budget.tracked = 1;
         hdr.budget.counted = 0;
+        hdr.budget.fresh = 0;
     }
     // A SYN opens its flow's slot with epoch 0 (open, not yet counted): its
     // own slot (the scale read again), or a slot that holds no counted flow
@@ -145,6 +146,9 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
     @hidden action see_own() {
         budget_flow_scale.read(hdr.budget.scale, hdr.budget.slot);
         budget_flow_epoch.write(hdr.budget.slot, hdr.budget.epoch);
+    }
+    @hidden action see_fresh() {
+        hdr.budget.fresh = 1;
     }
     // A FIN or RST closes it: the slot empties, so the flow's later packets
     // (the ACK of the peer's FIN) find no slot of theirs.
@@ -211,6 +215,9 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
             }
         } else if (own) {
             see_own();
+            if (hdr.budget.slot_epoch == 0) {
+                see_fresh();                      // the handshake's end
+            }
         } else {
             untracked();                          // no SYN seen, closed, or its slot taken
         }

@@ -204,6 +204,17 @@ class RxBudgetTestBase(P4IncastTest):
 
         return self.sw.run(_read())
 
+    def handshake(
+        self, i: int, scale: int | None, *, v6: bool = False, sport: int | None = None
+    ) -> None:
+        """Flow i's SYN, then the receiver's ACK that ends its handshake (w 29200):
+        that ACK counts the flow and offers the floor, one segment (§8, "The
+        handshake's ACK"): ceil(1448 / 2^s) units, s = the scale (none: 0; above
+        14: 14)."""
+        self.through(rx_syn(i, scale, v6=v6, sport=sport))
+        s = min(scale or 0, 14)
+        self.through(rx_ack(i, 29200, v6=v6, sport=sport), (MSS + (1 << s) - 1) >> s)
+
     def through(self, pkt: Packet, window: int | None = None) -> None:
         """Send `pkt` from the receiver; the peer must get `routed(pkt, window)`."""
         self.send(RX_PORT, pkt)
@@ -219,7 +230,7 @@ class RxBudgetScalesTest(RxBudgetTestBase):
         A, B_, C, D, E = range(5)
         # Step 1: A's SYN has no window-scale option: s = 0; N = 1, share
         # 11584, w 29200 -> min(29200, 11584) = 11584.
-        self.through(rx_syn(A, None))
+        self.handshake(A, None)
         self.through(rx_ack(A, 29200), 11584)
         # The sender's data toward the receiver is not the budget's: it leaves
         # as it came (routed), its own window untouched.
@@ -232,26 +243,27 @@ class RxBudgetScalesTest(RxBudgetTestBase):
         self.send(PEER_PORT, data)
         testutils.verify_packet(self, P.expected_routed4(data, RX_PORT), RX_PORT, timeout=3)
         # Step 2: B at scale 7; N = 2, share 5792: ceil(5792 / 128) = 46.
-        self.through(rx_syn(B_, 7))
+        self.handshake(B_, 7)
         self.through(rx_ack(B_, 512), 46)
         # Step 3: C at scale 3; N = 3, share 2896: ceil(2896 / 8) = 362.
-        self.through(rx_syn(C, 3))
+        self.handshake(C, 3)
         self.through(rx_ack(C, 8000), 362)
         # Step 4: D at scale 0; N = 4, share 2896 > 2000: never raised.
-        self.through(rx_syn(D, 0))
+        self.handshake(D, 0)
         self.through(rx_ack(D, 2000), None)
         # Step 5: A again, N = 4: 2896.
         self.through(rx_ack(A, 29200), 2896)
         # Step 6: E at scale 14; N = 5, share 1448 (floor): ceil(1448 / 16384) = 1.
-        self.through(rx_syn(E, 14))
+        self.handshake(E, 14)
         self.through(rx_ack(E, 4), 1)
         # Step 7: C's request, 100 bytes of data on the ACK; N = 5, share 1448
         # at scale 3: ceil(1448 / 8) = 181. The checksum covers the payload.
         self.through(rx_ack(C, 8000, payload=b"q" * 100), 181)
-        # Counted: 7 ACKs held to the share (steps 1-7), 6 of them lowered
-        # (all but step 4); 5 flows, each once in this one epoch.
-        assert self.counter("acks") == 7, self.counter("acks")
-        assert self.counter("rewritten") == 6, self.counter("rewritten")
+        # Counted: 12 ACKs held to the share (the 5 handshakes' and steps
+        # 1-7), 11 of them lowered (all but step 4); 5 flows, each once in
+        # this one epoch.
+        assert self.counter("acks") == 12, self.counter("acks")
+        assert self.counter("rewritten") == 11, self.counter("rewritten")
         assert self.counter("flows") == 5, self.counter("flows")
         assert self.counter("untracked") == 0
 
@@ -262,7 +274,7 @@ class RxBudgetIpv6Test(RxBudgetTestBase):
     @autocleanup
     def runTest(self) -> None:
         self.budget_on()
-        self.through(rx_syn(0, 7, v6=True))
+        self.handshake(0, 7, v6=True)
         self.through(rx_ack(0, 1000, v6=True), 91)
 
 
@@ -288,7 +300,7 @@ class RxBudgetUnseenScaleTest(RxBudgetTestBase):
     def runTest(self) -> None:
         self.budget_on()
         self.through(rx_ack(0, 29200), None)
-        self.through(rx_syn(1, 0))
+        self.handshake(1, 0)
         self.through(rx_ack(1, 29200), 11584)
         self.through(rx_ack(0, 29200), None)
         assert self.counter("untracked") == 2, self.counter("untracked")
@@ -310,8 +322,7 @@ class RxBudgetCollisionTest(RxBudgetTestBase):
         other = next(
             p for p in range(50001, 65536) if flow_key_crc(RX4, peer4(0), p, 5001) % slots == first
         )
-        self.through(rx_syn(0, 0))
-        self.through(rx_ack(0, 29200), 11584)  # counted: N = 1
+        self.handshake(0, 0)  # counted: N = 1
         self.through(rx_syn(0, 0, sport=other))  # its slot is taken: untracked
         self.through(rx_ack(0, 29200, sport=other), None)
         # The first flow alone counts: N = 1, share 11584.
@@ -326,7 +337,7 @@ class RxBudgetCollisionTest(RxBudgetTestBase):
             p for p in range(50002, 65536) if flow_key_crc(RX4, peer4(1), p, 5001) % slots == home
         )
         self.through(rx_syn(1, 0))
-        self.through(rx_syn(1, 0, sport=third))
+        self.handshake(1, 0, sport=third)
         self.through(rx_ack(1, 29200), None)
         self.through(rx_ack(1, 29200, sport=third), 5792)
         assert self.counter("untracked") == 3 and self.counter("flows") == 2
@@ -404,7 +415,7 @@ class RxBudgetMalformedOptionsTest(RxBudgetTestBase):
         # A good flow after them: N = 12 (eleven of unknown scale and itself),
         # share 1448 (floor), scale 0: 1448.
         good = len(self.BAD)
-        self.through(rx_syn(good, 0))
+        self.handshake(good, 0)
         self.through(rx_ack(good, 29200), 1448)
         assert self.counter("flows") == len(self.BAD) + 1
         assert self.counter("untracked") == 0
@@ -428,9 +439,9 @@ class RxBudgetLargeScaleTest(RxBudgetTestBase):
                 for n, s in ((1, 40 * MSS), (2, 20 * MSS))
             ]
         )
-        self.through(rx_syn(0, 15))
+        self.handshake(0, 15)
         self.through(rx_ack(0, 100), 4)
-        self.through(rx_syn(1, 255))
+        self.handshake(1, 255)
         self.through(rx_ack(1, 100), 2)
 
 
@@ -438,7 +449,7 @@ class RxBudgetAgeingTest(RxBudgetTestBase):
     """Idle flows age out: epochs of 1024 ticks (1.05 s on BMv2).
 
     Three flows at scale 0 within one epoch's length, each counted at its
-    handshake's ACK: N = 1, 2, 3, shares 11584, 5792, 2896. After
+    handshake's ACK (the floor, 1448); flow 2's next ACK: N = 3, 2896. After
     3 s (more than two epochs) with no packet all three have aged out: flow
     0's ACK, its slot still its own, counts it again, alone: N = 1, share
     11584, and the port's count is 1."""
@@ -446,9 +457,9 @@ class RxBudgetAgeingTest(RxBudgetTestBase):
     @autocleanup
     def runTest(self) -> None:
         self.budget_on(epoch_ticks=1024)
-        for i, share in enumerate((11584, 5792, 2896)):  # N = 1, 2, 3
-            self.through(rx_syn(i, 0))
-            self.through(rx_ack(i, 29200), share)
+        for i in range(3):
+            self.handshake(i, 0)
+        self.through(rx_ack(2, 29200), 2896)  # N = 3
         assert self.open_flows() == 3
         time.sleep(3.0)
         self.through(rx_ack(0, 29200), 11584)
@@ -461,8 +472,8 @@ class RxBudgetIdleGapTest(RxBudgetTestBase):
     (§8, "Flows and N"): at the controller's default epoch, 2^17 ticks
     (134 s), an idle flow counts for at least 134 s after its last packet.
 
-    Three flows open at scale 0, each counted at its handshake's ACK (N = 1,
-    2, 3: 11584, 5792, 2896). Then 4.5 s with no packet
+    Three flows open at scale 0, each counted at its handshake's ACK (the
+    floor, 1448); flow 2's next ACK: N = 3, 2896. Then 4.5 s with no packet
     (longer than the testbed's 4 s minimum RTO, and than the 65-130 ms an idle
     flow counted before issue 47): flow 0's and flow 1's ACKs still see
     N = 3, share 2896."""
@@ -470,9 +481,9 @@ class RxBudgetIdleGapTest(RxBudgetTestBase):
     @autocleanup
     def runTest(self) -> None:
         self.budget_on(epoch_ticks=switch_budget.DEFAULT_EPOCH_TICKS)
-        for i, share in enumerate((11584, 5792, 2896)):  # N = 1, 2, 3
-            self.through(rx_syn(i, 0))
-            self.through(rx_ack(i, 29200), share)
+        for i in range(3):
+            self.handshake(i, 0)
+        self.through(rx_ack(2, 29200), 2896)  # N = 3
         time.sleep(4.5)
         self.through(rx_ack(0, 29200), 2896)
         self.through(rx_ack(1, 29200), 2896)
@@ -492,20 +503,22 @@ def rx_close(i: int, flags: str) -> Packet:
 class RxBudgetFinRstTest(RxBudgetTestBase):
     """A FIN or RST ends a flow's count (§8, "Flows and N").
 
-    Three flows open at scale 0, each counted at its handshake's ACK (N = 1,
-    2, 3: 11584, 5792, 2896); flow 0's next ACK: N = 3, 2896. Flow 1's FIN closes it
-    (the FIN itself leaves unchanged): flow 0's ACK sees N = 2, 5792. Flow
+    Three flows open at scale 0, each counted at its handshake's ACK (the
+    floor, 1448); flow 2's and flow 0's next ACKs: N = 3, 2896. Flow 1's FIN
+    closes it (the FIN itself leaves unchanged): flow 0's ACK sees N = 2,
+    5792. Flow
     1's last ACK (of the peer's FIN) finds its slot closed: unchanged,
     counted untracked, and not counted again. Flow 2's RST closes it: N = 1,
     11584. A second FIN of flow 1 changes nothing (untracked). Flow 1's new
-    SYN opens it again, counted from its ACK: N = 2, 5792."""
+    SYN opens it again, counted from its ACK (the floor): its next ACK sees
+    N = 2, 5792."""
 
     @autocleanup
     def runTest(self) -> None:
         self.budget_on()
-        for i, share in enumerate((11584, 5792, 2896)):  # N = 1, 2, 3
-            self.through(rx_syn(i, 0))
-            self.through(rx_ack(i, 29200), share)
+        for i in range(3):
+            self.handshake(i, 0)
+        self.through(rx_ack(2, 29200), 2896)  # N = 3
         self.through(rx_ack(0, 29200), 2896)
         assert self.open_flows() == 3
         self.through(rx_close(1, "FA"), None)
@@ -520,12 +533,13 @@ class RxBudgetFinRstTest(RxBudgetTestBase):
         assert self.open_flows() == 1
         self.through(rx_syn(1, 0))
         assert self.open_flows() == 1  # open, counted from its next packet
+        self.through(rx_ack(1, 29200), 1448)  # the handshake's ACK: the floor
         self.through(rx_ack(1, 29200), 5792)
         assert self.open_flows() == 2
-        # Held: the 3 handshake ACKs and those of flow 0 (3) and of flow 1's
-        # new handshake (1), all lowered; the FINs and the RST are not ACKs the
-        # budget holds.
-        assert self.counter("acks") == 7 and self.counter("rewritten") == 7
+        # Held, all lowered: the 3 handshakes' ACKs, flow 2's (1), flow 0's
+        # (3) and flow 1's after its new handshake (2); the FINs and the RST
+        # are not ACKs the budget holds.
+        assert self.counter("acks") == 9 and self.counter("rewritten") == 9
 
 
 class RxBudgetTableFullTest(RxBudgetTestBase):
@@ -606,17 +620,17 @@ class RxBudgetBypassTest(RxBudgetTestBase):
     @autocleanup
     def runTest(self) -> None:
         self.budget_on()
-        self.through(rx_syn(0, 0))
+        self.handshake(0, 0)
         for pkt in (rx_syn(1, 0), rx_ack(1, 29200)):
             self.send(self.OTHER_PORT, pkt)
             testutils.verify_packet(self, routed(pkt), PEER_PORT, timeout=3)
-        assert self.counter("acks") == 0 and self.counter("unknown_scale") == 0
+        assert self.counter("acks") == 1 and self.counter("unknown_scale") == 0
         self.through(rx_ack(0, 29200), 11584)
         self.through(rx_ack(2, 29200), None)
         self.through(rx_ack(0, 29200), 11584)
         assert self.counter("untracked") == 1 and self.counter("unknown_scale") == 0
         assert self.counter("flows") == 1
-        assert self.counter("acks") == 2 and self.counter("rewritten") == 2
+        assert self.counter("acks") == 3 and self.counter("rewritten") == 3
 
 
 class RxBudgetSackTimestampsTest(RxBudgetTestBase):
@@ -626,11 +640,10 @@ class RxBudgetSackTimestampsTest(RxBudgetTestBase):
 
     Flow 0's SYN: NOP, WS 7, SACK-permitted, timestamps, NOP, NOP, MSS, NOP,
     NOP (24 bytes): scale 7. Flow 1's: timestamps, NOP, WS 3, SACK-permitted,
-    MSS, EOL and zeros to 24 bytes: scale 3. Flow 0's ACK with two SACK
-    blocks, the first counted (N = 1, share 11584), w 512 -> ceil(11584 /
-    128) = 91 (90.5 up); flow 1's ACK with one block and 50 bytes of data
-    (N = 2, share 5792), w 8000 -> 5792 / 8 = 724. (Until issue 47 both SYNs
-    counted, N = 2 at flow 0's ACK: 46.)"""
+    MSS, EOL and zeros to 24 bytes: scale 3. After both handshakes' ACKs
+    (the floor) N = 2, share 5792: flow 0's ACK with two SACK blocks, w 512
+    -> ceil(5792 / 128) = 46 (45.25 up); flow 1's ACK with one block and 50
+    bytes of data, w 8000 -> 5792 / 8 = 724."""
 
     TS = bytes([8, 10, 0, 0, 3, 0xE8, 0, 0, 0, 0])  # kind 8, length 10, TSval 1000, TSecr 0
     MSS_OPT = bytes([2, 4, 5, 0xB4])
@@ -667,9 +680,12 @@ class RxBudgetSackTimestampsTest(RxBudgetTestBase):
         self.budget_on()
         self.through(rx_syn_raw_options(0, self.SYN0))
         self.through(rx_syn_raw_options(1, self.SYN1))
-        self.through(self.sack_ack(0, 512, [9897, 11345, 12793, 14241]), 91)
+        # The handshakes' ACKs: the floor, ceil(1448 / 128) = 12 and 1448 / 8 = 181.
+        self.through(rx_ack(0, 29200), 12)
+        self.through(rx_ack(1, 29200), 181)
+        self.through(self.sack_ack(0, 512, [9897, 11345, 12793, 14241]), 46)
         self.through(self.sack_ack(1, 8000, [9897, 11345], payload=b"r" * 50), 724)
-        assert self.counter("unknown_scale") == 0 and self.counter("rewritten") == 2
+        assert self.counter("unknown_scale") == 0 and self.counter("rewritten") == 4
 
 
 class RxBudgetNoPolicingTest(RxBudgetTestBase):
@@ -681,7 +697,7 @@ class RxBudgetNoPolicingTest(RxBudgetTestBase):
     @autocleanup
     def runTest(self) -> None:
         self.budget_on()
-        self.through(rx_syn(0, 0))
+        self.handshake(0, 0)
         self.through(rx_ack(0, 29200), 11584)
         before = {k: self.counter(k) for k in p4names.BUDGET_COUNTERS}
         for k in range(12):
@@ -704,10 +720,9 @@ class RxBudgetAboveBudgetTest(RxBudgetTestBase):
         flows = 12
         for i in range(flows):
             self.through(rx_syn(i, 3))
-        # Each flow's handshake ACK counts it: N = 1, 2, 3, 4, 5..12 get
-        # 11584 / 8 = 1448, 5792 / 8 = 724, 2896 / 8 = 362 (twice), then 181.
-        for i, units in enumerate([1448, 724, 362, 362] + [181] * 8):
-            self.through(rx_ack(i, 29200), units)
+        # Each flow's handshake ACK counts it and offers the floor: 181.
+        for i in range(flows):
+            self.through(rx_ack(i, 29200), 181)
         offered = 0
         for i in range(flows):
             self.through(rx_ack(i, 29200), 181)
