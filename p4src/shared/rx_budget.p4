@@ -87,6 +87,11 @@ control IngressRxBudget(inout headers_t hdr,
     action share_floor() {
         hdr.budget.share = hdr.budget.floor;
     }
+    // The ACK that ends a handshake: two segments (docs/algorithms.md §8,
+    // "The handshake's ACK").
+    action share_handshake() {
+        hdr.budget.share = hdr.budget.floor << 1;
+    }
 
     table budget_share {
         key = {
@@ -189,12 +194,13 @@ control IngressRxBudget(inout headers_t hdr,
                         count_unknown_scale();
                     } else {
                         load_flows();
-                        // The ACK that ends the handshake offers the floor: a
-                        // peer takes a smaller window from an ACK of the same
-                        // sequence (the request after it) only from a newer
-                        // one (docs/algorithms.md §8, "The handshake's ACK").
+                        // The ACK that ends the handshake offers two segments:
+                        // a peer takes a smaller window from an ACK of the
+                        // same sequence (the request after it) only from a
+                        // newer one, and sizes its segments by the largest
+                        // (docs/algorithms.md §8, "The handshake's ACK").
                         if (hdr.budget.fresh == 1) {
-                            share_floor();
+                            share_handshake();
                         } else {
                             budget_share.apply();
                         }

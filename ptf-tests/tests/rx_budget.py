@@ -208,12 +208,11 @@ class RxBudgetTestBase(P4IncastTest):
         self, i: int, scale: int | None, *, v6: bool = False, sport: int | None = None
     ) -> None:
         """Flow i's SYN, then the receiver's ACK that ends its handshake (w 29200):
-        that ACK counts the flow and offers the floor, one segment (§8, "The
-        handshake's ACK"): ceil(1448 / 2^s) units, s = the scale (none: 0; above
-        14: 14)."""
+        that ACK counts the flow and offers two segments (§8, "The handshake's
+        ACK"): ceil(2896 / 2^s) units, s = the scale (none: 0; above 14: 14)."""
         self.through(rx_syn(i, scale, v6=v6, sport=sport))
         s = min(scale or 0, 14)
-        self.through(rx_ack(i, 29200, v6=v6, sport=sport), (MSS + (1 << s) - 1) >> s)
+        self.through(rx_ack(i, 29200, v6=v6, sport=sport), (2 * MSS + (1 << s) - 1) >> s)
 
     def through(self, pkt: Packet, window: int | None = None) -> None:
         """Send `pkt` from the receiver; the peer must get `routed(pkt, window)`."""
@@ -449,7 +448,7 @@ class RxBudgetAgeingTest(RxBudgetTestBase):
     """Idle flows age out: epochs of 1024 ticks (1.05 s on BMv2).
 
     Three flows at scale 0 within one epoch's length, each counted at its
-    handshake's ACK (the floor, 1448); flow 2's next ACK: N = 3, 2896. After
+    handshake's ACK (two segments, 2896); flow 2's next ACK: N = 3, 2896. After
     3 s (more than two epochs) with no packet all three have aged out: flow
     0's ACK, its slot still its own, counts it again, alone: N = 1, share
     11584, and the port's count is 1."""
@@ -473,7 +472,7 @@ class RxBudgetIdleGapTest(RxBudgetTestBase):
     (134 s), an idle flow counts for at least 134 s after its last packet.
 
     Three flows open at scale 0, each counted at its handshake's ACK (the
-    floor, 1448); flow 2's next ACK: N = 3, 2896. Then 4.5 s with no packet
+    two segments, 2896); flow 2's next ACK: N = 3, 2896. Then 4.5 s with no packet
     (longer than the testbed's 4 s minimum RTO, and than the 65-130 ms an idle
     flow counted before issue 47): flow 0's and flow 1's ACKs still see
     N = 3, share 2896."""
@@ -504,13 +503,13 @@ class RxBudgetFinRstTest(RxBudgetTestBase):
     """A FIN or RST ends a flow's count (§8, "Flows and N").
 
     Three flows open at scale 0, each counted at its handshake's ACK (the
-    floor, 1448); flow 2's and flow 0's next ACKs: N = 3, 2896. Flow 1's FIN
+    two segments, 2896); flow 2's and flow 0's next ACKs: N = 3, 2896. Flow 1's FIN
     closes it (the FIN itself leaves unchanged): flow 0's ACK sees N = 2,
     5792. Flow
     1's last ACK (of the peer's FIN) finds its slot closed: unchanged,
     counted untracked, and not counted again. Flow 2's RST closes it: N = 1,
     11584. A second FIN of flow 1 changes nothing (untracked). Flow 1's new
-    SYN opens it again, counted from its ACK (the floor): its next ACK sees
+    SYN opens it again, counted from its ACK (two segments): its next ACK sees
     N = 2, 5792."""
 
     @autocleanup
@@ -533,7 +532,7 @@ class RxBudgetFinRstTest(RxBudgetTestBase):
         assert self.open_flows() == 1
         self.through(rx_syn(1, 0))
         assert self.open_flows() == 1  # open, counted from its next packet
-        self.through(rx_ack(1, 29200), 1448)  # the handshake's ACK: the floor
+        self.through(rx_ack(1, 29200), 2896)  # the handshake's ACK: two segments
         self.through(rx_ack(1, 29200), 5792)
         assert self.open_flows() == 2
         # Held, all lowered: the 3 handshakes' ACKs, flow 2's (1), flow 0's
@@ -641,7 +640,7 @@ class RxBudgetSackTimestampsTest(RxBudgetTestBase):
     Flow 0's SYN: NOP, WS 7, SACK-permitted, timestamps, NOP, NOP, MSS, NOP,
     NOP (24 bytes): scale 7. Flow 1's: timestamps, NOP, WS 3, SACK-permitted,
     MSS, EOL and zeros to 24 bytes: scale 3. After both handshakes' ACKs
-    (the floor) N = 2, share 5792: flow 0's ACK with two SACK blocks, w 512
+    (two segments) N = 2, share 5792: flow 0's ACK with two SACK blocks, w 512
     -> ceil(5792 / 128) = 46 (45.25 up); flow 1's ACK with one block and 50
     bytes of data, w 8000 -> 5792 / 8 = 724."""
 
@@ -680,9 +679,9 @@ class RxBudgetSackTimestampsTest(RxBudgetTestBase):
         self.budget_on()
         self.through(rx_syn_raw_options(0, self.SYN0))
         self.through(rx_syn_raw_options(1, self.SYN1))
-        # The handshakes' ACKs: the floor, ceil(1448 / 128) = 12 and 1448 / 8 = 181.
-        self.through(rx_ack(0, 29200), 12)
-        self.through(rx_ack(1, 29200), 181)
+        # The handshakes' ACKs: two segments, ceil(2896 / 128) = 23 and 2896 / 8 = 362.
+        self.through(rx_ack(0, 29200), 23)
+        self.through(rx_ack(1, 29200), 362)
         self.through(self.sack_ack(0, 512, [9897, 11345, 12793, 14241]), 46)
         self.through(self.sack_ack(1, 8000, [9897, 11345], payload=b"r" * 50), 724)
         assert self.counter("unknown_scale") == 0 and self.counter("rewritten") == 4
@@ -720,9 +719,9 @@ class RxBudgetAboveBudgetTest(RxBudgetTestBase):
         flows = 12
         for i in range(flows):
             self.through(rx_syn(i, 3))
-        # Each flow's handshake ACK counts it and offers the floor: 181.
+        # Each flow's handshake ACK counts it and offers two segments: 2896 / 8.
         for i in range(flows):
-            self.through(rx_ack(i, 29200), 181)
+            self.through(rx_ack(i, 29200), 362)
         offered = 0
         for i in range(flows):
             self.through(rx_ack(i, 29200), 181)

@@ -218,8 +218,8 @@ class SwitchBudget
         uint32_t n = static_cast<uint16_t>(cur_ + prev_); // the pipeline's 16-bit N
         lastN = n;
         // The ACK that ends the handshake (its slot opened, not yet counted)
-        // offers the floor, one segment.
-        uint64_t share = seen == 0 ? mss : Share(n);
+        // offers two segments.
+        uint64_t share = seen == 0 ? 2 * uint64_t(mss) : Share(n);
         uint64_t units = (share + (uint64_t(1) << scale) - 1) >> scale;
         uint16_t w = static_cast<uint16_t>(std::min<uint64_t>(units, 0xffff));
         acks++;

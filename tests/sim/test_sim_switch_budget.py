@@ -82,11 +82,11 @@ class Switch:
 
     def handshake(self, i: int, scale: int | None, *, sport: int | None = None) -> None:
         """Flow i's SYN, then the ACK that ends its handshake (w 29200): it counts
-        the flow and offers the floor, one segment (§8, "The handshake's ACK"):
-        ceil(1448 / 2^s) units, s = the scale (none: 0)."""
+        the flow and offers two segments (§8, "The handshake's ACK"):
+        ceil(2896 / 2^s) units, s = the scale (none: 0)."""
         self.syn(i, scale, sport=sport)
         s = min(scale or 0, 14)
-        assert self.ack(i, 29200, sport=sport) == (MSS + (1 << s) - 1) >> s
+        assert self.ack(i, 29200, sport=sport) == (2 * MSS + (1 << s) - 1) >> s
 
     def syn6(self, i: int, ws: int) -> int:
         return int(self.probe.Send6(RX6, peer6(i), 50000 + i, 5001, SYN, 64240, ws, self.now))
@@ -141,7 +141,7 @@ def test_ipv6_scale_7(p4i: Any) -> None:
     """IPv6, scale 7, N = 1: ceil(11584 / 128) = 91 (90.5 up) (PTF RxBudgetIpv6Test)."""
     s = Switch(p4i)
     s.syn6(0, 7)
-    assert s.ack6(0, 29200) == 12  # the handshake's ACK: ceil(1448 / 128)
+    assert s.ack6(0, 29200) == 23  # the handshake's ACK: ceil(2896 / 128)
     assert s.ack6(0, 1000) == 91
 
 
@@ -204,12 +204,13 @@ def test_options_not_walkable_leave_the_scale_unknown(p4i: Any) -> None:
         assert s.ack6(i, 29200) == 29200
     assert s.sw.unknownScale == 5
     s.syn6(5, 0)
+    assert s.ack6(5, 29200) == 2896  # the handshake's ACK: two segments
     assert s.ack6(5, 29200) == 1448
 
 
 def test_idle_flows_age_out(p4i: Any) -> None:
     """Epochs of 1024 ticks (1.05 s): three flows at scale 0 within one epoch,
-    each counted at its handshake's ACK (the floor), N = 3, share 2896; 3 s
+    each counted at its handshake's ACK (two segments), N = 3, share 2896; 3 s
     later (more than two epochs) with no packet all three have aged out: flow
     0's ACK, its slot still its own, counts it again, alone: N = 1, share
     11584 (PTF RxBudgetAgeingTest)."""
@@ -261,7 +262,7 @@ def test_idle_persistent_connections_stay_counted_across_rounds(p4i: Any) -> Non
 
 def test_fin_and_rst_uncount_a_flow(p4i: Any) -> None:
     """§8, "Flows and N": three flows open, each counted at its handshake's ACK
-    (the floor); flow 0's next ACK: N = 3, 2896. Flow 1's FIN
+    (two segments); flow 0's next ACK: N = 3, 2896. Flow 1's FIN
     closes it: flow 0's ACK sees N = 2, share 5792; flow 1's last ACK (of the
     peer's FIN) finds its slot closed: unchanged, untracked. Flow 2's RST
     closes it: N = 1, 11584. Flow 1's new SYN opens it again, counted from
