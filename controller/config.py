@@ -38,7 +38,7 @@ the target (`targets`), K's range from its depth unit (`units`).
         ecn: {mode: front, k: 20, drop_k: 0}   # mode off|tail|front (bare `off` is fine)
         budget: {bytes: 92672}   # the receiver's budget held by the switch on this,
                                  # a receiver's port (docs/algorithms.md §8); optional:
-                                 # mss (bytes, 1448), epoch_ticks (power of two, 64)
+                                 # mss (bytes, 1448), epoch_ticks (power of two, 131072)
     routes:
       - {prefix: 10.0.1.1/32, port: 1, dmac: "00:00:00:00:00:01"}
       - {prefix: "2001:db8::1/128", port: 1, dmac: "00:00:00:00:00:01"}
@@ -210,7 +210,7 @@ class PortBudget:
 
     bytes: int  # B, the port's budget
     mss: int = MSS_BYTES  # the segment the shares are whole numbers of
-    epoch_ticks: int = DEFAULT_EPOCH_TICKS  # ~1 ms ticks; a flow counts 1-2 epochs
+    epoch_ticks: int = DEFAULT_EPOCH_TICKS  # ~1 ms ticks; an idle open flow counts 1-2 epochs
 
     def check(self, where: str) -> None:
         for name in ("bytes", "mss", "epoch_ticks"):

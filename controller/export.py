@@ -346,8 +346,8 @@ class SwitchCollector(Collector):
             yield fam
         flows = GaugeMetricFamily(
             f"{PREFIX}_budget_active_flows",
-            "flows active toward the receiver's port, on average over the last poll "
-            "interval (the flows the switch counted, each once per epoch, per epoch)",
+            "flows active toward the receiver's port, on average over the last one to "
+            "two epochs (the flows the switch counted, each once per epoch, per epoch)",
             labels=["switch", "port"],
         )
         for p, n in sorted(st.active_flows.items()):
@@ -370,6 +370,11 @@ class Poller:
         self.interval = interval
         self.ports = ports
         self.reader = ReadOnlySwitch(settings)
+        # Per budget port: the (time, flow_epochs) the active-flows gauge
+        # counts from, and the sample that replaces it once it is two epochs
+        # old, so the gauge always spans one to two epochs.
+        self._flows_base: dict[int, tuple[float, int]] = {}
+        self._flows_next: dict[int, tuple[float, int]] = {}
 
     async def poll_once(self) -> bool:
         """One read; True if it succeeded. Never raises for a switch that fails."""
@@ -405,19 +410,38 @@ class Poller:
             self.collector.update(budget={}, budget_time=None, active_flows={})
             return
         now = time.monotonic()
-        st = self.collector.state
         active: dict[int, float] = {}
-        if st.budget_time is not None:
-            for p, c in got.items():
-                last = st.budget.get(p)
-                if last is not None and c.flow_epochs >= last.flow_epochs:
-                    active[p] = switch_budget.active_flows(
-                        c.flow_epochs - last.flow_epochs,
-                        now - st.budget_time,
-                        c.epoch_ticks,
-                        self.collector.target,
-                    )
+        for p, c in got.items():
+            active_p = self._active_flows(p, c, now)
+            if active_p is not None:
+                active[p] = active_p
         self.collector.update(budget=got, budget_time=now, active_flows=active)
+
+    def _active_flows(self, port: int, c: budget_tables.PortCounters, now: float) -> float | None:
+        """The flows active toward `port` over the last one to two of its epochs
+        (each counted once per epoch it sent in; docs/algorithms.md §8), or
+        None until the counters span one epoch. A poll interval is far
+        shorter than the default epoch (134 s), and a flow is counted at its
+        first packet of an epoch, so a shorter window would swing."""
+        epoch_s = c.epoch_ticks * switch_budget.TICK_SECONDS[self.collector.target]
+        base = self._flows_base.get(port)
+        if base is None or c.flow_epochs < base[1] or epoch_s <= 0:
+            self._flows_base[port] = (now, c.flow_epochs)  # first poll, or a reset switch
+            self._flows_next.pop(port, None)
+            return None
+        window = now - base[0]
+        if window < epoch_s:
+            return None
+        got = switch_budget.active_flows(
+            c.flow_epochs - base[1], window, c.epoch_ticks, self.collector.target
+        )
+        nxt = self._flows_next.get(port)
+        if nxt is None:
+            self._flows_next[port] = (now, c.flow_epochs)
+        elif window >= 2 * epoch_s:
+            self._flows_base[port] = nxt
+            self._flows_next[port] = (now, c.flow_epochs)
+        return got
 
     async def run(self) -> None:
         try:

@@ -36,6 +36,7 @@ ACTION_SET_ECN_POLICY = "set_ecn_policy"
 ACTION_SET_RX_BUDGET = "set_rx_budget"
 ACTION_SET_SHARE = "set_share"
 ACTION_SHARE_FLOOR = "share_floor"
+ACTION_SHARE_HANDSHAKE = "share_handshake"
 ACTION_WINDOW_0 = "window_0"
 ACTION_WINDOW_1 = "window_1"
 ACTION_WINDOW_10 = "window_10"
@@ -128,6 +129,7 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     ACTION_SET_RX_BUDGET: ("floor_bytes", "epoch_ticks"),
     ACTION_SET_SHARE: ("share_bytes",),
     ACTION_SHARE_FLOOR: (),
+    ACTION_SHARE_HANDSHAKE: (),
     ACTION_WINDOW_0: (),
     ACTION_WINDOW_1: (),
     ACTION_WINDOW_10: (),

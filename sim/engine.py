@@ -308,7 +308,8 @@ def switch_config(c: Any, point: Point) -> None:
     `c`: for a `switch_budget` scheme the same B as newdctcp-budget's on this
     port (`budget_bytes`) in whole segments of the transport's MSS; the flow
     table's FLOW_SLOTS, and BMv2's tick and the controller's default epoch (a
-    flow counts 65-130 ms after its last packet, as on the switch); B = 0: off."""
+    flow counts from its SYN to its FIN or RST, or 134-268 s idle, as on the
+    switch); B = 0: off."""
     on = point.scheme.switch_budget
     c.switchBudgetBytes = budget_bytes(point) if on else 0
     c.switchMss = point.transport.mss_bytes

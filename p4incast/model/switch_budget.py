@@ -6,8 +6,8 @@ controller computes for the switch, which does not divide.
 The switch reads the share of N from a table filled per (port, N) for the N
 whose share is above one segment; every other N gets the port's floor, one
 segment. Time in the switch runs in ticks of about a millisecond, and a port's
-epoch (how long a flow counts as active after its last packet: one to two
-epochs) is a power of two of ticks.
+epoch is a power of two of ticks: a flow counts from its SYN until its FIN or
+RST, or until it has been idle for one to two epochs.
 """
 
 from __future__ import annotations
@@ -17,7 +17,12 @@ from .errors import ModelError
 # One tick of the switch's clock, seconds: BMv2's microsecond timestamp >> 10,
 # Tofino's nanosecond timestamp >> 20 (p4src/*/main.p4 RX_BUDGET_TICKS).
 TICK_SECONDS = {"v1model": 1024e-6, "tna": 1048576e-9}
-DEFAULT_EPOCH_TICKS = 64  # ~65 ms: a flow counts 65-130 ms after its last packet
+# 2^17 ticks: 134.2 s on BMv2, 137.4 s on Tofino. An idle flow counts for at
+# least one epoch, so the epoch is longer than the longest gap a live
+# connection leaves between its packets through the ToR: Linux's largest RTO
+# backoff, TCP_RTO_MAX = 120 s (include/net/tcp.h), above any gap between
+# incast rounds on persistent connections (docs/algorithms.md §8).
+DEFAULT_EPOCH_TICKS = 1 << 17
 MIN_EPOCH_TICKS = 4  # the epoch's low bits, all ones, keep it >= 3 (p4src/shared/rx_budget.p4)
 MAX_EPOCH_TICKS = 1 << 30  # the switch compares epochs as 32-bit numbers
 BUDGET_SHARE_SIZE = 4096  # budget_share entries, all ports together (p4src/shared/sizes.p4)

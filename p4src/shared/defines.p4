@@ -41,6 +41,7 @@ const counter_index_t DROP_TTL_EXPIRED  = 4;  // IPv4 TTL / IPv6 hop limit <= 1
 const counter_index_t DROP_REASONS      = 5;
 
 // TCP (RFC 9293 §3.1) and its window-scale option (RFC 7323 §2).
+const bit<8> TCP_FLAG_FIN  = 0x01;
 const bit<8> TCP_FLAG_SYN  = 0x02;
 const bit<8> TCP_FLAG_RST  = 0x04;
 const bit<8> TCP_FLAG_ACK  = 0x10;

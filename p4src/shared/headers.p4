@@ -87,15 +87,17 @@ header rx_budget_t {
     bit<32>  slot;        // flow table slot
     bit<32>  sig;         // flow signature (never 0)
     bit<32>  slot_sig;    // the slot's signature before this packet
-    bit<32>  slot_epoch;  // the epoch the slot's flow was last seen in
+    bit<32>  slot_epoch;  // the epoch the slot's flow was last seen in (0: not counted, or empty)
     bit<32>  port_epoch;  // the epoch of the port's current count
-    bit<32>  cur;         // flows seen so far in this epoch
-    bit<32>  prev;        // flows seen in the epoch before
-    bit<32>  joined;      // flows seen in this epoch and not in the one before
+    bit<32>  cur;         // counted flows last seen in this epoch
+    bit<32>  prev;        // counted flows last seen in the epoch before
+    bit<32>  dcur;        // this packet's change to cur: 1, 0 or -1 (all ones)
+    bit<32>  dprev;       // this packet's change to prev: 0 or -1 (all ones)
     bit<1>   tracked;     // the flow has a slot
     bit<1>   counted;     // first packet of the flow in this epoch
     bit<1>   rewritten;   // the window was lowered (TNA: the deparser fixes the checksum)
-    bit<5>   _pad;
+    bit<1>   fresh;       // the packet that ends the flow's handshake (counts it first)
+    bit<4>   _pad;
     bit<16>  flows;       // N
     bit<32>  share;       // the flow's share, bytes
     bit<32>  wnd32;       // the share in window units of the flow's scale

@@ -2,10 +2,12 @@
 // written once against core.p4 only.
 //
 // For a port whose receiver's budget is on, every TCP packet FROM that port
-// (the receiver's SYNs and ACKs) finds its flow's slot, the port's count of
-// active flows N is kept per epoch, and an ACK of a flow whose window scale
-// is known gets its window lowered to at most the flow's share of the port's
-// budget. The controller divides, not the switch: budget_share holds the
+// (the receiver's SYNs, ACKs, FINs and RSTs) finds its flow's slot: a SYN
+// opens the flow, its next packet (the handshake's end) counts it, a FIN or
+// RST closes it, and the port's count N of counted flows (each until it
+// closes or has been idle for one to two epochs) is kept exact; an ACK of a
+// counted flow whose window scale is known gets its window lowered to at
+// most the flow's share of the port's budget. The controller divides, not the switch: budget_share holds the
 // share per (port, N) for the N above one segment; every other N gets the
 // port's floor, one segment.
 //
@@ -19,8 +21,8 @@
 //                            fields (set by set_rx_budget, epoch still
 //                            without the time), sets epoch, epoch_prev,
 //                            epoch_old, slot, sig, tracked, counted, the
-//                            flow's scale (a SYN's from the parser), prev
-//                            and joined (N = prev + joined)
+//                            flow's scale (a SYN's from the parser), cur
+//                            and prev after this packet (N = cur + prev)
 //   RX_WINDOW_CHECKSUM       statements that fix hdr.tcp.checksum for the
 //                            window going from hdr.tcp.window to
 //                            hdr.budget.wnd, run before the window is written
@@ -50,8 +52,8 @@ control IngressRxBudget(inout headers_t hdr,
     PORT_COUNTER(PORT_STATS_SIZE) budget_ack_stats;            // ACKs held to the share
     PORT_COUNTER(PORT_STATS_SIZE) budget_rewritten_stats;      // of those, window lowered
     PORT_COUNTER(PORT_STATS_SIZE) budget_unknown_scale_stats;  // ACKs of flows of unknown scale
-    PORT_COUNTER(PORT_STATS_SIZE) budget_untracked_stats;      // packets of flows without a slot
-    PORT_COUNTER(PORT_STATS_SIZE) budget_flow_stats;           // flows counted, once per epoch each
+    PORT_COUNTER(PORT_STATS_SIZE) budget_untracked_stats;      // packets of flows not open in a slot
+    PORT_COUNTER(PORT_STATS_SIZE) budget_flow_stats;           // counted flows, once per epoch each
 
     RxBudgetFlows() flows;
 
@@ -84,6 +86,11 @@ control IngressRxBudget(inout headers_t hdr,
     }
     action share_floor() {
         hdr.budget.share = hdr.budget.floor;
+    }
+    // The ACK that ends a handshake: two segments (docs/algorithms.md §8,
+    // "The handshake's ACK").
+    action share_handshake() {
+        hdr.budget.share = hdr.budget.floor << 1;
     }
 
     table budget_share {
@@ -143,9 +150,9 @@ control IngressRxBudget(inout headers_t hdr,
     action count_flow() {
         budget_flow_stats.count(port);
     }
-    // N: the flows seen in the previous epoch or in this one.
+    // N: the counted flows, last seen in this epoch or the previous one.
     action load_flows() {
-        hdr.budget.flows = hdr.budget.prev[15:0] + hdr.budget.joined[15:0];
+        hdr.budget.flows = hdr.budget.cur[15:0] + hdr.budget.prev[15:0];
     }
     action window_max() {
         hdr.budget.wnd = 0xffff;
@@ -173,20 +180,30 @@ control IngressRxBudget(inout headers_t hdr,
         if (rx_budget.apply().hit) {
             flows.apply(hdr, port);
             if (hdr.budget.tracked == 0) {
-                count_untracked();                 // fail-open: forwarded as it came
+                count_untracked();                 // no slot of its flow, or fail-open: forwarded as it came
             } else {
                 if (hdr.budget.counted == 1) {
                     count_flow();
                 }
-                // Only an ACK (ACK set, neither SYN nor RST) carries a window
-                // the budget lowers; a flow of unknown scale is left alone.
-                if ((hdr.tcp.flags & (TCP_FLAG_SYN | TCP_FLAG_RST | TCP_FLAG_ACK))
-                        == TCP_FLAG_ACK) {
+                // Only an ACK (ACK set, none of SYN, FIN, RST) carries a
+                // window the budget lowers; a flow of unknown scale is left
+                // alone.
+                if ((hdr.tcp.flags & (TCP_FLAG_SYN | TCP_FLAG_FIN | TCP_FLAG_RST
+                                      | TCP_FLAG_ACK)) == TCP_FLAG_ACK) {
                     if (hdr.budget.scale == RX_SCALE_UNKNOWN) {
                         count_unknown_scale();
                     } else {
                         load_flows();
-                        budget_share.apply();
+                        // The ACK that ends the handshake offers two segments:
+                        // a peer takes a smaller window from an ACK of the
+                        // same sequence (the request after it) only from a
+                        // newer one, and sizes its segments by the largest
+                        // (docs/algorithms.md §8, "The handshake's ACK").
+                        if (hdr.budget.fresh == 1) {
+                            share_handshake();
+                        } else {
+                            budget_share.apply();
+                        }
                         budget_window.apply();
                         if (hdr.budget.wnd32[31:16] != 0) {
                             window_max();

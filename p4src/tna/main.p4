@@ -82,31 +82,34 @@
 #define RX_BUDGET_TICKS(ts) ((bit<32>)(ts)[47:20])
 #define RX_WINDOW_CHECKSUM
 
-// A flow slot: its signature and the epoch it was last seen in, one 64-bit
-// register pair so that one stateful ALU finds, claims or refuses the slot.
+// A flow slot: its signature (0: empty) and the epoch it was last seen in
+// (0: opened by a SYN, not yet counted), one 64-bit register pair so that
+// one stateful ALU finds, opens, closes or refuses the slot.
 struct flow_slot_t {
     bit<32> sig;
     bit<32> epoch;
 }
 
-// What touch_slot returns besides a slot's last epoch (an epoch is >= 3:
-// its low bits, epoch_ticks - 1 with epoch_ticks >= 4, are all ones).
-const bit<32> SLOT_CLAIMED   = 0;   // empty or aged out: this flow took it
-const bit<32> SLOT_COLLISION = 1;   // a live flow of another signature holds it
+// What the slot's actions return besides a slot's last epoch (an epoch is
+// >= 3: its low bits, epoch_ticks - 1 with epoch_ticks >= 4, are all ones).
+const bit<32> SLOT_CLAIMED   = 0;   // a SYN took a slot of no counted flow
+const bit<32> SLOT_UNTRACKED = 1;   // not this flow's slot: left alone
 
 // RxBudgetFlows for Tofino: the rule of docs/algorithms.md §8 in registers,
 // one access per register per packet, in stages:
 //   1  epoch |= ticks (set_rx_budget's action loaded the rest)
 //   2  epoch_prev (wrapping) and epoch_old (saturating) by subtraction;
 //      CRC-32 of the key
-//   3  budget_flow_slot (pair): own / claim / collision, returns the last epoch
-//   4  budget_flow_scale: written by a SYN or a claim, else read;
+//   3  budget_flow_slot (pair), one of three actions by the packet's flags:
+//      a SYN opens (own / claim / refused; epoch 0: not counted until the
+//      flow's next packet), a FIN or RST empties the flow's slot, any other
+//      packet refreshes it; each returns the last epoch or SLOT_*
+//   4  budget_flow_scale: written by a SYN, else read;
 //      budget_port_epoch: returns the port's epoch, writes this one
-//   5  budget_port_cur: +1 for a flow new in this epoch, or restarted
-//      (returning the last epoch's count)
-//   6  budget_port_prev: read, or written with that count (or 0);
-//      budget_port_joined: +1 for a flow new in this epoch and not seen in
-//      the previous one, or restarted
+//   5  budget_port_cur: + dcur (1, 0 or -1), or restarted at this packet's
+//      flow (returning the last epoch's count)
+//   6  budget_port_prev: + dprev (0 or -1), or written with that count (or
+//      0), less one if the flow leaves it
 // Comparisons are of a field with a constant, or equalities, or inside a
 // stateful ALU (register value against a field).
 control RxBudgetFlows(inout headers_t hdr, in port_t port) {
@@ -118,21 +121,46 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
     Register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_epoch;
     Register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_cur;
     Register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_prev;
-    Register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_joined;
 
-    // Own slot: refresh its epoch, return the last one. Else claim it if its
-    // epoch is at or before epoch_old (0 = empty), else refuse.
-    RegisterAction<flow_slot_t, bit<FLOW_SLOT_BITS>, bit<32>>(budget_flow_slot) touch_slot = {
+    // A SYN: its own slot (any epoch) gets epoch 0 (open, not yet counted)
+    // and returns the last epoch; a slot of no counted flow (epoch at or
+    // before epoch_old, 0 included) is claimed; a counted flow's slot
+    // refuses.
+    RegisterAction<flow_slot_t, bit<FLOW_SLOT_BITS>, bit<32>>(budget_flow_slot) open_slot = {
+        void apply(inout flow_slot_t v, out bit<32> rv) {
+            if (v.sig == hdr.budget.sig) {
+                rv = v.epoch;
+                v.epoch = 0;
+            } else if (v.epoch <= hdr.budget.epoch_old) {
+                v.sig = hdr.budget.sig;
+                v.epoch = 0;
+                rv = SLOT_CLAIMED;
+            } else {
+                rv = SLOT_UNTRACKED;
+            }
+        }
+    };
+    // Any other packet: the flow's own slot gets this epoch and returns the
+    // last one (0: counted from this packet, the handshake's end).
+    RegisterAction<flow_slot_t, bit<FLOW_SLOT_BITS>, bit<32>>(budget_flow_slot) see_slot = {
         void apply(inout flow_slot_t v, out bit<32> rv) {
             if (v.sig == hdr.budget.sig) {
                 rv = v.epoch;
                 v.epoch = hdr.budget.epoch;
-            } else if (v.epoch <= hdr.budget.epoch_old) {
-                v.sig = hdr.budget.sig;
-                v.epoch = hdr.budget.epoch;
-                rv = SLOT_CLAIMED;
             } else {
-                rv = SLOT_COLLISION;
+                rv = SLOT_UNTRACKED;
+            }
+        }
+    };
+    // A FIN or RST: the flow's own slot empties (signature and epoch 0).
+    RegisterAction<flow_slot_t, bit<FLOW_SLOT_BITS>, bit<32>>(budget_flow_slot) close_slot = {
+        void apply(inout flow_slot_t v, out bit<32> rv) {
+            if (v.sig == hdr.budget.sig) {
+                rv = v.epoch;
+                v.sig = 0;
+                v.epoch = 0;
+            } else {
+                rv = SLOT_UNTRACKED;
             }
         }
     };
@@ -153,9 +181,26 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
             v = hdr.budget.epoch;
         }
     };
-    RegisterAction<bit<32>, port_t, bit<32>>(budget_port_prev) read_prev = {
+    // Same epoch: the flow's change to each count.
+    RegisterAction<bit<32>, port_t, bit<32>>(budget_port_cur) add_cur = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            v = v + hdr.budget.dcur;
+            rv = v;
+        }
+    };
+    RegisterAction<bit<32>, port_t, bit<32>>(budget_port_prev) add_prev = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            v = v + hdr.budget.dprev;
+            rv = v;
+        }
+    };
+    // A new epoch: return the count of the last one and start at this
+    // packet's flow; prev becomes that count (or 0), less the flow if it
+    // leaves it.
+    RegisterAction<bit<32>, port_t, bit<32>>(budget_port_cur) restart_cur = {
         void apply(inout bit<32> v, out bit<32> rv) {
             rv = v;
+            v = (bit<32>)hdr.budget.counted;
         }
     };
     RegisterAction<bit<32>, port_t, bit<32>>(budget_port_prev) write_prev = {
@@ -164,35 +209,15 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
             rv = v;
         }
     };
-    RegisterAction<bit<32>, port_t, bit<32>>(budget_port_joined) add_joined = {
+    RegisterAction<bit<32>, port_t, bit<32>>(budget_port_prev) write_prev_less = {
         void apply(inout bit<32> v, out bit<32> rv) {
-            v = v + (bit<32>)hdr.budget.joined;
+            v = hdr.budget.prev - 1;
             rv = v;
-        }
-    };
-    RegisterAction<bit<32>, port_t, bit<32>>(budget_port_joined) restart_joined = {
-        void apply(inout bit<32> v, out bit<32> rv) {
-            v = hdr.budget.joined;
-            rv = v;
-        }
-    };
-    // Same epoch: add this packet's flow if new; a new epoch: return the
-    // count of the last one and start at this packet's flow.
-    RegisterAction<bit<32>, port_t, bit<32>>(budget_port_cur) add_cur = {
-        void apply(inout bit<32> v, out bit<32> rv) {
-            v = v + (bit<32>)hdr.budget.counted;
-            rv = v;
-        }
-    };
-    RegisterAction<bit<32>, port_t, bit<32>>(budget_port_cur) restart_cur = {
-        void apply(inout bit<32> v, out bit<32> rv) {
-            rv = v;
-            v = (bit<32>)hdr.budget.counted;
         }
     };
 
     @hidden action load_epochs() {
-        hdr.budget.epoch_prev = hdr.budget.epoch - hdr.budget.epoch_prev;  // odd: never 0 (empty)
+        hdr.budget.epoch_prev = hdr.budget.epoch - hdr.budget.epoch_prev;  // odd: never 0 (closed)
         hdr.budget.epoch_old = hdr.budget.epoch |-| hdr.budget.epoch_old;
     }
     @hidden action hash_v4() {
@@ -217,44 +242,68 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
             hash_v6();
         }
         load_slot();
-        hdr.budget.slot_epoch = touch_slot.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
+        bool closing = (hdr.tcp.flags & (TCP_FLAG_FIN | TCP_FLAG_RST)) != 0;
+        bool syn = (hdr.tcp.flags & TCP_FLAG_SYN) != 0;
+        if (closing) {
+            hdr.budget.slot_epoch = close_slot.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
+        } else if (syn) {
+            hdr.budget.slot_epoch = open_slot.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
+        } else {
+            hdr.budget.slot_epoch = see_slot.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
+        }
         hdr.budget.tracked = 1;
         hdr.budget.counted = 0;
-        if (hdr.budget.slot_epoch == SLOT_COLLISION) {
+        hdr.budget.fresh = 0;
+        hdr.budget.dcur = 0;
+        hdr.budget.dprev = 0;
+        if (hdr.budget.slot_epoch == SLOT_UNTRACKED) {
             hdr.budget.tracked = 0;
         } else {
-            hdr.budget.joined = 0;
-            if (hdr.budget.slot_epoch != hdr.budget.epoch) {
+            // Where the flow was counted before this packet: cur (last seen
+            // in this epoch), prev (in the one before), or nowhere. A FIN or
+            // RST leaves the count, and so does a SYN (a new handshake).
+            if (closing || syn) {
+                if (hdr.budget.slot_epoch == hdr.budget.epoch) {
+                    hdr.budget.dcur = 0xffffffff;
+                } else if (hdr.budget.slot_epoch == hdr.budget.epoch_prev) {
+                    hdr.budget.dprev = 0xffffffff;
+                }
+            } else if (hdr.budget.slot_epoch != hdr.budget.epoch) {
                 hdr.budget.counted = 1;      // first packet of the flow in this epoch
-                if (hdr.budget.slot_epoch != hdr.budget.epoch_prev) {
-                    hdr.budget.joined = 1;   // ... and not seen in the previous one
+                hdr.budget.dcur = 1;
+                if (hdr.budget.slot_epoch == 0) {
+                    hdr.budget.fresh = 1;    // ... ending its handshake
+                }
+                if (hdr.budget.slot_epoch == hdr.budget.epoch_prev) {
+                    hdr.budget.dprev = 0xffffffff;   // ... moving from prev
                 }
             }
-            if (hdr.budget.slot_epoch == SLOT_CLAIMED
-                    && (hdr.tcp.flags & TCP_FLAG_SYN) == 0) {
-                hdr.budget.scale = RX_SCALE_UNKNOWN;
-            }
-            if (hdr.budget.slot_epoch == SLOT_CLAIMED || (hdr.tcp.flags & TCP_FLAG_SYN) != 0) {
+            if (syn) {
                 write_scale.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
             } else {
                 hdr.budget.scale = read_scale.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
             }
-            hdr.budget.port_epoch = swap_port_epoch.execute(port);
-            if (hdr.budget.port_epoch == hdr.budget.epoch) {
-                hdr.budget.cur = add_cur.execute(port);
-                hdr.budget.prev = read_prev.execute(port);
-                hdr.budget.joined = add_joined.execute(port);
-            } else {
-                // A new epoch: the last count is the previous epoch's if the
-                // last epoch was the previous one.
-                hdr.budget.prev = restart_cur.execute(port);
-                if (hdr.budget.port_epoch != hdr.budget.epoch_prev) {
-                    hdr.budget.prev = 0;
-                }
-                write_prev.execute(port);
-                hdr.budget.joined = restart_joined.execute(port);
-                hdr.budget.cur = (bit<32>)hdr.budget.counted;
+        }
+        // Every packet of the port rolls its epoch, so the count is current
+        // as of the port's last packet; only a tracked one changes it (an
+        // untracked one's dcur, dprev and counted are 0).
+        hdr.budget.port_epoch = swap_port_epoch.execute(port);
+        if (hdr.budget.port_epoch == hdr.budget.epoch) {
+            hdr.budget.cur = add_cur.execute(port);
+            hdr.budget.prev = add_prev.execute(port);
+        } else {
+            // A new epoch: the last count is the previous epoch's if the
+            // last epoch was the previous one.
+            hdr.budget.prev = restart_cur.execute(port);
+            if (hdr.budget.port_epoch != hdr.budget.epoch_prev) {
+                hdr.budget.prev = 0;
             }
+            if (hdr.budget.dprev == 0) {
+                write_prev.execute(port);
+            } else {
+                hdr.budget.prev = write_prev_less.execute(port);
+            }
+            hdr.budget.cur = (bit<32>)hdr.budget.counted;
         }
     }
 }

@@ -82,7 +82,7 @@
     hdr.budget.share = (hdr.budget.share & 0xffff) + (hdr.budget.share >> 16); \
     hdr.tcp.checksum = ~hdr.budget.share[15:0];
 
-// RxBudgetFlows: the flow table and the port's counts of active flows
+// RxBudgetFlows: the flow table and the port's counts of counted flows
 // (docs/algorithms.md §8, "Flows and N") in v1model registers. The flow's
 // CRC-32 over (receiver address, peer address, receiver port ++ peer port),
 // IPv4 addresses zero-extended to 128 bits — this packet comes from the
@@ -99,7 +99,6 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
     register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_epoch;
     register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_cur;
     register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_prev;
-    register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_joined;
 
     // The flow's key, receiver side first (IPv4 addresses zero-extended).
     @hidden action key_v4() {
@@ -117,68 +116,75 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
         hash(hdr.budget.sig, HashAlgorithm.crc32, 32w0, FLOW_KEY, 64w0x100000000);
         hdr.budget.slot = hdr.budget.sig & (FLOW_SLOTS - 1);
         hdr.budget.sig = hdr.budget.sig | 1;
-        hdr.budget.epoch_prev = hdr.budget.epoch - hdr.budget.epoch_prev;  // odd: never 0 (empty)
+        hdr.budget.epoch_prev = hdr.budget.epoch - hdr.budget.epoch_prev;  // odd: never 0 (closed)
         hdr.budget.epoch_old = hdr.budget.epoch |-| hdr.budget.epoch_old;
         budget_flow_sig.read(hdr.budget.slot_sig, hdr.budget.slot);
         budget_flow_epoch.read(hdr.budget.slot_epoch, hdr.budget.slot);
         budget_port_epoch.read(hdr.budget.port_epoch, port);
         budget_port_cur.read(hdr.budget.cur, port);
         budget_port_prev.read(hdr.budget.prev, port);
-        budget_port_joined.read(hdr.budget.joined, port);
         hdr.budget.tracked = 1;
         hdr.budget.counted = 0;
+        hdr.budget.fresh = 0;
     }
-    @hidden action own_syn() {
+    // A SYN opens its flow's slot with epoch 0 (open, not yet counted): its
+    // own slot (the scale read again), or a slot that holds no counted flow
+    // (empty, closed, opened and not yet counted, or aged out).
+    @hidden action open_own() {
         budget_flow_scale.write(hdr.budget.slot, hdr.budget.scale);
+        budget_flow_epoch.write(hdr.budget.slot, 0);
     }
-    @hidden action own_other() {
+    @hidden action open_claim() {
+        budget_flow_sig.write(hdr.budget.slot, hdr.budget.sig);
+        budget_flow_scale.write(hdr.budget.slot, hdr.budget.scale);
+        budget_flow_epoch.write(hdr.budget.slot, 0);
+        hdr.budget.slot_epoch = 0;                       // new: not counted before
+    }
+    // Any other packet of the flow whose slot it is: seen in this epoch
+    // (counted from the first one after its SYN, the handshake's end, and
+    // again after it aged out).
+    @hidden action see_own() {
         budget_flow_scale.read(hdr.budget.scale, hdr.budget.slot);
+        budget_flow_epoch.write(hdr.budget.slot, hdr.budget.epoch);
     }
-    @hidden action claim_syn() {
-        budget_flow_sig.write(hdr.budget.slot, hdr.budget.sig);
-        budget_flow_scale.write(hdr.budget.slot, hdr.budget.scale);
+    @hidden action see_fresh() {
+        hdr.budget.fresh = 1;
     }
-    @hidden action claim_other() {
-        budget_flow_sig.write(hdr.budget.slot, hdr.budget.sig);
-        hdr.budget.scale = RX_SCALE_UNKNOWN;
-        budget_flow_scale.write(hdr.budget.slot, RX_SCALE_UNKNOWN);
+    // A FIN or RST closes it: the slot empties, so the flow's later packets
+    // (the ACK of the peer's FIN) find no slot of theirs.
+    @hidden action close_own() {
+        budget_flow_sig.write(hdr.budget.slot, 0);
+        budget_flow_epoch.write(hdr.budget.slot, 0);
     }
     @hidden action untracked() {
         hdr.budget.tracked = 0;
-    }
-    @hidden action see_flow() {
-        budget_flow_epoch.write(hdr.budget.slot, hdr.budget.epoch);
-    }
-    @hidden action count_new_flow() {
-        budget_flow_epoch.write(hdr.budget.slot, hdr.budget.epoch);
-        hdr.budget.counted = 1;
-        hdr.budget.cur = hdr.budget.cur + 1;
-        budget_port_cur.write(port, hdr.budget.cur);
-    }
-    // ... and not seen in the previous epoch either: it joins the count.
-    @hidden action count_joined_flow() {
-        hdr.budget.joined = hdr.budget.joined + 1;
-        budget_port_joined.write(port, hdr.budget.joined);
     }
     // A new epoch: the flows of the one before are the previous epoch's if it
     // was the previous epoch, else there are none (the port was idle).
     @hidden action roll_keep() {
         hdr.budget.prev = hdr.budget.cur;
         hdr.budget.cur = 0;
-        hdr.budget.joined = 0;
-        budget_port_epoch.write(port, hdr.budget.epoch);
-        budget_port_prev.write(port, hdr.budget.prev);
-        budget_port_cur.write(port, 0);
-        budget_port_joined.write(port, 0);
     }
     @hidden action roll_reset() {
         hdr.budget.prev = 0;
         hdr.budget.cur = 0;
-        hdr.budget.joined = 0;
+    }
+    // The flow's first packet in this epoch: it moves to cur (from prev if it
+    // was last seen in the previous epoch).
+    @hidden action count_in_cur() {
+        hdr.budget.counted = 1;
+        hdr.budget.cur = hdr.budget.cur + 1;
+    }
+    @hidden action leave_cur() {
+        hdr.budget.cur = hdr.budget.cur - 1;
+    }
+    @hidden action leave_prev() {
+        hdr.budget.prev = hdr.budget.prev - 1;
+    }
+    @hidden action write_port() {
         budget_port_epoch.write(port, hdr.budget.epoch);
-        budget_port_prev.write(port, 0);
-        budget_port_cur.write(port, 0);
-        budget_port_joined.write(port, 0);
+        budget_port_cur.write(port, hdr.budget.cur);
+        budget_port_prev.write(port, hdr.budget.prev);
     }
 
     apply {
@@ -188,37 +194,60 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
             key_v6();
         }
         read_state();
-        if (hdr.budget.slot_sig == hdr.budget.sig) {
-            if ((hdr.tcp.flags & TCP_FLAG_SYN) != 0) {
-                own_syn();
+        // The slot is the flow's if it holds its signature; its epoch is
+        // the one the flow was last seen in (counted if this one or the one
+        // before), or 0 (opened by a SYN, not yet counted).
+        bool own = hdr.budget.slot_sig == hdr.budget.sig;
+        bool closing = (hdr.tcp.flags & (TCP_FLAG_FIN | TCP_FLAG_RST)) != 0;
+        if (closing) {
+            if (own) {
+                close_own();
             } else {
-                own_other();
+                untracked();
             }
-        } else if (hdr.budget.slot_epoch <= hdr.budget.epoch_old) {
-            // Empty (epoch 0), or its flow aged out: this flow takes it.
-            if ((hdr.tcp.flags & TCP_FLAG_SYN) != 0) {
-                claim_syn();
+        } else if ((hdr.tcp.flags & TCP_FLAG_SYN) != 0) {
+            if (own) {
+                open_own();
+            } else if (hdr.budget.slot_epoch <= hdr.budget.epoch_old) {
+                open_claim();
             } else {
-                claim_other();
+                untracked();                      // a collision, or the table full
+            }
+        } else if (own) {
+            see_own();
+            if (hdr.budget.slot_epoch == 0) {
+                see_fresh();                      // the handshake's end
             }
         } else {
-            untracked();
+            untracked();                          // no SYN seen, closed, or its slot taken
+        }
+        // Every packet of the port rolls its epoch, so the count is current
+        // as of the port's last packet; only a tracked one changes it.
+        if (hdr.budget.port_epoch != hdr.budget.epoch) {
+            if (hdr.budget.port_epoch == hdr.budget.epoch_prev) {
+                roll_keep();
+            } else {
+                roll_reset();
+            }
         }
         if (hdr.budget.tracked == 1) {
-            if (hdr.budget.port_epoch != hdr.budget.epoch) {
-                if (hdr.budget.port_epoch == hdr.budget.epoch_prev) {
-                    roll_keep();
-                } else {
-                    roll_reset();
+            // Where the flow was counted before this packet: cur (last seen
+            // in this epoch), prev (in the one before), or nowhere. A FIN or
+            // RST leaves the count, and so does a SYN (a new handshake).
+            if (closing || (hdr.tcp.flags & TCP_FLAG_SYN) != 0) {
+                if (hdr.budget.slot_epoch == hdr.budget.epoch) {
+                    leave_cur();
+                } else if (hdr.budget.slot_epoch == hdr.budget.epoch_prev) {
+                    leave_prev();
                 }
-            }
-            if (hdr.budget.slot_epoch != hdr.budget.epoch) {
-                count_new_flow();
-                if (hdr.budget.slot_epoch != hdr.budget.epoch_prev) {
-                    count_joined_flow();
+            } else if (hdr.budget.slot_epoch != hdr.budget.epoch) {
+                count_in_cur();
+                if (hdr.budget.slot_epoch == hdr.budget.epoch_prev) {
+                    leave_prev();
                 }
             }
         }
+        write_port();
     }
 }
 

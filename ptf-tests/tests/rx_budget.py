@@ -15,6 +15,7 @@ flow ages out while a test runs).
 
 from __future__ import annotations
 
+import re
 import time
 import zlib
 
@@ -30,6 +31,7 @@ from scapy.utils import checksum
 
 from p4incast.controller import connection, entries, p4names
 from p4incast.controller.targets import bmv2 as bmv2_target
+from p4incast.model import switch_budget
 
 RX_PORT, PEER_PORT = 2, 1
 RX4, RX6 = "10.0.2.2", "2001:db8:2::2"
@@ -44,7 +46,6 @@ REGISTERS = (
     "budget_port_epoch",
     "budget_port_cur",
     "budget_port_prev",
-    "budget_port_joined",
 )
 
 
@@ -172,6 +173,21 @@ class RxBudgetTestBase(P4IncastTest):
             ]
         )
 
+    def open_flows(self) -> int:
+        """N as the switch keeps it for the receiver's port: its cur + prev
+        registers (as of the port's last packet; flows that aged out since
+        leave at the next one)."""
+        out = bmv2_target.run_cli(
+            [
+                f"register_read P4IncastIngress.rx_budget.flows.{r} {RX_PORT}"
+                for r in ("budget_port_cur", "budget_port_prev")
+            ],
+            self.settings.queue_thrift("the budget's registers"),
+        )
+        values = re.findall(r"budget_port_(?:cur|prev)\[\d+\]\s*=\s*(\d+)", out)
+        assert len(values) == 2, out
+        return sum(int(v) for v in values)
+
     def counter(self, key: str) -> int:
         """Packets counted in budget counter `key` for the receiver's port since setUp."""
         return self._count(key) - self.baseline[key]
@@ -188,6 +204,16 @@ class RxBudgetTestBase(P4IncastTest):
 
         return self.sw.run(_read())
 
+    def handshake(
+        self, i: int, scale: int | None, *, v6: bool = False, sport: int | None = None
+    ) -> None:
+        """Flow i's SYN, then the receiver's ACK that ends its handshake (w 29200):
+        that ACK counts the flow and offers two segments (§8, "The handshake's
+        ACK"): ceil(2896 / 2^s) units, s = the scale (none: 0; above 14: 14)."""
+        self.through(rx_syn(i, scale, v6=v6, sport=sport))
+        s = min(scale or 0, 14)
+        self.through(rx_ack(i, 29200, v6=v6, sport=sport), (2 * MSS + (1 << s) - 1) >> s)
+
     def through(self, pkt: Packet, window: int | None = None) -> None:
         """Send `pkt` from the receiver; the peer must get `routed(pkt, window)`."""
         self.send(RX_PORT, pkt)
@@ -203,7 +229,7 @@ class RxBudgetScalesTest(RxBudgetTestBase):
         A, B_, C, D, E = range(5)
         # Step 1: A's SYN has no window-scale option: s = 0; N = 1, share
         # 11584, w 29200 -> min(29200, 11584) = 11584.
-        self.through(rx_syn(A, None))
+        self.handshake(A, None)
         self.through(rx_ack(A, 29200), 11584)
         # The sender's data toward the receiver is not the budget's: it leaves
         # as it came (routed), its own window untouched.
@@ -216,26 +242,27 @@ class RxBudgetScalesTest(RxBudgetTestBase):
         self.send(PEER_PORT, data)
         testutils.verify_packet(self, P.expected_routed4(data, RX_PORT), RX_PORT, timeout=3)
         # Step 2: B at scale 7; N = 2, share 5792: ceil(5792 / 128) = 46.
-        self.through(rx_syn(B_, 7))
+        self.handshake(B_, 7)
         self.through(rx_ack(B_, 512), 46)
         # Step 3: C at scale 3; N = 3, share 2896: ceil(2896 / 8) = 362.
-        self.through(rx_syn(C, 3))
+        self.handshake(C, 3)
         self.through(rx_ack(C, 8000), 362)
         # Step 4: D at scale 0; N = 4, share 2896 > 2000: never raised.
-        self.through(rx_syn(D, 0))
+        self.handshake(D, 0)
         self.through(rx_ack(D, 2000), None)
         # Step 5: A again, N = 4: 2896.
         self.through(rx_ack(A, 29200), 2896)
         # Step 6: E at scale 14; N = 5, share 1448 (floor): ceil(1448 / 16384) = 1.
-        self.through(rx_syn(E, 14))
+        self.handshake(E, 14)
         self.through(rx_ack(E, 4), 1)
         # Step 7: C's request, 100 bytes of data on the ACK; N = 5, share 1448
         # at scale 3: ceil(1448 / 8) = 181. The checksum covers the payload.
         self.through(rx_ack(C, 8000, payload=b"q" * 100), 181)
-        # Counted: 7 ACKs held to the share (steps 1-7), 6 of them lowered
-        # (all but step 4); 5 flows, each once in this one epoch.
-        assert self.counter("acks") == 7, self.counter("acks")
-        assert self.counter("rewritten") == 6, self.counter("rewritten")
+        # Counted: 12 ACKs held to the share (the 5 handshakes' and steps
+        # 1-7), 11 of them lowered (all but step 4); 5 flows, each once in
+        # this one epoch.
+        assert self.counter("acks") == 12, self.counter("acks")
+        assert self.counter("rewritten") == 11, self.counter("rewritten")
         assert self.counter("flows") == 5, self.counter("flows")
         assert self.counter("untracked") == 0
 
@@ -246,7 +273,7 @@ class RxBudgetIpv6Test(RxBudgetTestBase):
     @autocleanup
     def runTest(self) -> None:
         self.budget_on()
-        self.through(rx_syn(0, 7, v6=True))
+        self.handshake(0, 7, v6=True)
         self.through(rx_ack(0, 1000, v6=True), 91)
 
 
@@ -261,25 +288,30 @@ class RxBudgetOffTest(RxBudgetTestBase):
 
 
 class RxBudgetUnseenScaleTest(RxBudgetTestBase):
-    """A flow whose SYN the switch did not see: counted in N, left alone.
+    """A flow whose SYN the switch did not see (§8, "Flows and N": a flow counts
+    from its SYN): not in N, left alone.
 
-    Flow 0's ACK comes first (no SYN): left alone, counted as unknown scale;
-    flow 1 then opens at scale 0, and its ACK sees N = 2: share 5792."""
+    Flow 0's ACK comes first (no SYN): forwarded unchanged, counted untracked;
+    flow 1 then opens at scale 0, and its ACK sees N = 1: share 11584.
+    (Until issue 47 such a flow was counted in N, and flow 1 saw N = 2: 5792.)"""
 
     @autocleanup
     def runTest(self) -> None:
         self.budget_on()
         self.through(rx_ack(0, 29200), None)
-        self.through(rx_syn(1, 0))
-        self.through(rx_ack(1, 29200), 5792)
+        self.handshake(1, 0)
+        self.through(rx_ack(1, 29200), 11584)
         self.through(rx_ack(0, 29200), None)
-        assert self.counter("unknown_scale") == 2
-        assert self.counter("flows") == 2
+        assert self.counter("untracked") == 2, self.counter("untracked")
+        assert self.counter("unknown_scale") == 0
+        assert self.counter("flows") == 1
+        assert self.open_flows() == 1
 
 
 class RxBudgetCollisionTest(RxBudgetTestBase):
-    """Two live flows in one slot: the second is forwarded unchanged and counted
-    as untracked (fail-open); the first keeps its slot, N = 1."""
+    """Two flows in one slot: once the first is counted, the second is
+    forwarded unchanged and counted as untracked (fail-open); the first keeps
+    its slot, N = 1."""
 
     @autocleanup
     def runTest(self) -> None:
@@ -289,13 +321,25 @@ class RxBudgetCollisionTest(RxBudgetTestBase):
         other = next(
             p for p in range(50001, 65536) if flow_key_crc(RX4, peer4(0), p, 5001) % slots == first
         )
-        self.through(rx_syn(0, 0))
+        self.handshake(0, 0)  # counted: N = 1
         self.through(rx_syn(0, 0, sport=other))  # its slot is taken: untracked
         self.through(rx_ack(0, 29200, sport=other), None)
         # The first flow alone counts: N = 1, share 11584.
         self.through(rx_ack(0, 29200), 11584)
         assert self.counter("untracked") == 2, self.counter("untracked")
         assert self.counter("flows") == 1
+        # A slot opened by a SYN and not yet counted is taken by the next SYN
+        # to it: the first flow's ACK then finds no slot of its own; the
+        # second is counted beside flow 0: N = 2, 5792.
+        home = flow_key_crc(RX4, peer4(1), 50001, 5001) % slots
+        third = next(
+            p for p in range(50002, 65536) if flow_key_crc(RX4, peer4(1), p, 5001) % slots == home
+        )
+        self.through(rx_syn(1, 0))
+        self.handshake(1, 0, sport=third)
+        self.through(rx_ack(1, 29200), None)
+        self.through(rx_ack(1, 29200, sport=third), 5792)
+        assert self.counter("untracked") == 3 and self.counter("flows") == 2
 
 
 def raw_syn(i: int, options: bytes, *, dataofs: int, ip_len: int | None = None) -> bytes:
@@ -370,7 +414,7 @@ class RxBudgetMalformedOptionsTest(RxBudgetTestBase):
         # A good flow after them: N = 12 (eleven of unknown scale and itself),
         # share 1448 (floor), scale 0: 1448.
         good = len(self.BAD)
-        self.through(rx_syn(good, 0))
+        self.handshake(good, 0)
         self.through(rx_ack(good, 29200), 1448)
         assert self.counter("flows") == len(self.BAD) + 1
         assert self.counter("untracked") == 0
@@ -394,37 +438,118 @@ class RxBudgetLargeScaleTest(RxBudgetTestBase):
                 for n, s in ((1, 40 * MSS), (2, 20 * MSS))
             ]
         )
-        self.through(rx_syn(0, 15))
+        self.handshake(0, 15)
         self.through(rx_ack(0, 100), 4)
-        self.through(rx_syn(1, 255))
+        self.handshake(1, 255)
         self.through(rx_ack(1, 100), 2)
 
 
 class RxBudgetAgeingTest(RxBudgetTestBase):
     """Idle flows age out: epochs of 1024 ticks (1.05 s on BMv2).
 
-    Three flows at scale 0 within one epoch's length: N = 3, share 2896. After
-    3 s (more than two epochs) with no packet, flow 0's ACK finds the others
-    gone: N = 1, share 11584."""
+    Three flows at scale 0 within one epoch's length, each counted at its
+    handshake's ACK (two segments, 2896); flow 2's next ACK: N = 3, 2896. After
+    3 s (more than two epochs) with no packet all three have aged out: flow
+    0's ACK, its slot still its own, counts it again, alone: N = 1, share
+    11584, and the port's count is 1."""
 
     @autocleanup
     def runTest(self) -> None:
         self.budget_on(epoch_ticks=1024)
         for i in range(3):
-            self.through(rx_syn(i, 0))
-        self.through(rx_ack(2, 29200), 2896)
+            self.handshake(i, 0)
+        self.through(rx_ack(2, 29200), 2896)  # N = 3
+        assert self.open_flows() == 3
         time.sleep(3.0)
         self.through(rx_ack(0, 29200), 11584)
+        assert self.open_flows() == 1
+        assert self.counter("untracked") == 0
+
+
+class RxBudgetIdleGapTest(RxBudgetTestBase):
+    """A flow counts from its SYN across an idle gap shorter than the limit
+    (§8, "Flows and N"): at the controller's default epoch, 2^17 ticks
+    (134 s), an idle flow counts for at least 134 s after its last packet.
+
+    Three flows open at scale 0, each counted at its handshake's ACK (the
+    two segments, 2896); flow 2's next ACK: N = 3, 2896. Then 4.5 s with no packet
+    (longer than the testbed's 4 s minimum RTO, and than the 65-130 ms an idle
+    flow counted before issue 47): flow 0's and flow 1's ACKs still see
+    N = 3, share 2896."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on(epoch_ticks=switch_budget.DEFAULT_EPOCH_TICKS)
+        for i in range(3):
+            self.handshake(i, 0)
+        self.through(rx_ack(2, 29200), 2896)  # N = 3
+        time.sleep(4.5)
+        self.through(rx_ack(0, 29200), 2896)
+        self.through(rx_ack(1, 29200), 2896)
+        assert self.open_flows() == 3
+        assert self.counter("flows") == 3
+
+
+def rx_close(i: int, flags: str) -> Packet:
+    """The receiver's FIN ("FA") or RST ("R") of flow i."""
+    return (
+        Ether(src=host_mac(RX_PORT), dst=port_mac(RX_PORT))
+        / IP(src=RX4, dst=peer4(i))
+        / TCP(sport=50000 + i, dport=5001, flags=flags, seq=1001, ack=7001, window=29200)
+    )
+
+
+class RxBudgetFinRstTest(RxBudgetTestBase):
+    """A FIN or RST ends a flow's count (§8, "Flows and N").
+
+    Three flows open at scale 0, each counted at its handshake's ACK (the
+    two segments, 2896); flow 2's and flow 0's next ACKs: N = 3, 2896. Flow 1's FIN
+    closes it (the FIN itself leaves unchanged): flow 0's ACK sees N = 2,
+    5792. Flow
+    1's last ACK (of the peer's FIN) finds its slot closed: unchanged,
+    counted untracked, and not counted again. Flow 2's RST closes it: N = 1,
+    11584. A second FIN of flow 1 changes nothing (untracked). Flow 1's new
+    SYN opens it again, counted from its ACK (two segments): its next ACK sees
+    N = 2, 5792."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on()
+        for i in range(3):
+            self.handshake(i, 0)
+        self.through(rx_ack(2, 29200), 2896)  # N = 3
+        self.through(rx_ack(0, 29200), 2896)
+        assert self.open_flows() == 3
+        self.through(rx_close(1, "FA"), None)
+        self.through(rx_ack(0, 29200), 5792)
+        self.through(rx_ack(1, 29200), None)
+        assert self.counter("untracked") == 1
+        assert self.open_flows() == 2
+        self.through(rx_close(2, "R"), None)
+        self.through(rx_ack(0, 29200), 11584)
+        self.through(rx_close(1, "FA"), None)
+        assert self.counter("untracked") == 2
+        assert self.open_flows() == 1
+        self.through(rx_syn(1, 0))
+        assert self.open_flows() == 1  # open, counted from its next packet
+        self.through(rx_ack(1, 29200), 2896)  # the handshake's ACK: two segments
+        self.through(rx_ack(1, 29200), 5792)
+        assert self.open_flows() == 2
+        # Held, all lowered: the 3 handshakes' ACKs, flow 2's (1), flow 0's
+        # (3) and flow 1's after its new handshake (2); the FINs and the RST
+        # are not ACKs the budget holds.
+        assert self.counter("acks") == 9 and self.counter("rewritten") == 9
 
 
 class RxBudgetTableFullTest(RxBudgetTestBase):
-    """More flows than the flow table holds: FLOW_SLOTS + 64 = 4160 SYNs at scale
-    0, one per flow. A flow takes its slot when the slot is empty, else (a live
-    flow holds it) it is untracked: forwarded unchanged and counted. So the
-    untracked count is the flows minus the distinct slots among them (the
-    slots by the pipeline's CRC-32, flow_key_crc). Then an untracked flow's ACK
-    leaves unchanged, and a tracked one's is lowered to the floor: N is the
-    tracked flows, far above B / MSS = 8, share 1448 at scale 0."""
+    """More flows than the flow table holds: FLOW_SLOTS + 64 = 4160 flows at
+    scale 0, each a SYN and its handshake's ACK (which counts it). A flow
+    takes its slot when no counted flow holds it, else it is untracked: its
+    SYN and ACK forwarded unchanged and counted. So the untracked count is
+    twice the flows minus the distinct slots among them (the slots by the
+    pipeline's CRC-32, flow_key_crc). Then an untracked flow's ACK leaves
+    unchanged, and a tracked one's is lowered to the floor: N is the tracked
+    flows, far above B / MSS = 8, share 1448 at scale 0."""
 
     @autocleanup
     def runTest(self) -> None:
@@ -439,18 +564,24 @@ class RxBudgetTableFullTest(RxBudgetTestBase):
                 untracked.append(i)
             else:
                 seen[slot] = i
-        frames = [bytes(rx_syn(i // 60000, 0, sport=sport)) for i, (_p, sport) in enumerate(peers)]
+        # Each flow's SYN and its handshake's ACK (which counts it).
+        frames = [
+            bytes(f)
+            for i, (_p, sport) in enumerate(peers)
+            for f in (rx_syn(i // 60000, 0, sport=sport), rx_ack(i // 60000, 29200, sport=sport))
+        ]
         # 32 frames at a time, each batch out before the next goes in: a burst
         # of thousands overflows BMv2's egress queue (64 packets) on a loaded
         # machine, and a dropped SYN would prove nothing.
         out: list[bytes] = []
-        for at in range(0, total, 32):
+        for at in range(0, len(frames), 32):
             batch = frames[at : at + 32]
             for frame in batch:
                 self.dataplane.send(0, RX_PORT, frame)
             out += self.collect(PEER_PORT, len(batch), timeout=10)
-        assert len(out) == total, f"{len(out)} of {total} SYNs left the switch"
-        assert self.counter("untracked") == len(untracked), (
+        assert len(out) == 2 * total, f"{len(out)} of {2 * total} frames left the switch"
+        # The SYN and the ACK of each flow whose slot a counted flow holds.
+        assert self.counter("untracked") == 2 * len(untracked), (
             self.counter("untracked"),
             len(untracked),
         )
@@ -478,25 +609,27 @@ class RxBudgetBypassTest(RxBudgetTestBase):
     its SYN and ACKs through another port (3, no budget there): they leave
     unchanged, no budget counter moves, and flow 1 is not in N, so flow 0's
     ACK still sees N = 1: 11584. Flow 2's handshake took another path and
-    only its later ACKs come through the receiver's port: counted in N,
-    scale unknown, left alone; flow 0's ACK then sees N = 2: 5792."""
+    only its later ACKs come through the receiver's port: not opened (a flow
+    counts from its SYN), left alone, counted untracked; flow 0's ACK still
+    sees N = 1: 11584. (Until issue 47 flow 2 was counted with its scale
+    unknown, and flow 0 then saw N = 2: 5792.)"""
 
     OTHER_PORT = 3
 
     @autocleanup
     def runTest(self) -> None:
         self.budget_on()
-        self.through(rx_syn(0, 0))
+        self.handshake(0, 0)
         for pkt in (rx_syn(1, 0), rx_ack(1, 29200)):
             self.send(self.OTHER_PORT, pkt)
             testutils.verify_packet(self, routed(pkt), PEER_PORT, timeout=3)
-        assert self.counter("acks") == 0 and self.counter("unknown_scale") == 0
+        assert self.counter("acks") == 1 and self.counter("unknown_scale") == 0
         self.through(rx_ack(0, 29200), 11584)
         self.through(rx_ack(2, 29200), None)
-        self.through(rx_ack(0, 29200), 5792)
-        assert self.counter("unknown_scale") == 1
-        assert self.counter("flows") == 2
-        assert self.counter("acks") == 2 and self.counter("rewritten") == 2
+        self.through(rx_ack(0, 29200), 11584)
+        assert self.counter("untracked") == 1 and self.counter("unknown_scale") == 0
+        assert self.counter("flows") == 1
+        assert self.counter("acks") == 3 and self.counter("rewritten") == 3
 
 
 class RxBudgetSackTimestampsTest(RxBudgetTestBase):
@@ -506,9 +639,10 @@ class RxBudgetSackTimestampsTest(RxBudgetTestBase):
 
     Flow 0's SYN: NOP, WS 7, SACK-permitted, timestamps, NOP, NOP, MSS, NOP,
     NOP (24 bytes): scale 7. Flow 1's: timestamps, NOP, WS 3, SACK-permitted,
-    MSS, EOL and zeros to 24 bytes: scale 3. N = 2, share 5792: flow 0's ACK with two SACK
-    blocks, w 512 -> ceil(5792 / 128) = 46 (45.25 up); flow 1's ACK with one
-    block and 50 bytes of data, w 8000 -> 5792 / 8 = 724."""
+    MSS, EOL and zeros to 24 bytes: scale 3. After both handshakes' ACKs
+    (two segments) N = 2, share 5792: flow 0's ACK with two SACK blocks, w 512
+    -> ceil(5792 / 128) = 46 (45.25 up); flow 1's ACK with one block and 50
+    bytes of data, w 8000 -> 5792 / 8 = 724."""
 
     TS = bytes([8, 10, 0, 0, 3, 0xE8, 0, 0, 0, 0])  # kind 8, length 10, TSval 1000, TSecr 0
     MSS_OPT = bytes([2, 4, 5, 0xB4])
@@ -545,9 +679,12 @@ class RxBudgetSackTimestampsTest(RxBudgetTestBase):
         self.budget_on()
         self.through(rx_syn_raw_options(0, self.SYN0))
         self.through(rx_syn_raw_options(1, self.SYN1))
+        # The handshakes' ACKs: two segments, ceil(2896 / 128) = 23 and 2896 / 8 = 362.
+        self.through(rx_ack(0, 29200), 23)
+        self.through(rx_ack(1, 29200), 362)
         self.through(self.sack_ack(0, 512, [9897, 11345, 12793, 14241]), 46)
         self.through(self.sack_ack(1, 8000, [9897, 11345], payload=b"r" * 50), 724)
-        assert self.counter("unknown_scale") == 0 and self.counter("rewritten") == 2
+        assert self.counter("unknown_scale") == 0 and self.counter("rewritten") == 4
 
 
 class RxBudgetNoPolicingTest(RxBudgetTestBase):
@@ -559,7 +696,7 @@ class RxBudgetNoPolicingTest(RxBudgetTestBase):
     @autocleanup
     def runTest(self) -> None:
         self.budget_on()
-        self.through(rx_syn(0, 0))
+        self.handshake(0, 0)
         self.through(rx_ack(0, 29200), 11584)
         before = {k: self.counter(k) for k in p4names.BUDGET_COUNTERS}
         for k in range(12):
@@ -571,9 +708,10 @@ class RxBudgetNoPolicingTest(RxBudgetTestBase):
 
 class RxBudgetAboveBudgetTest(RxBudgetTestBase):
     """N > B / MSS (§8, "Above N > B / MSS"): 12 flows at scale 3 against
-    B / MSS = 8. Every ACK gets the floor, one segment: 1448 / 8 = 181 units,
-    and the windows offered add up to 12 x 1448 = 17376 bytes = 1.5 B: the
-    switch holds each flow to one segment, not the sum to B."""
+    B / MSS = 8. Once all 12 are counted (each at its handshake's ACK) every
+    ACK gets the floor, one segment: 1448 / 8 = 181 units, and the windows
+    offered add up to 12 x 1448 = 17376 bytes = 1.5 B: the switch holds each
+    flow to one segment, not the sum to B."""
 
     @autocleanup
     def runTest(self) -> None:
@@ -581,9 +719,12 @@ class RxBudgetAboveBudgetTest(RxBudgetTestBase):
         flows = 12
         for i in range(flows):
             self.through(rx_syn(i, 3))
+        # Each flow's handshake ACK counts it and offers two segments: 2896 / 8.
+        for i in range(flows):
+            self.through(rx_ack(i, 29200), 362)
         offered = 0
         for i in range(flows):
             self.through(rx_ack(i, 29200), 181)
             offered += 181 << 3
         assert offered == 17376 and offered > B
-        assert self.counter("rewritten") == flows
+        assert self.counter("rewritten") == 2 * flows

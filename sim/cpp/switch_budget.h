@@ -10,14 +10,18 @@
 //    signature the CRC with the low bit set (0: an empty slot);
 //  - time runs in ticks of `tickS` (BMv2's 1.024 ms), epochs of `epochTicks`
 //    ticks; the epoch's number is the tick with its low bits all ones;
-//  - a slot holding the flow's signature is the flow's (a SYN sets its scale
-//    again); an empty slot, or one whose flow was last seen two epochs ago or
-//    earlier, is taken (a SYN with its scale, any other packet with the scale
-//    unknown); a slot of another live flow leaves the packet untracked:
+//  - a SYN opens its flow: its own slot (its scale read again), or a slot of
+//    no counted flow (empty, opened and not yet counted, or last seen two
+//    epochs ago or earlier), with epoch 0; the flow counts from its next
+//    packet (the handshake's end), and again after it aged out; a FIN or
+//    RST empties the flow's slot. A packet of a flow without its slot (a
+//    collision, the table full, no SYN seen, closed) is untracked:
 //    forwarded unchanged, not counted;
-//  - N = the flows of the previous epoch + those of this one not seen in it,
-//    each flow counted at its first packet of an epoch;
-//  - an ACK (ACK set, neither SYN nor RST) of a flow of known scale s has its
+//  - N = cur + prev: the counted flows last seen in this epoch and in the one
+//    before, kept exact: a flow moves to cur at its first packet of an epoch
+//    (out of prev if it was there), leaves its count at its FIN, RST or SYN, and
+//    the flows of prev age out when the next epoch begins;
+//  - an ACK (ACK set, none of SYN, FIN, RST) of a flow of known scale s has its
 //    window lowered to min(w, ceil(share / 2^s), 65535), share =
 //    max(floor(B / (N MSS)), 1) MSS; never raised.
 // The model's switches compute no checksum (sim/MODEL.md), so the rewrite
@@ -72,7 +76,7 @@ class SwitchBudget
     uint64_t acks = 0;         // ACKs held to the share
     uint64_t rewritten = 0;    // of those, the window lowered
     uint64_t unknownScale = 0; // ACKs of flows whose scale was not read
-    uint64_t untracked = 0;    // packets of flows without a slot (fail-open)
+    uint64_t untracked = 0;    // packets of flows not open in a slot (fail-open)
     uint64_t flowEpochs = 0;   // flows counted, once per epoch each
     uint32_t lastN = 0;        // N of the last ACK held to the share
 
@@ -128,44 +132,81 @@ class SwitchBudget
         uint8_t synScale = ws == -2 ? SW_SCALE_UNKNOWN
                            : ws < 0 ? 0
                                     : static_cast<uint8_t>(std::min(ws, SW_MAX_WSCALE));
-        uint8_t scale;
-        if (sig_[slot] == sig)
+        // The slot is the flow's if it holds its signature; its epoch is the
+        // one the flow was last seen in (counted if this one or the one
+        // before), or 0 (opened by a SYN, not yet counted).
+        bool own = sig_[slot] == sig;
+        bool closing = flags & (TcpHeader::FIN | TcpHeader::RST);
+        uint32_t seen = epoch_[slot]; // where the flow was counted before this packet
+        if (closing)
         {
-            if (syn)
+            if (!own)
+            {
+                untracked++;
+                return false;
+            }
+            sig_[slot] = 0; // closed: the slot empties
+            epoch_[slot] = 0;
+        }
+        else if (syn)
+        {
+            if (own)
             {
                 scale_[slot] = synScale;
             }
-            scale = scale_[slot];
+            else if (epoch_[slot] <= epochOld)
+            {
+                sig_[slot] = sig;
+                scale_[slot] = synScale;
+                seen = 0;
+            }
+            else
+            {
+                untracked++;
+                return false;
+            }
+            epoch_[slot] = 0; // open, counted from its next packet
         }
-        else if (epoch_[slot] <= epochOld)
+        else if (own)
         {
-            sig_[slot] = sig;
-            scale = syn ? synScale : SW_SCALE_UNKNOWN;
-            scale_[slot] = scale;
+            epoch_[slot] = epoch;
         }
         else
         {
             untracked++;
             return false;
         }
+        uint8_t scale = scale_[slot];
         if (portEpoch_ != epoch)
         {
             prev_ = portEpoch_ == epochPrev ? cur_ : 0;
-            cur_ = joined_ = 0;
+            cur_ = 0;
             portEpoch_ = epoch;
         }
-        uint32_t seen = epoch_[slot];
+        if (closing || syn)
+        {
+            // A FIN or RST leaves the count, and so does a SYN (a new
+            // handshake, counted from the flow's next packet).
+            if (seen == epoch)
+            {
+                cur_--;
+            }
+            else if (seen == epochPrev)
+            {
+                prev_--;
+            }
+            return false;
+        }
         if (seen != epoch)
         {
-            epoch_[slot] = epoch;
             cur_++;
             flowEpochs++;
-            if (seen != epochPrev)
+            if (seen == epochPrev)
             {
-                joined_++;
+                prev_--;
             }
         }
-        if ((flags & (TcpHeader::SYN | TcpHeader::RST | TcpHeader::ACK)) != TcpHeader::ACK)
+        if ((flags & (TcpHeader::SYN | TcpHeader::ACK)) != TcpHeader::ACK)
         {
             return false;
         }
@@ -174,9 +215,11 @@ class SwitchBudget
             unknownScale++;
             return false;
         }
-        uint32_t n = static_cast<uint16_t>(prev_ + joined_); // the pipeline's 16-bit N
+        uint32_t n = static_cast<uint16_t>(cur_ + prev_); // the pipeline's 16-bit N
         lastN = n;
-        uint64_t share = Share(n);
+        // The ACK that ends the handshake (its slot opened, not yet counted)
+        // offers two segments.
+        uint64_t share = seen == 0 ? 2 * uint64_t(mss) : Share(n);
         uint64_t units = (share + (uint64_t(1) << scale) - 1) >> scale;
         uint16_t w = static_cast<uint16_t>(std::min<uint64_t>(units, 0xffff));
         acks++;
@@ -234,7 +277,7 @@ class SwitchBudget
   private:
     std::vector<uint32_t> sig_, epoch_;
     std::vector<uint8_t> scale_;
-    uint32_t portEpoch_ = 0, cur_ = 0, prev_ = 0, joined_ = 0;
+    uint32_t portEpoch_ = 0, cur_ = 0, prev_ = 0;
 
     void Init()
     {

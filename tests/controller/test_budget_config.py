@@ -22,7 +22,8 @@ def _cfg(budget_value: Any) -> dict[str, Any]:
 def test_budget_key_parsed_with_defaults() -> None:
     cfg = config.parse(_cfg({"bytes": 11584}))
     b = cfg.ports[2].budget
-    assert b == config.PortBudget(bytes=11584, mss=1448, epoch_ticks=64)
+    # The default epoch, docs/algorithms.md §8 "Flows and N": 2^17 ticks.
+    assert b == config.PortBudget(bytes=11584, mss=1448, epoch_ticks=131072)
 
 
 def test_port_without_budget_is_off() -> None:
@@ -107,3 +108,30 @@ def test_exporter_serves_the_budget_per_receiver_port() -> None:
         "p4incast_switch_budget_active_flows": ("2", 3.0),
     }
     assert isinstance(col.state, State)
+
+
+def test_active_flows_gauge_spans_one_to_two_epochs() -> None:
+    """The gauge waits until the counters span one epoch, then averages over one
+    to two epochs. Epoch 64 v1model ticks = 65.536 ms. Polls at t = 0 (base, 0
+    flows counted), 0.05 s (under one epoch: none), 0.1 s (40 counted since
+    the base over 0.1 / 0.065536 = 1.526 epochs: 26.2), 0.14 s (more than two
+    epochs since the base: 44 / 2.136 epochs = 20.6; the base moves to the
+    0.1 s sample), 0.2 s (60 - 40 = 20 over 0.1 s = 1.526 epochs: 13.1)."""
+    from p4incast.controller import units
+    from p4incast.controller.config import SwitchSettings
+    from p4incast.controller.export import Poller, SwitchCollector
+
+    poller = Poller(SwitchSettings(), SwitchCollector("tor", units.BMV2, "v1model"), 1.0)
+
+    def at(t: float, counted: int) -> float | None:
+        c = budget.PortCounters(flow_epochs=counted, epoch_ticks=64)
+        return poller._active_flows(2, c, t)
+
+    epoch = 64 * 1.024e-3
+    assert at(0.0, 0) is None
+    assert at(0.05, 30) is None
+    assert at(0.1, 40) == pytest.approx(40 / (0.1 / epoch))
+    assert at(0.14, 44) == pytest.approx(44 / (0.14 / epoch))
+    assert at(0.2, 60) == pytest.approx(20 / (0.1 / epoch))
+    # A counter that went back (the switch restarted): counted from there again.
+    assert at(0.3, 5) is None

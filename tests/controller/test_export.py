@@ -340,14 +340,14 @@ def test_budget_series_count_the_receivers_acks(
     sendp([syn, *acks], iface=VETH[2][1], verbose=False)
 
     def counted(m: dict) -> bool:
-        # The active-flows gauge needs two polls (it is an increase over time).
         lowered = value(m, "p4incast_switch_budget_rewritten_acks_total", switch="tor1", port="2")
-        active = value(m, "p4incast_switch_budget_active_flows", switch="tor1", port="2")
-        return lowered == 3 and active is not None
+        return lowered == 3
 
     m = wait_for(url, counted)
     assert port_value(m, "budget_rewritten_acks_total", "2") == 3
     assert port_value(m, "budget_acks_total", "2") == 3
     assert port_value(m, "budget_flow_epochs_total", "2") == 1
     assert port_value(m, "budget_untracked_packets_total", "2") == 0
-    assert port_value(m, "budget_active_flows", "2") >= 0
+    # The active-flows gauge waits until its counters span one epoch (2^20
+    # ticks, 18 minutes here): none yet.
+    assert value(m, "p4incast_switch_budget_active_flows", switch="tor1", port="2") is None

@@ -27,7 +27,7 @@ RX4, RX6 = "10.0.2.2", "2001:db8:2::2"
 MSS = 1448
 B = 8 * MSS  # 11584 bytes
 LONG_EPOCH = 1 << 30
-SYN, ACK, PSH, RST = 0x02, 0x10, 0x08, 0x04
+FIN, SYN, ACK, PSH, RST = 0x01, 0x02, 0x10, 0x08, 0x04
 NO_WS, BAD_OPTIONS = -1, -2  # the SYN's window-scale option: none; options not walkable
 
 
@@ -80,6 +80,14 @@ class Switch:
             self.probe.Send4(RX4, peer4(i), port, 5001, flags, window, NO_WS, payload, self.now)
         )
 
+    def handshake(self, i: int, scale: int | None, *, sport: int | None = None) -> None:
+        """Flow i's SYN, then the ACK that ends its handshake (w 29200): it counts
+        the flow and offers two segments (§8, "The handshake's ACK"):
+        ceil(2896 / 2^s) units, s = the scale (none: 0)."""
+        self.syn(i, scale, sport=sport)
+        s = min(scale or 0, 14)
+        assert self.ack(i, 29200, sport=sport) == (2 * MSS + (1 << s) - 1) >> s
+
     def syn6(self, i: int, ws: int) -> int:
         return int(self.probe.Send6(RX6, peer6(i), 50000 + i, 5001, SYN, 64240, ws, self.now))
 
@@ -93,36 +101,39 @@ def test_worked_table_scales_none_7_3_0_14(p4i: Any) -> None:
     A, B_, C, D, E = range(5)
     # Step 1: A's SYN has no window-scale option: s = 0; N = 1, share 11584,
     # w 29200 -> min(29200, 11584) = 11584.
-    s.syn(A, None)
+    s.handshake(A, None)
     assert s.ack(A, 29200) == 11584
     # Step 2: B at scale 7; N = 2, share 5792: ceil(5792 / 128) = 46.
-    s.syn(B_, 7)
+    s.handshake(B_, 7)
     assert s.ack(B_, 512) == 46
     # Step 3: C at scale 3; N = 3, share 2896: ceil(2896 / 8) = 362.
-    s.syn(C, 3)
+    s.handshake(C, 3)
     assert s.ack(C, 8000) == 362
     # Step 4: D at scale 0; N = 4, share 2896 > 2000: never raised.
-    s.syn(D, 0)
+    s.handshake(D, 0)
     assert s.ack(D, 2000) == 2000
     # Step 5: A again, N = 4: 2896.
     assert s.ack(A, 29200) == 2896
     # Step 6: E at scale 14; N = 5, share 1448 (floor): ceil(1448 / 16384) = 1.
-    s.syn(E, 14)
+    s.handshake(E, 14)
     assert s.ack(E, 4) == 1
     # Step 7: C's request, 100 bytes of data on the ACK; N = 5, share 1448 at
     # scale 3: ceil(1448 / 8) = 181.
     assert s.ack(C, 8000, payload=100) == 181
-    # Counted: 7 ACKs held to the share (steps 1-7), 6 of them lowered (all but
-    # step 4); 5 flows, each once in this one epoch.
+    # Counted: 12 ACKs held to the share (the 5 handshakes' and steps 1-7), 11
+    # of them lowered (all but step 4); 5 flows, each once in this one epoch.
     sw = s.sw
-    assert (sw.acks, sw.rewritten, sw.flowEpochs, sw.untracked) == (7, 6, 5, 0)
+    assert (sw.acks, sw.rewritten, sw.flowEpochs, sw.untracked) == (12, 11, 5, 0)
 
 
 def test_syns_are_not_rewritten(p4i: Any) -> None:
-    """Only an ACK (ACK set, neither SYN nor RST) carries a window the budget
-    lowers (§8, "Which packets"): the SYN leaves with its own 64240."""
+    """Only an ACK (ACK set, none of SYN, FIN, RST) carries a window the budget
+    lowers (§8, "Which packets"): the SYN leaves with its own 64240, the RST
+    and the FIN with theirs."""
     s = Switch(p4i)
     assert s.syn(0, 7) == 64240
+    assert s.probe.Send4(RX4, peer4(0), 50000, 5001, FIN | ACK, 29200, NO_WS, 0, 0.0) == 29200
+    s.syn(0, 7)
     assert s.probe.Send4(RX4, peer4(0), 50000, 5001, RST | ACK, 29200, NO_WS, 0, 0.0) == 29200
 
 
@@ -130,6 +141,7 @@ def test_ipv6_scale_7(p4i: Any) -> None:
     """IPv6, scale 7, N = 1: ceil(11584 / 128) = 91 (90.5 up) (PTF RxBudgetIpv6Test)."""
     s = Switch(p4i)
     s.syn6(0, 7)
+    assert s.ack6(0, 29200) == 23  # the handshake's ACK: ceil(2896 / 128)
     assert s.ack6(0, 1000) == 91
 
 
@@ -141,16 +153,17 @@ def test_a_port_without_a_budget_leaves_everything(p4i: Any) -> None:
     assert s.sw.acks == 0
 
 
-def test_a_flow_whose_syn_was_not_seen_is_counted_and_left_alone(p4i: Any) -> None:
-    """Flow 0's ACK comes first (no SYN): left alone, counted as unknown scale;
-    flow 1 then opens at scale 0, and its ACK sees N = 2: share 5792 (PTF
+def test_a_flow_whose_syn_was_not_seen_is_not_counted_and_left_alone(p4i: Any) -> None:
+    """§8, "Flows and N": a flow counts from its SYN. Flow 0's ACK comes first
+    (no SYN): forwarded unchanged, not counted, counted untracked; flow 1 then
+    opens at scale 0, and its ACK sees N = 1: share 11584 (PTF
     RxBudgetUnseenScaleTest)."""
     s = Switch(p4i)
     assert s.ack(0, 29200) == 29200
-    s.syn(1, 0)
-    assert s.ack(1, 29200) == 5792
+    s.handshake(1, 0)
+    assert s.ack(1, 29200) == 11584
     assert s.ack(0, 29200) == 29200
-    assert (s.sw.unknownScale, s.sw.flowEpochs) == (2, 2)
+    assert (s.sw.untracked, s.sw.unknownScale, s.sw.flowEpochs) == (2, 0, 1)
 
 
 def test_two_live_flows_in_one_slot_fail_open(p4i: Any) -> None:
@@ -163,11 +176,21 @@ def test_two_live_flows_in_one_slot_fail_open(p4i: Any) -> None:
     other = next(
         p for p in range(50001, 65536) if flow_key_crc(RX4, peer4(0), p, 5001) % slots == first
     )
-    s.syn(0, 0)
+    s.handshake(0, 0)  # counted: its slot is now refused to others
     s.syn(0, 0, sport=other)  # its slot is taken: untracked
     assert s.ack(0, 29200, sport=other) == 29200
     assert s.ack(0, 29200) == 11584
     assert (s.sw.untracked, s.sw.flowEpochs) == (2, 1)
+    # A slot opened by a SYN and not yet counted is taken by the next SYN:
+    # the first flow's ACK then finds no slot of its own.
+    home = flow_key_crc(RX4, peer4(1), 50001, 5001) % slots
+    third = next(
+        p for p in range(50002, 65536) if flow_key_crc(RX4, peer4(1), p, 5001) % slots == home
+    )
+    s.syn(1, 0)
+    s.handshake(1, 0, sport=third)
+    assert s.ack(1, 29200) == 29200
+    assert s.ack(1, 29200, sport=third) == 5792  # N = 2
 
 
 def test_options_not_walkable_leave_the_scale_unknown(p4i: Any) -> None:
@@ -181,41 +204,104 @@ def test_options_not_walkable_leave_the_scale_unknown(p4i: Any) -> None:
         assert s.ack6(i, 29200) == 29200
     assert s.sw.unknownScale == 5
     s.syn6(5, 0)
+    assert s.ack6(5, 29200) == 2896  # the handshake's ACK: two segments
     assert s.ack6(5, 29200) == 1448
 
 
 def test_idle_flows_age_out(p4i: Any) -> None:
     """Epochs of 1024 ticks (1.05 s): three flows at scale 0 within one epoch,
-    N = 3, share 2896; 3 s later (more than two epochs) with no packet, flow 0's
-    ACK finds the others gone: N = 1, share 11584 (PTF RxBudgetAgeingTest)."""
+    each counted at its handshake's ACK (two segments), N = 3, share 2896; 3 s
+    later (more than two epochs) with no packet all three have aged out: flow
+    0's ACK, its slot still its own, counts it again, alone: N = 1, share
+    11584 (PTF RxBudgetAgeingTest)."""
     s = Switch(p4i, epoch_ticks=1024)
     for i in range(3):
-        s.syn(i, 0)
-    assert s.ack(2, 29200) == 2896
+        s.handshake(i, 0)
+    assert s.ack(2, 29200) == 2896  # N = 3
     s.now = 3.0
     assert s.ack(0, 29200) == 11584
 
 
 def test_a_flow_counts_for_one_to_two_epochs_after_its_last_packet(p4i: Any) -> None:
     """§8, "Flows and N": a flow seen in the previous epoch still counts. Epochs of
-    1024 ticks of 1.024 ms: flows 0 and 1 in epoch 0 (t = 0); at t = 1.5 s
-    (tick 1464, the next epoch) flow 0's ACK sees N = prev 2 + joined 0 = 2,
-    share 5792; at t = 2.5 s (tick 2441, the epoch after) flow 1, last seen two
-    epochs ago, is gone and flow 0 was seen in the previous one: N = 1, 11584."""
+    1024 ticks of 1.024 ms: flows 0 and 1 open in epoch 0 (t = 0, epoch 1023;
+    each counted at its handshake's ACK);
+    at t = 1.5 s (tick 1464, epoch 2047) flow 0's ACK moves it from prev to
+    cur: N = cur 1 + prev 1 = 2, share 5792; at t = 2.5 s (tick 2441, epoch
+    3071) flow 1, last seen two epochs ago, has aged out and flow 0 moves
+    again: N = 1, 11584."""
     s = Switch(p4i, epoch_ticks=1024)
-    s.syn(0, 0)
-    s.syn(1, 0)
+    for i in range(2):
+        s.handshake(i, 0)
     s.now = 1.5
     assert s.ack(0, 29200) == 5792
     s.now = 2.5
     assert s.ack(0, 29200) == 11584
 
 
+def test_idle_persistent_connections_stay_counted_across_rounds(p4i: Any) -> None:
+    """§8, "Flows and N", at the default epoch 2^17 ticks (134.2 s): three flows
+    open at t = 0 (tick 0, epoch 131071), each counted at its handshake's
+    ACK. At t = 4 s (a testbed RTO; tick
+    3906, the same epoch) and at t = 200 s (tick 195312, epoch 262143, the
+    next one: prev) flow 0's ACK still sees N = 3, share 2896; the idle flows
+    1 and 2 were never uncounted. At t = 300 s (tick 292968, epoch 393215)
+    flows 1 and 2, last seen in epoch 131071 = 393215 - 2 x 131072, have aged
+    out; flow 0, seen in the previous epoch: N = 1, 11584."""
+    s = Switch(p4i, epoch_ticks=switch_budget.DEFAULT_EPOCH_TICKS)
+    assert switch_budget.DEFAULT_EPOCH_TICKS == 1 << 17
+    for i in range(3):
+        s.handshake(i, 0)
+    s.now = 4.0
+    assert s.ack(0, 29200) == 2896
+    s.now = 200.0
+    assert s.ack(0, 29200) == 2896
+    s.now = 300.0
+    assert s.ack(0, 29200) == 11584
+
+
+def test_fin_and_rst_uncount_a_flow(p4i: Any) -> None:
+    """§8, "Flows and N": three flows open, each counted at its handshake's ACK
+    (two segments); flow 0's next ACK: N = 3, 2896. Flow 1's FIN
+    closes it: flow 0's ACK sees N = 2, share 5792; flow 1's last ACK (of the
+    peer's FIN) finds its slot closed: unchanged, untracked. Flow 2's RST
+    closes it: N = 1, 11584. Flow 1's new SYN opens it again, counted from
+    its ACK: N = 2, 5792."""
+    s = Switch(p4i)
+    for i in range(3):
+        s.handshake(i, 0)
+    assert s.ack(0, 29200) == 2896
+    assert s.probe.Send4(RX4, peer4(1), 50001, 5001, FIN | ACK, 29200, NO_WS, 0, 0.0) == 29200
+    assert s.ack(0, 29200) == 5792
+    assert s.ack(1, 29200) == 29200
+    assert s.sw.untracked == 1
+    s.probe.Send4(RX4, peer4(2), 50002, 5001, RST | ACK, 0, NO_WS, 0, 0.0)
+    assert s.ack(0, 29200) == 11584
+    s.handshake(1, 0)
+    assert s.ack(1, 29200) == 5792
+
+
+def test_a_fin_in_the_epoch_after_uncounts_from_prev(p4i: Any) -> None:
+    """§8, "Flows and N": a FIN of a flow last seen in the previous epoch leaves
+    prev. Epochs of 1024 ticks: flows 0, 1, 2 open at t = 0 (epoch 1023;
+    each counted at its handshake's ACK); at
+    t = 1.5 s (epoch 2047) flow 1's FIN: prev 3 - 1 = 2, cur 0; flow 0's ACK
+    then moves it to cur: N = cur 1 + prev 1 = 2, share 5792."""
+    s = Switch(p4i, epoch_ticks=1024)
+    for i in range(3):
+        s.handshake(i, 0)
+    s.now = 1.5
+    s.probe.Send4(RX4, peer4(1), 50001, 5001, FIN | ACK, 29200, NO_WS, 0, 1.5)
+    assert s.ack(0, 29200) == 5792
+
+
 def test_more_flows_than_slots_fail_open(p4i: Any) -> None:
-    """FLOW_SLOTS + 64 = 4160 SYNs at scale 0: the untracked count is the flows
-    minus the distinct slots among them (the pipeline's CRC-32); an untracked
-    flow's ACK leaves unchanged, a tracked one's is lowered to the floor, 1448
-    (PTF RxBudgetTableFullTest)."""
+    """FLOW_SLOTS + 64 = 4160 flows at scale 0, each a SYN and its handshake's
+    ACK (counted): a flow whose slot a counted flow holds is untracked (its
+    SYN and its ACK), so the untracked packets are twice the flows minus the
+    distinct slots among them (the pipeline's CRC-32). An untracked flow's
+    ACK leaves unchanged, a tracked one's is lowered to the floor, 1448 (PTF
+    RxBudgetTableFullTest)."""
     s = Switch(p4i)
     slots = switch_budget.FLOW_SLOTS
     total = slots + 64
@@ -229,7 +315,8 @@ def test_more_flows_than_slots_fail_open(p4i: Any) -> None:
         else:
             seen[slot] = i
         s.syn(peer, 0, sport=sport)
-    assert s.sw.untracked == len(untracked)
+        s.ack(peer, 29200, sport=sport)
+    assert s.sw.untracked == 2 * len(untracked)  # the SYN and the ACK of each
     assert s.sw.flowEpochs == len(seen)
     lost = untracked[0]
     assert s.ack(peers[lost][0], 29200, sport=peers[lost][1]) == 29200

@@ -163,16 +163,19 @@ def test_front_switch_holds_the_budget_in_the_tor(tmp_path: Path) -> None:
     """front+switch on 16 senders, no agent: the ToR reads every receiver SYN and
     holds every ACK of the receiver to its share (docs/algorithms.md §8: B = 64
     segments, N = 16, share 4 segments, window scale 3: 724 units, below the
-    receiver's own), and once every flow is counted no round has an RTO. The
-    first round is not asserted: its requests leave one after another and the
-    i-th is counted at its own first packet, so it may carry share(i) > share(16)
-    (§8, "N forgets a connection"; docs/testbed/front-switch.md)."""
+    receiver's own), and no round has an RTO, the first included: every
+    persistent connection is counted from its handshake, before the first
+    request (§8, "Flows and N"). Untracked: at most the receiver's last ACK of
+    each flow, after its own FIN closed the flow."""
     scheme = Scheme("front+switch", "front", 12, "reno", switch_budget=True)
     point = Point(scheme, 16, topology=TOPO, app=App(32 * 1024, rounds=3))
     res = ENGINE.run(point, tmp_path).record()
     assert res["status"] == "ok", res["error"]
-    assert not any(r["rto"] for r in res["rounds"][1:]), res["rounds"]
+    assert not any(r["rto"] for r in res["rounds"]), res["rounds"]
     budget = res["switch"]["budget"][res["switch"]["bottleneck_port"]]
-    assert budget["untracked"] == 0 and budget["unknown_scale"] == 0, budget
+    assert budget["untracked"] <= 16 and budget["unknown_scale"] == 0, budget
+    # Every flow counted (none refused a slot), once per epoch it sent in: the
+    # run lasts less than two epochs of 134 s.
+    assert 16 <= budget["flow_epochs"] <= 32, budget
     assert budget["acks"] > 16 * 3 and budget["rewritten"] > 0.9 * budget["acks"], budget
     assert res["agent_cpu"] is None  # no agent ran
