@@ -31,6 +31,7 @@ then be called any number of times (the runner's pool workers do).
 from __future__ import annotations
 
 import array
+import itertools
 import math
 import time
 import traceback
@@ -233,7 +234,9 @@ class PolicyStepper:
         agent's own srtt, which the scenarios set to the same)."""
         keys, pkts, ce, nbytes, rtt, waits = self._live(agent, flow_rtt)
         if self.name == "ictcp":
-            samples = dict(zip(keys, map(FlowSample, nbytes, rtt), strict=True))
+            # FlowSample(bytes, rtt): _make builds the tuple in C, not through __new__
+            rows = zip(nbytes, rtt, itertools.repeat(0.0))
+            samples = dict(zip(keys, map(FlowSample._make, rows), strict=True))
             out = self.policy.step(now, int(agent.ifaceBytes), samples)
             # a flow ICTCP leaves alone (RTT larger than the limit) keeps the ACK's
             # own window, as the host agent's data path never rewrites it (FL_SLOW);

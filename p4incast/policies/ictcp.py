@@ -153,10 +153,11 @@ class Ictcp(Generic[K]):
         min_rtt = self.min_rtt
         for k, s in samples.items():
             self.vol0.setdefault(k, s.bytes)
-            if s.rtt_s > 0:
-                min_rtt[k] = min(min_rtt.get(k, s.rtt_s), s.rtt_s)
-            if s.min_rtt_s > 0:
-                min_rtt[k] = min(min_rtt.get(k, s.min_rtt_s), s.min_rtt_s)
+            for r in (s.rtt_s, s.min_rtt_s) if s.min_rtt_s > 0 else (s.rtt_s,):
+                if r > 0:
+                    m = min_rtt.get(k)
+                    if m is None or r < m:
+                        min_rtt[k] = r
             if not datacenter_flow(min_rtt.get(k, 0.0), p.rtt_limit_s):
                 self.flows.pop(k, None)
                 continue
