@@ -6,7 +6,7 @@ here or on a Ray cluster, write results and plots, print a summary table.
     p4incast-run experiments/sim.yaml --cluster ray://head:10001   # every point on Ray
     p4incast-run experiments/sim.yaml --resume results/sim-20261122T101500Z
     p4incast-run experiments/papers/rcc-at-scale.yaml --loads 0.3,0.6 --tors 4 --hosts-per-tor 5
-    p4incast-run PRESET --report-only results/<name>-<time>   # rewrite its summary and plots
+    p4incast-run [PRESET] --report-only results/<name>-<time>   # rewrite its summary and plots
     p4incast-run reproduce [--only PRESET ...] [--rounds R] [--out DIR] [--report-only]
 
 The preset's `scenario:` says what one point is (experiments/scenario.py): an
@@ -34,6 +34,7 @@ a local process pool (the simulator), or warm actors on a Ray cluster
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -46,10 +47,13 @@ from p4incast.experiments import results, scenario
 from p4incast.experiments.config import ENGINE_CHOICES, ExperimentError, check_cluster
 from p4incast.experiments.executors import RETRIES, ClusterError
 from p4incast.experiments.runner import executor_for, pending, resume_sets, run_experiments
+from p4incast.model.atscale import ATSCALE_SCENARIO
+from p4incast.model.scheme import INCAST_SCENARIO
 
 from . import scenario_report
 
 REPO = Path(__file__).resolve().parent.parent
+DEFAULT_EXPERIMENT = REPO / "experiments" / "default.yaml"
 SUBCOMMAND = "reproduce"
 
 
@@ -76,8 +80,8 @@ def _parser() -> argparse.ArgumentParser:
         "experiment",
         nargs="?",
         type=Path,
-        default=REPO / "experiments" / "default.yaml",
-        help="experiment YAML (default: experiments/default.yaml)",
+        help="experiment YAML (default: experiments/default.yaml; with --report-only, "
+        "the preset the results folder names)",
     )
     where = ap.add_mutually_exclusive_group()
     where.add_argument(
@@ -94,7 +98,8 @@ def _parser() -> argparse.ArgumentParser:
         "--report-only",
         type=Path,
         metavar="RESULTS_DIR",
-        help="run nothing: rewrite RESULTS_DIR's summary and plots",
+        help="run nothing: rewrite RESULTS_DIR's summary and plots (its runs read as "
+        "the scenario its results.json records)",
     )
     ap.add_argument("--schemes", help="only these schemes (comma-separated names)")
     ap.add_argument("--repeats", type=int, help="override repeats")
@@ -160,8 +165,54 @@ def _overrides(args: argparse.Namespace, sc: scenario.Scenario) -> dict[str, Any
     return {k: v for k, v in given.items() if k in sc.flags}
 
 
+def _recorded(root: Path) -> tuple[str, str] | None:
+    """(scenario, experiment) a results folder's records name: its results.json, or
+    its first variant's (root/<variant>/results.json); None when it has none. A
+    file from before `scenario` was kept is at-scale when it has the at-scale
+    runner's `settings`, else incast."""
+    files = [root / results.RESULTS_JSON, *sorted(root.glob(f"*/{results.RESULTS_JSON}"))]
+    for f in files:
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            old = ATSCALE_SCENARIO if "settings" in data else INCAST_SCENARIO
+            name = str(data.get("experiment") or data.get("name") or f.parent.name)
+            return str(data.get("scenario") or old), name
+    return None
+
+
+def _preset_of(root: Path) -> Path:
+    """The preset whose results `root` holds (--report-only without one): the
+    file under experiments/ named after the recorded experiment, else
+    experiments/default.yaml (ExperimentError when the records are another
+    scenario's and no preset has that name)."""
+    rec = _recorded(root)
+    if rec is None:
+        raise ExperimentError(f"--report-only {root}: no {results.RESULTS_JSON} there")
+    found = sorted((REPO / "experiments").rglob(f"{rec[1]}.yaml"))
+    if found:
+        return found[0]
+    if rec[0] != INCAST_SCENARIO:
+        raise ExperimentError(
+            f"--report-only {root}: its runs are {rec[0]} runs of {rec[1]!r}, which no "
+            "preset under experiments/ is named; give it: p4incast-run PRESET --report-only DIR"
+        )
+    return DEFAULT_EXPERIMENT
+
+
 def _report_only(sc: scenario.Scenario, exps: Sequence[Any], root: Path) -> int:
-    """Rewrite a results folder's summary and plots from its records."""
+    """Rewrite a results folder's summary and plots from its records, read as the
+    scenario they record (never as another's: every run would read as failed)."""
+    rec = _recorded(root)
+    if rec is not None and rec[0] != sc.name:
+        print(
+            f"p4incast-run: --report-only {root}: its runs are {rec[0]} runs "
+            f"({rec[1]!r}); the preset given is {sc.name}: give the preset they ran",
+            file=sys.stderr,
+        )
+        return 2
     rep = scenario_report.of_scenario(sc)
     dirs = [root / e.name for e in exps] if len(exps) > 1 else [root]
     try:
@@ -216,6 +267,10 @@ def main(argv: list[str] | None = None) -> int:
         return reproduce.main(argv[1:], prog=f"p4incast-run {SUBCOMMAND}")
     args = _parser().parse_args(argv)
     try:
+        if args.experiment is None:
+            args.experiment = (
+                _preset_of(args.report_only) if args.report_only else DEFAULT_EXPERIMENT
+            )
         sc = scenario.of_path(args.experiment)
         exps = sc.load(args.experiment, _overrides(args, sc))
         cluster = check_cluster(args.cluster or exps[0].cluster, "--cluster")

@@ -5,7 +5,8 @@ Incast star at N = 100, 200, 500, 1000 servers (default), 1 Gbit/s links,
 for two schemes: front+rotate (the receiver budget in C++, per packet) and
 drop-tail (no agent; its RTO waits cost simulated, not wall, time). `--schemes
 rcc` measures the costliest path, a Python policy stepped every base RTT over
-every flow (its N = 1000 point takes minutes; sim/MODEL.md has the figures).
+every flow (its N = 1000 point takes minutes, the step about half of them;
+sim/MODEL.md has the figures).
 Per point it prints the wall and CPU seconds, the simulated seconds, the peak
 resident memory (VmHWM, reset before each point through /proc/self/clear_refs;
 the process holds ns-3 and the compiled model before any point) and each figure's

@@ -30,6 +30,8 @@ then be called any number of times (the runner's pool workers do).
 
 from __future__ import annotations
 
+import array
+import itertools
 import math
 import time
 import traceback
@@ -183,47 +185,72 @@ class PolicyStepper:
             self.policy = Rcc(RccParams(queue_maxsize=q, rto_r_s=rto_r_ms / 1000))
         self.steps = 0
         self.timer_acks = 0
+        self._cap = 0
+        self._cols: tuple[Any, ...] = ()  # ReadFlows' arrays (_grow)
+        if bulk is not None:
+            self._grow(64)
+
+    def _columns(
+        self, agent: Any
+    ) -> tuple[list[int], list[int], list[int], list[int], list[float], list[int]]:
+        """(keys, pkts, ce, bytes, rtt, waits) of every flow that has sent data, in
+        the agent's key order, read in one call (scenario.h ReadFlows) into
+        arrays kept from step to step."""
+        n = self.bulk.ReadFlows(agent, *self._cols, self._cap)
+        if n > self._cap:  # more flows than room: grow, and read again
+            self._grow(2 * n)
+            n = self.bulk.ReadFlows(agent, *self._cols, self._cap)
+        keys, pkts, ce, nbytes, rtt, waits = (c[:n].tolist() for c in self._cols)
+        return keys, pkts, ce, nbytes, rtt, waits
+
+    def _grow(self, cap: int) -> None:
+        self._cap = cap
+        zeros = [0] * cap
+        u64 = [native.u64_array(zeros) for _ in range(4)]
+        self._cols = (*u64, array.array("d", zeros), array.array("i", zeros))
 
     def _live(
         self, agent: Any, flow_rtt: Callable[[int], float]
-    ) -> dict[int, tuple[int, int, int, float, bool]]:
-        """key -> (pkts, ce, bytes, rtt, waits) of every flow that has sent data."""
+    ) -> tuple[list[int], list[int], list[int], list[int], list[float], list[bool]]:
+        """(keys, pkts, ce, bytes, rtt, waits) of every flow that has sent data."""
         if self.bulk is not None:
-            v = self.bulk.ReadFlows(agent)
-            cols = (v.keys, v.pkts, v.ce, v.bytes, v.rtt, v.waits)
-            keys, pkts, ce, nbytes, rtt, waits = (list(c) for c in cols)
-            return {
-                int(k): (int(p), int(c), int(b), float(r), bool(w))
-                for k, p, c, b, r, w in zip(keys, pkts, ce, nbytes, rtt, waits, strict=True)
-            }
+            keys, pkts, ce, nbytes, rtt, waits = self._columns(agent)
+            return keys, pkts, ce, nbytes, rtt, list(map(bool, waits))
         flows = {int(k): agent.flows[k] for k in agent.Keys()}
         queue = self.name == "rcc" and bool(agent.ackQueueCap)  # ICTCP reads no waits
-        return {
-            k: (int(f.pkts), int(f.ce), int(f.bytes), float(flow_rtt(k)), queue and agent.Waits(k))
-            for k, f in flows.items()
-            if f.pkts
-        }
+        live = [k for k, f in flows.items() if f.pkts]
+        return (
+            live,
+            [int(flows[k].pkts) for k in live],
+            [int(flows[k].ce) for k in live],
+            [int(flows[k].bytes) for k in live],
+            [float(flow_rtt(k)) for k in live],
+            [bool(queue and agent.Waits(k)) for k in live],
+        )
 
     def step(self, agent: Any, now: float, flow_rtt: Callable[[int], float]) -> None:
         """One step of the policy on `agent` (a C++ RxAgent) at `now`; flow_rtt(key)
         is a flow's RTT as its sender measured it (0 if unknown; with `bulk`, the
         agent's own srtt, which the scenarios set to the same)."""
-        live = self._live(agent, flow_rtt)
+        keys, pkts, ce, nbytes, rtt, waits = self._live(agent, flow_rtt)
         if self.name == "ictcp":
-            samples = {k: FlowSample(b, r) for k, (_p, _c, b, r, _w) in live.items()}
+            # FlowSample(bytes, rtt): _make builds the tuple in C, not through __new__
+            rows = zip(nbytes, rtt, itertools.repeat(0.0))
+            samples = dict(zip(keys, map(FlowSample._make, rows), strict=True))
             out = self.policy.step(now, int(agent.ifaceBytes), samples)
             # a flow ICTCP leaves alone (RTT larger than the limit) keeps the ACK's
             # own window, as the host agent's data path never rewrites it (FL_SLOW);
             # without a written window the C++ receiver would hold it at 2 MSS
-            out = {**{k: LEFT_ALONE for k in live if k not in out}, **out}
+            if len(out) < len(keys):
+                out = {**{k: LEFT_ALONE for k in keys if k not in out}, **out}
         else:
-            counters = {k: (p, c, r) for k, (p, c, _b, r, _w) in live.items()}
-            waits = {k: w for k, (*_rest, w) in live.items()} if agent.ackQueueCap else None
-            out = self.policy.step(now, counters, waits=waits)
+            counters = dict(zip(keys, zip(pkts, ce, rtt, strict=True), strict=True))
+            queued = dict(zip(keys, waits, strict=True)) if agent.ackQueueCap else None
+            out = self.policy.step(now, counters, waits=queued)
         if self.bulk is not None:
-            keys = native.u64_vector(list(out))
-            windows = native.u64_vector([int(w) for w in out.values()])
-            self.bulk.SetUserWindows(agent, keys, windows)
+            if out:  # (an empty array is no buffer cppyy can pass)
+                ks, ws = native.u64_array(out), native.u64_array(map(int, out.values()))
+                self.bulk.SetUserWindows(agent, ks, ws, len(ks))
         else:
             for k, w in out.items():
                 agent.SetUserWindow(k, int(w))

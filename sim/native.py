@@ -7,6 +7,7 @@ process) and compiles the headers once; later calls return the same namespace.
 
 from __future__ import annotations
 
+import array
 import functools
 import importlib.util
 from collections.abc import Iterable
@@ -50,11 +51,18 @@ def double_vector(values: list[float]) -> Any:
     return cppyy.gbl.std.vector["double"](values)
 
 
-def u64_vector(values: list[int]) -> Any:
-    """A std::vector<uint64_t> (flow keys, windows) for the model's C++."""
-    import cppyy  # loaded with ns-3 by load(); kept out of import time on purpose
+# array.array's type code whose items cppyy passes as a `uint64_t*` (unsigned
+# long: 8 bytes on the 64-bit Linux ns-3's wheels are built for).
+U64 = "L"
 
-    return cppyy.gbl.std.vector["uint64_t"](values)
+
+def u64_array(values: Iterable[int]) -> array.array[int]:
+    """An array of uint64_t the model's C++ takes as a pointer (flow keys, windows,
+    counters): built and read in C, where a std::vector crosses item by item."""
+    out = array.array(U64, values)
+    if out.itemsize != 8:
+        raise RuntimeError(f"array type {U64!r} is {out.itemsize} bytes here, not 8")
+    return out
 
 
 def int_vector(values: Iterable[int]) -> Any:

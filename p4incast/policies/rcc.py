@@ -138,7 +138,7 @@ def assign_windows(
     if not keys:
         return {}
     if priorities is None:
-        return {k: equal_share(queue_maxsize, len(keys)) for k in keys}
+        return dict.fromkeys(keys, equal_share(queue_maxsize, len(keys)))
     sizes = sizes or {}
     shares = {k: Fraction(priorities.get(k, 1.0) or 1.0) for k in keys}
     total = sum(shares.values())
@@ -332,8 +332,10 @@ class RxTimer:
             del self.timers[k]
         for k, (pkts, waits) in flows.items():
             t = self.timers.get(k)
-            if t is None or pkts != t.pkts:
+            if t is None:
                 t = self.timers[k] = _Timer(pkts, self.rto_s)
+            elif pkts != t.pkts:  # a packet: the timer starts again at its first value
+                t.pkts, t.rto, t.deadline = pkts, self.rto_s, None
             if not waits:
                 t.deadline = None
             elif t.deadline is None:
@@ -361,13 +363,35 @@ class RccParams:
     rto_r_s: float = RTO_R_S  # the receiver's first RTO^r; 0: no timer (ablation)
 
 
+ONE = Fraction(1)
+
+
 @dataclass
 class _State:
-    cut: Fraction = Fraction(1)  # window / W_i: the cuts since, and what regrew
+    cut: Fraction = ONE  # window / W_i: the cuts since, and what regrew
     ssthresh: int = 0  # packets; > 0 after a receiver timeout (slow start below it)
     last_t: float = 0.0
     pkts: int = 0
     ce: int = 0
+    # window() of the last W_i asked (0: none since `cut` changed): a step asks it of
+    # every flow, and a flow's cut changes at most once per RTT
+    w_pk: int = 0
+    w_cur: int = 0
+
+    def window(self, w_pk: int) -> int:
+        """The window in packets, max(1, floor(W_i · cut)) (cut >= 0: int() floors)."""
+        if w_pk != self.w_pk:
+            self.w_pk = w_pk
+            self.w_cur = max(1, w_pk * self.cut.numerator // self.cut.denominator)
+        return self.w_cur
+
+    def set_cut(self, cut: Fraction) -> None:
+        self.cut, self.w_pk = cut, 0
+
+
+def _share(packets: int, w_pk: int) -> Fraction:
+    """min(1, packets / W_i) as a cut (W_i >= 1)."""
+    return ONE if packets >= w_pk else Fraction(packets, w_pk)
 
 
 @dataclass
@@ -384,9 +408,9 @@ class Rcc:
         """The flow's RTO^r fired [Alg. 3 l.3–4]: ssthresh = max(2, rwnd/2) packets,
         rwnd = 1 packet (its W_i is w_pk)."""
         st = self.state[flow]
-        cur = max(1, int(w_pk * st.cut))
+        cur = st.window(w_pk)
         st.ssthresh = max(2, cur // 2)
-        st.cut = Fraction(1, w_pk)
+        st.set_cut(Fraction(1, w_pk))
 
     def step(
         self,
@@ -409,25 +433,26 @@ class Rcc:
         if waits is not None and p.rto_r_s > 0:
             timed = {k: (c[0], waits.get(k, False)) for k, c in counters.items()}
             self.fired = list[Hashable](self.timer.step(now, timed))
+        fired = set(self.fired)
         out: dict[K, int] = {}
         for k, (pkts, ce, rtt) in counters.items():
             st = self.state.get(k)
             if st is None:
                 st = self.state[k] = _State(last_t=now, pkts=pkts, ce=ce)
             w_pk = base[k]
-            if k in self.fired:
+            if k in fired:
                 self.timeout(k, w_pk)
                 st.last_t, st.pkts, st.ce = now, pkts, ce
             elif now - st.last_t >= (rtt or p.default_rtt_s):
                 dp, dc = pkts - st.pkts, ce - st.ce
-                cur = max(1, int(w_pk * st.cut))
+                cur = st.window(w_pk)
                 if dc > 0:
-                    st.cut = Fraction(remote_cut(cur, dc, dp), w_pk)
+                    st.set_cut(Fraction(remote_cut(cur, dc, dp), w_pk))
                     st.ssthresh = 0
                 elif cur < st.ssthresh:  # slow start after a timeout
-                    st.cut = min(Fraction(1), Fraction(min(2 * cur, st.ssthresh), w_pk))
+                    st.set_cut(_share(min(2 * cur, st.ssthresh), w_pk))
                 else:
-                    st.cut = min(Fraction(1), Fraction(cur + 1, w_pk))
+                    st.set_cut(_share(cur + 1, w_pk))
                 st.last_t, st.pkts, st.ce = now, pkts, ce
-            out[k] = max(1, int(w_pk * st.cut)) * p.mss
+            out[k] = st.window(w_pk) * p.mss
         return out
