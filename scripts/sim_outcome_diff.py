@@ -83,6 +83,36 @@ POINTS: dict[str, tuple[Path, dict[str, Any], str | None, str, float]] = {
         "ictcp",
         200,
     ),
+    # ICTCP's incremental stepping (sim/engine.py PolicyStepper): sim.yaml's own
+    # rounds at small N, its 32 KB buffer at N = 200, and one round at N = 500
+    # and 1000 for the step's cost
+    **{
+        f"sim-ictcp-{n}-r10": (
+            REPO / "experiments" / "sim.yaml",
+            {"rounds": 10},
+            "sim-sru64k-buf64k",
+            "ictcp",
+            n,
+        )
+        for n in (1, 8, 64, 100)
+    },
+    "sim-ictcp-200-buf32k": (
+        REPO / "experiments" / "sim.yaml",
+        {"rounds": 4},
+        "sim-sru64k-buf32k",
+        "ictcp",
+        200,
+    ),
+    **{
+        f"sim-ictcp-{n}-r1": (
+            REPO / "experiments" / "sim.yaml",
+            {"rounds": 1},
+            "sim-sru64k-buf64k",
+            "ictcp",
+            n,
+        )
+        for n in (100, 500, 1000)
+    },
     "sim-rotate-200": (
         REPO / "experiments" / "sim.yaml",
         {"rounds": 2},
