@@ -187,8 +187,15 @@ class PolicyStepper:
         self.timer_acks = 0
         self._cap = 0
         self._cols: tuple[Any, ...] = ()  # ReadFlows' arrays (_grow)
+        # ictcp with `bulk`: ReadFlowChanges' arrays and what it last reported
+        self._chg_cap = 0
+        self._chg: tuple[Any, ...] = ()
+        self._seen: Any = None
         if bulk is not None:
             self._grow(64)
+            if name == "ictcp":
+                self._seen = bulk.FlowsSeen()
+                self._grow_changes(64)
 
     def _columns(
         self, agent: Any
@@ -208,6 +215,40 @@ class PolicyStepper:
         zeros = [0] * cap
         u64 = [native.u64_array(zeros) for _ in range(4)]
         self._cols = (*u64, array.array("d", zeros), array.array("i", zeros))
+
+    def _write(self, agent: Any, out: Mapping[int, int]) -> None:
+        """Set the windows `out` on the agent (scenario.h SetUserWindows)."""
+        if self.bulk is not None:
+            if out:  # (an empty array is no buffer cppyy can pass)
+                ks, ws = native.u64_array(out), native.u64_array(map(int, out.values()))
+                self.bulk.SetUserWindows(agent, ks, ws, len(ks))
+        else:
+            for k, w in out.items():
+                agent.SetUserWindow(k, int(w))
+
+    def _grow_changes(self, cap: int) -> None:
+        self._chg_cap = cap
+        zeros = [0] * cap
+        u64 = [native.u64_array(zeros) for _ in range(2)]
+        self._chg = (*u64, array.array("d", zeros), array.array("i", zeros))
+
+    def _changes(self, agent: Any) -> tuple[dict[int, FlowSample], list[int]]:
+        """ICTCP's input with `bulk`: the flows that moved since the previous step
+        ({key: FlowSample}, ascending keys) and those gone (scenario.h
+        ReadFlowChanges); at N = 1000 a step moves a handful."""
+        n = self.bulk.ReadFlowChanges(agent, self._seen, *self._chg, self._chg_cap)
+        if n > self._chg_cap:  # more rows than room: grow, and read again
+            self._grow_changes(2 * n)
+            n = self.bulk.ReadFlowChanges(agent, self._seen, *self._chg, self._chg_cap)
+        keys, nbytes, rtt, gone = (c[:n].tolist() for c in self._chg)
+        changed: dict[int, FlowSample] = {}
+        lost: list[int] = []
+        for k, b, r, g in zip(keys, nbytes, rtt, gone, strict=True):
+            if g:
+                lost.append(k)
+            else:
+                changed[k] = FlowSample(b, r)
+        return changed, lost
 
     def _live(
         self, agent: Any, flow_rtt: Callable[[int], float]
@@ -232,6 +273,19 @@ class PolicyStepper:
         """One step of the policy on `agent` (a C++ RxAgent) at `now`; flow_rtt(key)
         is a flow's RTT as its sender measured it (0 if unknown; with `bulk`, the
         agent's own srtt, which the scenarios set to the same)."""
+        if self._seen is not None:
+            # ICTCP on the model: only what moved is read, visited and written
+            # (Ictcp.step_changes: the windows step() would write, each one
+            # written when it changes; the C++ agent keeps the rest)
+            changed, lost = self._changes(agent)
+            out = self.policy.step_changes(now, int(agent.ifaceBytes), changed, lost)
+            flows = self.policy.flows
+            for k in changed:
+                if k not in flows:  # left alone (RTT above the limit), as below
+                    out[k] = LEFT_ALONE
+            self._write(agent, out)
+            self.steps += 1
+            return
         keys, pkts, ce, nbytes, rtt, waits = self._live(agent, flow_rtt)
         if self.name == "ictcp":
             # FlowSample(bytes, rtt): _make builds the tuple in C, not through __new__
@@ -247,13 +301,7 @@ class PolicyStepper:
             counters = dict(zip(keys, zip(pkts, ce, rtt, strict=True), strict=True))
             queued = dict(zip(keys, waits, strict=True)) if agent.ackQueueCap else None
             out = self.policy.step(now, counters, waits=queued)
-        if self.bulk is not None:
-            if out:  # (an empty array is no buffer cppyy can pass)
-                ks, ws = native.u64_array(out), native.u64_array(map(int, out.values()))
-                self.bulk.SetUserWindows(agent, ks, ws, len(ks))
-        else:
-            for k, w in out.items():
-                agent.SetUserWindow(k, int(w))
+        self._write(agent, out)
         if self.name == "rcc":
             for k in self.policy.fired:  # Alg. 3 l.7: the flow's ACK, under its new window
                 agent.TimerAck(k)

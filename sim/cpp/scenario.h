@@ -202,6 +202,80 @@ ReadFlows(RxAgent& a,
     return n;
 }
 
+// The flows ReadFlowChanges last reported (pkts > 0), ascending keys, with the
+// counters reported: one per PolicyStepper.
+struct FlowsSeen
+{
+    std::vector<uint64_t> keys;
+    std::vector<uint64_t> bytes;
+    std::vector<double> rtt;
+};
+
+// ReadFlows told only what moved since the previous call on `seen` (ICTCP's
+// Ictcp.step_changes): the flows new, or whose bytes or RTT changed, or whose
+// written window the agent dropped (a new connection on the key: userW 0), and
+// with gone[i] = 1 those no longer reported, in ascending key order. Returns
+// their number; when that exceeds `cap` nothing is kept, so the caller grows
+// its arrays and calls again.
+inline size_t
+ReadFlowChanges(RxAgent& a,
+                FlowsSeen& seen,
+                uint64_t* keys,
+                uint64_t* bytes,
+                double* rtt,
+                int32_t* gone,
+                size_t cap)
+{
+    FlowsSeen now;
+    now.keys.reserve(seen.keys.size());
+    now.bytes.reserve(seen.keys.size());
+    now.rtt.reserve(seen.keys.size());
+    size_t n = 0;
+    size_t i = 0;
+    auto emit = [&](uint64_t k, uint64_t b, double r, int32_t g) {
+        if (n < cap)
+        {
+            keys[n] = k;
+            bytes[n] = b;
+            rtt[n] = r;
+            gone[n] = g;
+        }
+        n++;
+    };
+    for (const auto& kv : a.flows)
+    {
+        const RxFlow& f = kv.second;
+        if (!f.pkts)
+        {
+            continue;
+        }
+        uint64_t k = kv.first;
+        double r = a.srtt(k);
+        for (; i < seen.keys.size() && seen.keys[i] < k; i++)
+        {
+            emit(seen.keys[i], 0, 0.0, 1);
+        }
+        bool known = i < seen.keys.size() && seen.keys[i] == k;
+        if (!(known && seen.bytes[i] == f.bytes && seen.rtt[i] == r && f.userW))
+        {
+            emit(k, f.bytes, r, 0);
+        }
+        i += known;
+        now.keys.push_back(k);
+        now.bytes.push_back(f.bytes);
+        now.rtt.push_back(r);
+    }
+    for (; i < seen.keys.size(); i++)
+    {
+        emit(seen.keys[i], 0, 0.0, 1);
+    }
+    if (n <= cap)
+    {
+        seen = std::move(now);
+    }
+    return n;
+}
+
 // The windows a policy step wrote, in one call (RxAgent::SetUserWindow each),
 // from the caller's arrays of `n` items.
 inline void
