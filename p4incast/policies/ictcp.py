@@ -62,6 +62,8 @@ REL = 1e-9
 # step_changes visits a flow this long before a clock of its own may come due:
 # far above the float error of a sum of times, far below a step.
 WAKE_EARLY_S = 1e-9
+# Bound on the rounding of a difference of two step times (< 120 s: ulp ~1e-14).
+STEP_SLACK_S = 1e-12
 
 K = TypeVar("K", bound=Hashable)  # a caller's flow key (bytes, a 4-tuple, an int)
 
@@ -140,6 +142,8 @@ class _Incremental(Generic[K]):
     wake: dict[K, float] = field(default_factory=dict)
     heap: list[tuple[float, int, K]] = field(default_factory=list)
     seq: int = 0  # the heap's tie-break
+    gap_min: float = math.inf  # the shortest and longest time between two steps
+    gap_max: float = 0.0
     touched: set[K] | None = None  # during a step: windows the fairness cut changed
 
 
@@ -200,6 +204,9 @@ class Ictcp(Generic[K]):
         if inc is None:
             inc = self._inc = _Incremental()
         idx = len(inc.times)
+        if idx:
+            gap = now - inc.times[-1]
+            inc.gap_min, inc.gap_max = min(inc.gap_min, gap), max(inc.gap_max, gap)
         inc.times.append(now)
         cur = inc.cur
         for k in gone:
@@ -335,17 +342,27 @@ class Ictcp(Generic[K]):
         step f.seen_step, up to (not including) step `idx`. Unvisited, its bytes
         and RTT did not change and no sample holding data came due, so each of
         those steps did to it what `_sample` does to a flow without new data
-        (the same comparison, on the same floats): at the first step at least
-        an RTT after sample_t, sample_t moves to that step."""
+        (the same comparison, on the same floats): at the first step j with
+        not times[j] - sample_t < rtt_s − EPS_S, sample_t moves to times[j]."""
         inc = self._inc
         lo = f.seen_step + 1
         if inc is None or lo >= idx or f.parked or f.seen_bytes != f.sample_bytes:
             return
         times = inc.times
         t0, lim = f.sample_t, f.rtt_s - EPS_S
+        # Steps apart by gaps in [gap_min, gap_max]: when h gaps always reach lim
+        # and h − 1 never do (by more than any rounding of a difference of two
+        # times), every move is h steps, from sample_t's own step on.
+        h = max(1, math.ceil((lim + STEP_SLACK_S) / inc.gap_min))
+        if h * inc.gap_min - STEP_SLACK_S >= lim > (h - 1) * inc.gap_max + STEP_SLACK_S:
+            s0 = bisect.bisect_left(times, t0, 0, lo)  # sample_t is a step's time
+            last = s0 + (idx - 1 - s0) // h * h
+            if last >= lo:
+                f.sample_t = times[last]
+            return
         while lo < idx:
-            # the first step j with not (times[j] - t0 < lim): times ascend and
-            # a float difference is monotonic, so bisect, then settle on the exact test
+            # the first such j: times ascend and a float difference is monotonic,
+            # so bisect, then settle on the exact test
             j = bisect.bisect_left(times, t0 + lim, lo, idx)
             while j > lo and not times[j - 1] - t0 < lim:
                 j -= 1

@@ -55,7 +55,8 @@ def _state(f: IctcpFlow) -> dict[str, object]:
 def _trace(seed: int, steps: int) -> list[tuple[float, int, dict[int, FlowSample]]]:
     """Random counters of up to 24 flows on a 1 Gbit/s-like port, stepped on a
     nanosecond clock every ~126 µs: bursts, silences of up to 30 ms, RTTs that
-    move (some above 2 ms, some unknown), flows ending and new ones starting."""
+    move (some above 2 ms, some unknown, one of two steps exactly), flows
+    ending and new ones starting."""
     rng = random.Random(seed)
     t_ns, iface = 0, 0
     flows: dict[int, list[float]] = {}  # key -> [bytes, rtt, on-probability]
@@ -77,7 +78,7 @@ def _trace(seed: int, steps: int) -> list[tuple[float, int, dict[int, FlowSample
                 st[0] += b
                 iface += b
                 if rng.random() < 0.4:
-                    st[1] = rng.choice([1.2e-4, 1.3e-4, 2.6e-4, 6e-4, 1.9e-3, 2.1e-3])
+                    st[1] = rng.choice([1.2e-4, 1.3e-4, 2.52e-4, 2.6e-4, 6e-4, 1.9e-3, 2.1e-3])
         iface += rng.choice([0, 0, 1448 * rng.randint(0, 20)])
         cur = {k: FlowSample(int(st[0]), st[1]) for k, st in sorted(flows.items())}
         out.append((t_ns * 1e-9, iface, cur))
