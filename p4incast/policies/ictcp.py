@@ -419,7 +419,9 @@ class Ictcp(Generic[K]):
         if now - self.slot_start < self.subslot_len() - EPS_S:
             return
         num = den = 0.0
-        for k in samples if moved is None else sorted(moved):  # type: ignore[type-var]
+        # step_changes' keys are ordered (its docstring); step's need not be
+        ordered = samples if moved is None else sorted(moved)  # pyright: ignore[reportArgumentType]
+        for k in ordered:
             s = samples[k]
             v = s.bytes - self.vol0.get(k, s.bytes)
             if v > 0:
