@@ -237,7 +237,7 @@ class PolicyStepper:
         ({key: FlowSample}, ascending keys) and those gone (scenario.h
         ReadFlowChanges); at N = 1000 a step moves a handful."""
         n = self.bulk.ReadFlowChanges(agent, self._seen, *self._chg, self._chg_cap)
-        if n > self._chg_cap:  # more rows than room: grow, and read again
+        if n > self._chg_cap:  # less room than it may need (n): grow, and read again
             self._grow_changes(2 * n)
             n = self.bulk.ReadFlowChanges(agent, self._seen, *self._chg, self._chg_cap)
         keys, nbytes, rtt, gone = (c[:n].tolist() for c in self._chg)

@@ -215,8 +215,10 @@ struct FlowsSeen
 // Ictcp.step_changes): the flows new, or whose bytes or RTT changed, or whose
 // written window the agent dropped (a new connection on the key: userW 0), and
 // with gone[i] = 1 those no longer reported, in ascending key order. Returns
-// their number; when that exceeds `cap` nothing is kept, so the caller grows
-// its arrays and calls again.
+// their number. The arrays need room for every flow of the agent and of
+// `seen`: with less than that (`cap`) nothing is read and that room is
+// returned, so the caller grows its arrays and calls again. `seen` is updated
+// in place; rebuilt only when a flow came or went.
 inline size_t
 ReadFlowChanges(RxAgent& a,
                 FlowsSeen& seen,
@@ -226,20 +228,19 @@ ReadFlowChanges(RxAgent& a,
                 int32_t* gone,
                 size_t cap)
 {
-    FlowsSeen now;
-    now.keys.reserve(seen.keys.size());
-    now.bytes.reserve(seen.keys.size());
-    now.rtt.reserve(seen.keys.size());
+    size_t room = a.flows.size() + seen.keys.size();
+    if (room > cap)
+    {
+        return room;
+    }
     size_t n = 0;
     size_t i = 0;
+    bool moved = false; // a flow came or went: `seen` is rebuilt
     auto emit = [&](uint64_t k, uint64_t b, double r, int32_t g) {
-        if (n < cap)
-        {
-            keys[n] = k;
-            bytes[n] = b;
-            rtt[n] = r;
-            gone[n] = g;
-        }
+        keys[n] = k;
+        bytes[n] = b;
+        rtt[n] = r;
+        gone[n] = g;
         n++;
     };
     for (const auto& kv : a.flows)
@@ -250,28 +251,47 @@ ReadFlowChanges(RxAgent& a,
             continue;
         }
         uint64_t k = kv.first;
-        double r = a.srtt(k);
         for (; i < seen.keys.size() && seen.keys[i] < k; i++)
         {
             emit(seen.keys[i], 0, 0.0, 1);
+            moved = true;
         }
-        bool known = i < seen.keys.size() && seen.keys[i] == k;
-        if (!(known && seen.bytes[i] == f.bytes && seen.rtt[i] == r && f.userW))
+        double r = a.srtt(k);
+        if (i < seen.keys.size() && seen.keys[i] == k)
+        {
+            if (seen.bytes[i] != f.bytes || seen.rtt[i] != r || !f.userW)
+            {
+                emit(k, f.bytes, r, 0);
+                seen.bytes[i] = f.bytes;
+                seen.rtt[i] = r;
+            }
+            i++;
+        }
+        else
         {
             emit(k, f.bytes, r, 0);
+            moved = true;
         }
-        i += known;
-        now.keys.push_back(k);
-        now.bytes.push_back(f.bytes);
-        now.rtt.push_back(r);
     }
     for (; i < seen.keys.size(); i++)
     {
         emit(seen.keys[i], 0, 0.0, 1);
+        moved = true;
     }
-    if (n <= cap)
+    if (moved)
     {
-        seen = std::move(now);
+        seen.keys.clear();
+        seen.bytes.clear();
+        seen.rtt.clear();
+        for (const auto& kv : a.flows)
+        {
+            if (kv.second.pkts)
+            {
+                seen.keys.push_back(kv.first);
+                seen.bytes.push_back(kv.second.bytes);
+                seen.rtt.push_back(a.srtt(kv.first));
+            }
+        }
     }
     return n;
 }
