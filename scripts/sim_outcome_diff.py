@@ -84,8 +84,8 @@ POINTS: dict[str, tuple[Path, dict[str, Any], str | None, str, float]] = {
         200,
     ),
     # ICTCP's incremental stepping (sim/engine.py PolicyStepper): sim.yaml's own
-    # rounds at small N, its 32 KB buffer at N = 200, and one round at N = 500
-    # and 1000 for the step's cost
+    # 10 rounds at small N and with its 32 KB buffer at N = 200, and one round
+    # at N = 100, 500 and 1000 for the step's cost
     **{
         f"sim-ictcp-{n}-r10": (
             REPO / "experiments" / "sim.yaml",
@@ -96,9 +96,9 @@ POINTS: dict[str, tuple[Path, dict[str, Any], str | None, str, float]] = {
         )
         for n in (1, 8, 64, 100)
     },
-    "sim-ictcp-200-buf32k": (
+    "sim-ictcp-200-buf32k-r10": (
         REPO / "experiments" / "sim.yaml",
-        {"rounds": 4},
+        {"rounds": 10},
         "sim-sru64k-buf32k",
         "ictcp",
         200,
