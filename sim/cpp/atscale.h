@@ -247,6 +247,7 @@ class AtScale
         if (rtt.GetSeconds() > 0)
         {
             f->lastRtt = rtt.GetSeconds();
+            g_rttEpoch++;
         }
     }
 
@@ -301,6 +302,7 @@ class AtScale
         s->GetSockName(me);
         uint16_t port = InetSocketAddress::ConvertFrom(me).GetPort();
         m_byPeer[PeerKey(HostIp(f.src).Get(), port)] = i;
+        g_rttEpoch++;
         m_bySocket[PeekPointer(s)] = i;
         f.tx = s;
         f.pending = f.bytes;

@@ -79,6 +79,10 @@ enum RxPolicy
     RX_BUDGET = RX_POLICY_BUDGET      // newdctcp-rx capped by a share of budgetBytes
 };
 
+// Bumped whenever a value RxAgent::srtt returns may change (a sender's RTT
+// sample, a flow found by a new address), by every scenario that sets srtt.
+inline uint64_t g_rttEpoch = 0;
+
 struct RxFlow
 {
     // handshake
@@ -149,6 +153,9 @@ class RxAgent : public EgressHook
     uint32_t mss = 1448;
     uint64_t ifaceBytes = 0; // IP bytes received by the NIC
     std::map<uint64_t, RxFlow> flows;
+    // Bumped whenever a flow comes or goes or its pkts or bytes change: with
+    // g_rttEpoch, scenario.h ReadFlowChanges knows when nothing it reads moved.
+    uint64_t flowEpoch = 0;
     uint64_t budgetBytes = 0; // newdctcp-budget: B
     // Clear ECE on the ACKs of the flows the policy controls: its window is
     // the only cut (docs/algorithms.md §3.7; agent/bpf/rxwin_write.h clear_ece).
@@ -200,6 +207,7 @@ class RxAgent : public EgressHook
         auto it = flows.find(key);
         if (it != flows.end())
         {
+            flowEpoch++;
             rot.End(key);
             counted -= it->second.counted;
             m_lastAck.erase(key);
@@ -255,6 +263,7 @@ class RxAgent : public EgressHook
     RxFlow& New(uint64_t key)
     {
         Erase(key); // a new SYN on a key replaces that flow
+        flowEpoch++;
         RxFlow& f = flows[key];
         f = RxFlow();
         f.mss = mss;
@@ -295,6 +304,7 @@ class RxAgent : public EgressHook
     {
         f.w = Cap(f.w, f.mss);
         uint32_t end = seq + payload;
+        flowEpoch++;
         f.pkts++;
         f.ce += ce;
         if (!f.hiValid)

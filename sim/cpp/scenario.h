@@ -209,6 +209,10 @@ struct FlowsSeen
     std::vector<uint64_t> keys;
     std::vector<uint64_t> bytes;
     std::vector<double> rtt;
+    bool read = false;      // read once: the epochs below are the agent's then
+    uint64_t flowEpoch = 0; // RxAgent::flowEpoch and g_rttEpoch at that read
+    uint64_t rttEpoch = 0;
+    bool unwritten = false; // a flow then had no window written (userW 0)
 };
 
 // ReadFlows told only what moved since the previous call on `seen` (ICTCP's
@@ -218,7 +222,10 @@ struct FlowsSeen
 // their number. The arrays need room for every flow of the agent and of
 // `seen`: with less than that (`cap`) nothing is read and that room is
 // returned, so the caller grows its arrays and calls again. `seen` is updated
-// in place; rebuilt only when a flow came or went.
+// in place; rebuilt only when a flow came or went. When no flow came, went or
+// received a packet and no RTT moved since the last read (the epochs), and
+// every flow had a window then, nothing changed: no scan (most steps of a
+// large incast, whose flows wait out their RTOs).
 inline size_t
 ReadFlowChanges(RxAgent& a,
                 FlowsSeen& seen,
@@ -228,6 +235,11 @@ ReadFlowChanges(RxAgent& a,
                 int32_t* gone,
                 size_t cap)
 {
+    if (seen.read && !seen.unwritten && seen.flowEpoch == a.flowEpoch &&
+        seen.rttEpoch == g_rttEpoch)
+    {
+        return 0;
+    }
     size_t room = a.flows.size() + seen.keys.size();
     if (room > cap)
     {
@@ -236,6 +248,10 @@ ReadFlowChanges(RxAgent& a,
     size_t n = 0;
     size_t i = 0;
     bool moved = false; // a flow came or went: `seen` is rebuilt
+    seen.read = true;
+    seen.flowEpoch = a.flowEpoch;
+    seen.rttEpoch = g_rttEpoch;
+    seen.unwritten = false;
     auto emit = [&](uint64_t k, uint64_t b, double r, int32_t g) {
         keys[n] = k;
         bytes[n] = b;
@@ -257,6 +273,7 @@ ReadFlowChanges(RxAgent& a,
             moved = true;
         }
         double r = a.srtt(k);
+        seen.unwritten |= !f.userW;
         if (i < seen.keys.size() && seen.keys[i] == k)
         {
             if (seen.bytes[i] != f.bytes || seen.rtt[i] != r || !f.userW)
@@ -721,6 +738,7 @@ class Scenario
         if (s > 0)
         {
             f->lastRtt = s;
+            g_rttEpoch++;
             f->minRtt = std::min(f->minRtt, s);
         }
     }
@@ -1069,6 +1087,7 @@ class Scenario
             f->idx = i;
             f->srvAddr = HostAddr(i + 1);
             m_byPeer[f->srvAddr.Get()] = f.get();
+            g_rttEpoch++;
             Ptr<Socket> l = CreateSenderSocket(hosts.Get(i + 1)); // its connections send
             l->Bind(InetSocketAddress(Ipv4Address::GetAny(), PORT));
             l->Listen();
