@@ -33,6 +33,13 @@ static __always_inline void *ca_priv(const struct sock *sk)
 	return (void *)icsk_(sk)->icsk_ca_priv;
 }
 
+/* Written last by a congestion control's init: an op that finds its state
+ * without it initializes that state itself before using it. Linux calls init
+ * when the connection is established; on Linux 6.18 under CPU load a socket
+ * was seen to take its first ECE with init's writes absent (alpha 0: no cut),
+ * and the ops must not act on state nothing initialized. */
+#define P4I_CA_READY 0x70346963U
+
 static __always_inline __u32 ca_state(const struct sock *sk)
 {
 	return BPF_CORE_READ_BITFIELD(icsk_(sk), icsk_ca_state);

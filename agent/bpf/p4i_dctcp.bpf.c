@@ -40,6 +40,7 @@ struct p4i_dctcp {
 	__u32 loss_cwnd;
 	__u32 ce_state;         /* receiver: CE state of the last data segment */
 	__u32 prior_rcv_nxt;
+	__u32 ready;            /* P4I_CA_READY once initialized */
 };
 
 static __always_inline void new_window(struct tcp_sock *tp, struct p4i_dctcp *ca)
@@ -49,24 +50,39 @@ static __always_inline void new_window(struct tcp_sock *tp, struct p4i_dctcp *ca
 	ca->old_delivered_ce = tp->delivered_ce;
 }
 
-SEC("struct_ops")
-void BPF_PROG(p4i_dctcp_init, struct sock *sk)
+static __always_inline void reset(struct sock *sk, struct p4i_dctcp *ca)
 {
 	struct tcp_sock *tp = tcp_sk_(sk);
-	struct p4i_dctcp *ca = ca_priv(sk);
 
 	ca->alpha = ALPHA_ONE;
 	ca->loss_cwnd = 0;
 	ca->ce_state = 0;
 	ca->prior_rcv_nxt = tp->rcv_nxt;
 	new_window(tp, ca);
+	ca->ready = P4I_CA_READY;
+}
+
+/* This socket's state, initialized if init has not run (P4I_CA_READY). */
+static __always_inline struct p4i_dctcp *state(struct sock *sk)
+{
+	struct p4i_dctcp *ca = ca_priv(sk);
+
+	if (ca->ready != P4I_CA_READY)
+		reset(sk, ca);
+	return ca;
+}
+
+SEC("struct_ops")
+void BPF_PROG(p4i_dctcp_init, struct sock *sk)
+{
+	reset(sk, ca_priv(sk));
 }
 
 SEC("struct_ops")
 void BPF_PROG(p4i_dctcp_in_ack_event, struct sock *sk, __u32 flags)
 {
 	struct tcp_sock *tp = tcp_sk_(sk);
-	struct p4i_dctcp *ca = ca_priv(sk);
+	struct p4i_dctcp *ca = state(sk);
 
 	if (!seq_before(tp->snd_una, ca->next_seq)) {
 		__u32 delivered = tp->delivered - ca->old_delivered;
@@ -91,7 +107,7 @@ SEC("struct_ops")
 __u32 BPF_PROG(p4i_dctcp_ssthresh, struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk_(sk);
-	struct p4i_dctcp *ca = ca_priv(sk);
+	struct p4i_dctcp *ca = state(sk);
 	__u32 cwnd = tp->snd_cwnd;
 
 	ca->loss_cwnd = cwnd;
@@ -101,7 +117,7 @@ __u32 BPF_PROG(p4i_dctcp_ssthresh, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(p4i_dctcp_set_state, struct sock *sk, __u8 new_state)
 {
-	struct p4i_dctcp *ca = ca_priv(sk);
+	struct p4i_dctcp *ca = state(sk);
 
 	if (new_state == TCP_CA_Recovery || new_state == TCP_CA_Loss)
 		halve_on_loss(sk, &ca->loss_cwnd);
@@ -116,7 +132,7 @@ void BPF_PROG(p4i_dctcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 SEC("struct_ops")
 __u32 BPF_PROG(p4i_dctcp_undo_cwnd, struct sock *sk)
 {
-	struct p4i_dctcp *ca = ca_priv(sk);
+	struct p4i_dctcp *ca = state(sk);
 
 	return max_u32(tcp_sk_(sk)->snd_cwnd, ca->loss_cwnd);
 }
@@ -124,7 +140,7 @@ __u32 BPF_PROG(p4i_dctcp_undo_cwnd, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(p4i_dctcp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 {
-	struct p4i_dctcp *ca = ca_priv(sk);
+	struct p4i_dctcp *ca = state(sk);
 
 	if (ev == CA_EVENT_ECN_IS_CE || ev == CA_EVENT_ECN_NO_CE)
 		ce_echo_update(sk, &ca->ce_state, &ca->prior_rcv_nxt, ev == CA_EVENT_ECN_IS_CE);

@@ -44,13 +44,12 @@ struct p4i_newdctcp {
 	__u32 loss_cwnd;
 	__u32 ce_state; /* receiver: CE state of the last data segment */
 	__u32 prior_rcv_nxt;
+	__u32 ready;    /* P4I_CA_READY once initialized */
 };
 
-SEC("struct_ops")
-void BPF_PROG(p4i_newdctcp_init, struct sock *sk)
+static __always_inline void reset(struct sock *sk, struct p4i_newdctcp *ca)
 {
 	struct tcp_sock *tp = tcp_sk_(sk);
-	struct p4i_newdctcp *ca = ca_priv(sk);
 
 	ca->last_una = ca->prior_una = tp->snd_una;
 	ca->last_ce = ca->prior_ce = tp->delivered_ce;
@@ -58,13 +57,30 @@ void BPF_PROG(p4i_newdctcp_init, struct sock *sk)
 	ca->loss_cwnd = 0;
 	ca->ce_state = 0;
 	ca->prior_rcv_nxt = tp->rcv_nxt;
+	ca->ready = P4I_CA_READY;
+}
+
+/* This socket's state, initialized if init has not run (P4I_CA_READY). */
+static __always_inline struct p4i_newdctcp *state(struct sock *sk)
+{
+	struct p4i_newdctcp *ca = ca_priv(sk);
+
+	if (ca->ready != P4I_CA_READY)
+		reset(sk, ca);
+	return ca;
+}
+
+SEC("struct_ops")
+void BPF_PROG(p4i_newdctcp_init, struct sock *sk)
+{
+	reset(sk, ca_priv(sk));
 }
 
 SEC("struct_ops")
 void BPF_PROG(p4i_newdctcp_in_ack_event, struct sock *sk, __u32 flags)
 {
 	struct tcp_sock *tp = tcp_sk_(sk);
-	struct p4i_newdctcp *ca = ca_priv(sk);
+	struct p4i_newdctcp *ca = state(sk);
 
 	ca->prior_una = ca->last_una;
 	ca->prior_ce = ca->last_ce;
@@ -87,7 +103,7 @@ SEC("struct_ops")
 __u32 BPF_PROG(p4i_newdctcp_ssthresh, struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk_(sk);
-	struct p4i_newdctcp *ca = ca_priv(sk);
+	struct p4i_newdctcp *ca = state(sk);
 	__u32 mss = tp->mss_cache ? tp->mss_cache : 536;
 
 	ca->open = 1;
@@ -108,7 +124,7 @@ static __always_inline void on_loss(struct sock *sk, struct p4i_newdctcp *ca)
 SEC("struct_ops")
 void BPF_PROG(p4i_newdctcp_set_state, struct sock *sk, __u8 new_state)
 {
-	struct p4i_newdctcp *ca = ca_priv(sk);
+	struct p4i_newdctcp *ca = state(sk);
 
 	if (new_state == TCP_CA_Recovery || new_state == TCP_CA_Loss)
 		on_loss(sk, ca);
@@ -123,7 +139,7 @@ void BPF_PROG(p4i_newdctcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 SEC("struct_ops")
 __u32 BPF_PROG(p4i_newdctcp_undo_cwnd, struct sock *sk)
 {
-	struct p4i_newdctcp *ca = ca_priv(sk);
+	struct p4i_newdctcp *ca = state(sk);
 
 	return max_u32(tcp_sk_(sk)->snd_cwnd, ca->loss_cwnd);
 }
@@ -131,7 +147,7 @@ __u32 BPF_PROG(p4i_newdctcp_undo_cwnd, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(p4i_newdctcp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 {
-	struct p4i_newdctcp *ca = ca_priv(sk);
+	struct p4i_newdctcp *ca = state(sk);
 
 	if (ev == CA_EVENT_ECN_IS_CE || ev == CA_EVENT_ECN_NO_CE)
 		ce_echo_update(sk, &ca->ce_state, &ca->prior_rcv_nxt, ev == CA_EVENT_ECN_IS_CE);

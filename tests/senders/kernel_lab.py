@@ -234,11 +234,16 @@ class KernelLab:
         # ingress): the sender's one write is over before most ACKs come back.
         ns(NS_X, "sh", "-c", f"echo {1 << PATH_CPU:x} > /sys/class/net/p4s-xs/queues/rx-0/rps_cpus")
         ns(NS_S, "ip", "route", "add", "10.203.2.0/24", "via", ADDR_XS)
+        # Each flow names its congestion control (TCP_CONGESTION); a socket is
+        # created under the namespace's default, inherited from the host's
+        # (often bbr or cubic), and the lab fixes it to the control, reno, so
+        # that the host's choice never enters a trace.
         for n, kv in (
             (
                 NS_S,
                 (
                     "tcp_ecn=1",
+                    "tcp_congestion_control=reno",
                     "tcp_early_retrans=0",
                     "tcp_frto=0",
                     "tcp_no_metrics_save=1",
@@ -248,7 +253,15 @@ class KernelLab:
                     "tcp_limit_output_bytes=67108864",
                 ),
             ),
-            (NS_R, ("tcp_ecn=1", "tcp_no_metrics_save=1", "tcp_rmem=4096 33554432 67108864")),
+            (
+                NS_R,
+                (
+                    "tcp_ecn=1",
+                    "tcp_congestion_control=reno",
+                    "tcp_no_metrics_save=1",
+                    "tcp_rmem=4096 33554432 67108864",
+                ),
+            ),
         ):
             for x in kv:
                 ns(n, "sysctl", "-qw", f"net.ipv4.{x}")
