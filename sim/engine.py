@@ -187,15 +187,15 @@ class PolicyStepper:
         self.timer_acks = 0
         self._cap = 0
         self._cols: tuple[Any, ...] = ()  # ReadFlows' arrays (_grow)
-        # ictcp with `bulk`: ReadFlowChanges' arrays and what it last reported
+        # with `bulk`: ReadFlowChanges' (ictcp) or ReadRccChanges' (rcc) arrays
+        # and what it last reported
         self._chg_cap = 0
         self._chg: tuple[Any, ...] = ()
         self._seen: Any = None
         if bulk is not None:
             self._grow(64)
-            if name == "ictcp":
-                self._seen = bulk.FlowsSeen()
-                self._grow_changes(64)
+            self._seen = bulk.FlowsSeen() if name == "ictcp" else bulk.RccSeen()
+            self._grow_changes(64)
 
     def _columns(
         self, agent: Any
@@ -229,8 +229,13 @@ class PolicyStepper:
     def _grow_changes(self, cap: int) -> None:
         self._chg_cap = cap
         zeros = [0] * cap
-        u64 = [native.u64_array(zeros) for _ in range(2)]
-        self._chg = (*u64, array.array("d", zeros), array.array("i", zeros))
+        if self.name == "ictcp":  # keys, bytes, rtt, gone
+            u64 = [native.u64_array(zeros) for _ in range(2)]
+            self._chg = (*u64, array.array("d", zeros), array.array("i", zeros))
+        else:  # keys, pkts, ce, rtt, waits, gone
+            u64 = [native.u64_array(zeros) for _ in range(3)]
+            i32 = [array.array("i", zeros) for _ in range(2)]
+            self._chg = (*u64, array.array("d", zeros), *i32)
 
     def _changes(self, agent: Any) -> tuple[dict[int, FlowSample], list[int]]:
         """ICTCP's input with `bulk`: the flows that moved since the previous step
@@ -248,6 +253,26 @@ class PolicyStepper:
                 lost.append(k)
             else:
                 changed[k] = FlowSample(b, r)
+        return changed, lost
+
+    def _rcc_changes(self, agent: Any) -> tuple[dict[int, tuple[int, int, float, bool]], list[int]]:
+        """RCC's input with `bulk`: the flows that moved since the previous step
+        ({key: (pkts, ce, rtt, waits)}, ascending keys) and those gone
+        (scenario.h ReadRccChanges)."""
+        n = self.bulk.ReadRccChanges(agent, self._seen, *self._chg, self._chg_cap)
+        if n > self._chg_cap:  # less room than it may need (n): grow, and read again
+            self._grow_changes(2 * n)
+            n = self.bulk.ReadRccChanges(agent, self._seen, *self._chg, self._chg_cap)
+        if not n:
+            return {}, []
+        keys, pkts, ce, rtt, waits, gone = (c[:n].tolist() for c in self._chg)
+        changed: dict[int, tuple[int, int, float, bool]] = {}
+        lost: list[int] = []
+        for k, p, c, r, w, g in zip(keys, pkts, ce, rtt, waits, gone, strict=True):
+            if g:
+                lost.append(k)
+            else:
+                changed[k] = (p, c, r, bool(w))
         return changed, lost
 
     def _live(
@@ -273,6 +298,18 @@ class PolicyStepper:
         """One step of the policy on `agent` (a C++ RxAgent) at `now`; flow_rtt(key)
         is a flow's RTT as its sender measured it (0 if unknown; with `bulk`, the
         agent's own srtt, which the scenarios set to the same)."""
+        if self._seen is not None and self.name == "rcc":
+            # RCC on the model: only what moved is read, visited and written
+            # (Rcc.step_changes: the windows step() would write, each one
+            # written when it may change; the C++ agent keeps the rest)
+            changed, lost = self._rcc_changes(agent)
+            out = self.policy.step_changes(now, changed, lost, bool(agent.ackQueueCap))
+            self._write(agent, out)
+            for k in self.policy.fired:  # Alg. 3 l.7: the flow's ACK, under its new window
+                agent.TimerAck(k)
+                self.timer_acks += 1
+            self.steps += 1
+            return
         if self._seen is not None:
             # ICTCP on the model: only what moved is read, visited and written
             # (Ictcp.step_changes: the windows step() would write, each one

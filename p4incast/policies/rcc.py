@@ -513,6 +513,10 @@ class Rcc:
         if inc is None:
             inc = self._inc = _Incremental()
         idx = inc.steps.add(now)
+        heap = inc.heap
+        if not changed and not gone and not (heap and heap[0][0] <= now):
+            self.fired = []  # nothing moved, nothing due (most steps of a large incast)
+            return {}
         rows = inc.rows
         for k in gone:
             rows.pop(k, None)
@@ -527,7 +531,6 @@ class Rcc:
         if w_pk != inc.w_pk:
             inc.w_pk = w_pk
             visit = set(rows)
-        heap = inc.heap
         while heap and heap[0][0] <= now:
             t, _, k = heapq.heappop(heap)
             for at in (inc.clock, inc.timer):
