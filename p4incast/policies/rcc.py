@@ -552,7 +552,8 @@ class Rcc:
                 st.last_t = inc.steps.replay(st.last_t, st.seen + 1, idx, st.period)
             st = self._flow(k, now, w_pk, k in fired, pkts, ce, rtt)
             st.seen, st.period = idx, rtt or p.default_rtt_s
-            st.idle = st.cut == ONE and st.pkts == pkts and st.ce == ce
+            cut = st.cut  # == ONE, without Fraction's slower __eq__
+            st.idle = cut.numerator == cut.denominator and st.pkts == pkts and st.ce == ce
             due = None if st.idle else st.last_t + st.period - WAKE_EARLY_S
             inc.wake(inc.clock, k, due)
             if timed:
