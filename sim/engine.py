@@ -164,9 +164,10 @@ class PolicyStepper:
         *,
         bulk: Any = None,
     ) -> None:
-        """`bulk`: the loaded model (native.load()) to read and write every flow in
-        one call each (scenario.h ReadFlows, SetUserWindows); None reads them one
-        by one from the agent (what a stand-in agent offers)."""
+        """`bulk`: the loaded model (native.load()) to read what moved and write the
+        windows in one call each (scenario.h ReadFlowChanges or ReadRccChanges,
+        SetUserWindows); None reads every flow one by one from the agent and
+        steps the full policy (what a stand-in agent offers)."""
         self.bulk = bulk
         self.name = name
         if name == "ictcp":
@@ -185,36 +186,14 @@ class PolicyStepper:
             self.policy = Rcc(RccParams(queue_maxsize=q, rto_r_s=rto_r_ms / 1000))
         self.steps = 0
         self.timer_acks = 0
-        self._cap = 0
-        self._cols: tuple[Any, ...] = ()  # ReadFlows' arrays (_grow)
         # with `bulk`: ReadFlowChanges' (ictcp) or ReadRccChanges' (rcc) arrays
         # and what it last reported
         self._chg_cap = 0
         self._chg: tuple[Any, ...] = ()
         self._seen: Any = None
         if bulk is not None:
-            self._grow(64)
             self._seen = bulk.FlowsSeen() if name == "ictcp" else bulk.RccSeen()
             self._grow_changes(64)
-
-    def _columns(
-        self, agent: Any
-    ) -> tuple[list[int], list[int], list[int], list[int], list[float], list[int]]:
-        """(keys, pkts, ce, bytes, rtt, waits) of every flow that has sent data, in
-        the agent's key order, read in one call (scenario.h ReadFlows) into
-        arrays kept from step to step."""
-        n = self.bulk.ReadFlows(agent, *self._cols, self._cap)
-        if n > self._cap:  # more flows than room: grow, and read again
-            self._grow(2 * n)
-            n = self.bulk.ReadFlows(agent, *self._cols, self._cap)
-        keys, pkts, ce, nbytes, rtt, waits = (c[:n].tolist() for c in self._cols)
-        return keys, pkts, ce, nbytes, rtt, waits
-
-    def _grow(self, cap: int) -> None:
-        self._cap = cap
-        zeros = [0] * cap
-        u64 = [native.u64_array(zeros) for _ in range(4)]
-        self._cols = (*u64, array.array("d", zeros), array.array("i", zeros))
 
     def _write(self, agent: Any, out: Mapping[int, int]) -> None:
         """Set the windows `out` on the agent (scenario.h SetUserWindows)."""
@@ -278,10 +257,8 @@ class PolicyStepper:
     def _live(
         self, agent: Any, flow_rtt: Callable[[int], float]
     ) -> tuple[list[int], list[int], list[int], list[int], list[float], list[bool]]:
-        """(keys, pkts, ce, bytes, rtt, waits) of every flow that has sent data."""
-        if self.bulk is not None:
-            keys, pkts, ce, nbytes, rtt, waits = self._columns(agent)
-            return keys, pkts, ce, nbytes, rtt, list(map(bool, waits))
+        """(keys, pkts, ce, bytes, rtt, waits) of every flow that has sent data,
+        read flow by flow (without `bulk`)."""
         flows = {int(k): agent.flows[k] for k in agent.Keys()}
         queue = self.name == "rcc" and bool(agent.ackQueueCap)  # ICTCP reads no waits
         live = [k for k, f in flows.items() if f.pkts]

@@ -161,47 +161,6 @@ struct Flow
     uint32_t cwnd = 0, inflight = 0, rwnd = 0, congState = 0; // last traced values (debug)
 };
 
-// What sim/engine.py PolicyStepper reads of an agent each step, for every flow
-// that has sent data (in the agent's key order), in one call and into the
-// caller's arrays (Python array.array, each of `cap` items): reading them field
-// by field from Python is ~7 crossings per flow every base RTT, and converting
-// std::vectors element by element costs ~150 ns an item, which at N = 1000
-// costs more than the simulation itself. `rtt` is the flow's sender's RTT
-// (RxAgent::srtt, 0 if unknown), `waits` RxAgent::Waits (0 without the ACK
-// queue). Returns how many flows have sent data; when more than `cap`, only the
-// first `cap` are written (the caller calls again with room for all).
-inline size_t
-ReadFlows(RxAgent& a,
-          uint64_t* keys,
-          uint64_t* pkts,
-          uint64_t* ce,
-          uint64_t* bytes,
-          double* rtt,
-          int32_t* waits,
-          size_t cap)
-{
-    size_t n = 0;
-    for (const auto& kv : a.flows)
-    {
-        const RxFlow& f = kv.second;
-        if (!f.pkts)
-        {
-            continue;
-        }
-        if (n < cap)
-        {
-            keys[n] = kv.first;
-            pkts[n] = f.pkts;
-            ce[n] = f.ce;
-            bytes[n] = f.bytes;
-            rtt[n] = a.srtt(kv.first);
-            waits[n] = a.ackQueueCap > 0 && a.Waits(kv.first);
-        }
-        n++;
-    }
-    return n;
-}
-
 // The flows ReadFlowChanges last reported (pkts > 0), ascending keys, with the
 // counters reported: one per PolicyStepper.
 struct FlowsSeen
@@ -215,10 +174,15 @@ struct FlowsSeen
     bool unwritten = false; // a flow then had no window written (userW 0)
 };
 
-// ReadFlows told only what moved since the previous call on `seen` (ICTCP's
-// Ictcp.step_changes): the flows new, or whose bytes or RTT changed, or whose
-// written window the agent dropped (a new connection on the key: userW 0), and
-// with gone[i] = 1 those no longer reported, in ascending key order. Returns
+// What sim/engine.py PolicyStepper reads of an agent at an ICTCP step, in one
+// call and into the caller's arrays (Python array.array: cppyy converts a
+// std::vector element by element, ~150 ns an item, which at N = 1000 costs
+// more than the simulation itself), of the flows that have sent data (pkts >
+// 0), told only what moved since the previous call on `seen` (ICTCP's
+// Ictcp.step_changes; `rtt` is RxAgent::srtt, 0 if unknown): the flows new,
+// or whose bytes or RTT changed, or whose written window the agent dropped (a
+// new connection on the key: userW 0), and with gone[i] = 1 those no longer
+// reported, in ascending key order. Returns
 // their number. The arrays need room for every flow of the agent and of
 // `seen`: with less than that (`cap`) nothing is read and that room is
 // returned, so the caller grows its arrays and calls again. `seen` is updated
@@ -328,8 +292,9 @@ struct RccSeen
     bool unwritten = false; // a flow then had no window written (userW 0)
 };
 
-// ReadFlows told only what moved since the previous call on `seen` (RCC's
-// Rcc.step_changes): the flows new, or whose pkts, ce, RTT or waits changed,
+// ReadFlowChanges for RCC (Rcc.step_changes), which reads besides packets, CE
+// and the RTT whether the flow waits (RxAgent::Waits; 0 without the ACK
+// queue): the flows new, or whose pkts, ce, RTT or waits changed,
 // or whose written window the agent dropped (a new connection on the key:
 // userW 0), and with gone[i] = 1 those no longer reported, in ascending key
 // order. Returns their number. The arrays need room for every flow of the
