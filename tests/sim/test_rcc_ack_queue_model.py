@@ -146,11 +146,11 @@ def _read_changes(p4i: Any, probe: Any, seen: Any) -> tuple[dict[int, tuple], li
     assert n <= cap
     keys, pkts, ce, rtt, waits, gone = (c[:n].tolist() for c in cols)
     changed = {
-        k: (p, c, r, bool(w))
+        int(k): (p, c, r, bool(w))
         for k, p, c, r, w, g in zip(keys, pkts, ce, rtt, waits, gone, strict=True)
         if not g
     }
-    return changed, [k for k, g in zip(keys, gone, strict=True) if g]
+    return changed, [int(k) for k, g in zip(keys, gone, strict=True) if g]
 
 
 @pytest.mark.parametrize("sc", SCENARIOS, ids=[s.name for s in SCENARIOS])
