@@ -113,6 +113,40 @@ POINTS: dict[str, tuple[Path, dict[str, Any], str | None, str, float]] = {
         )
         for n in (100, 500, 1000)
     },
+    # RCC's incremental stepping (sim/engine.py PolicyStepper): the same points,
+    # the RCC presets at small N (per-round connections: flows come and go)
+    **{
+        f"sim-rcc-{n}-r10": (
+            REPO / "experiments" / "sim.yaml",
+            {"rounds": 10},
+            "sim-sru64k-buf64k",
+            "rcc",
+            n,
+        )
+        for n in (1, 8, 64, 100)
+    },
+    "sim-rcc-200-buf32k-r10": (
+        REPO / "experiments" / "sim.yaml",
+        {"rounds": 10},
+        "sim-sru64k-buf32k",
+        "rcc",
+        200,
+    ),
+    **{
+        f"sim-rcc-{n}-r1": (
+            REPO / "experiments" / "sim.yaml",
+            {"rounds": 1},
+            "sim-sru64k-buf64k",
+            "rcc",
+            n,
+        )
+        for n in (500, 1000)
+    },
+    **{
+        f"rccheavy-rcc-{n}-r4": (PAPERS / "rcc-heavy.yaml", {"rounds": 4}, None, "rcc", n)
+        for n in (10, 40)
+    },
+    "rccfig7d-rcc-30-r2": (PAPERS / "rcc-fig7d.yaml", {"rounds": 2}, None, "rcc", 30),
     "sim-rotate-200": (
         REPO / "experiments" / "sim.yaml",
         {"rounds": 2},

@@ -164,9 +164,10 @@ class PolicyStepper:
         *,
         bulk: Any = None,
     ) -> None:
-        """`bulk`: the loaded model (native.load()) to read and write every flow in
-        one call each (scenario.h ReadFlows, SetUserWindows); None reads them one
-        by one from the agent (what a stand-in agent offers)."""
+        """`bulk`: the loaded model (native.load()) to read what moved and write the
+        windows in one call each (scenario.h ReadFlowChanges or ReadRccChanges,
+        SetUserWindows); None reads every flow one by one from the agent and
+        steps the full policy (what a stand-in agent offers)."""
         self.bulk = bulk
         self.name = name
         if name == "ictcp":
@@ -185,36 +186,14 @@ class PolicyStepper:
             self.policy = Rcc(RccParams(queue_maxsize=q, rto_r_s=rto_r_ms / 1000))
         self.steps = 0
         self.timer_acks = 0
-        self._cap = 0
-        self._cols: tuple[Any, ...] = ()  # ReadFlows' arrays (_grow)
-        # ictcp with `bulk`: ReadFlowChanges' arrays and what it last reported
+        # with `bulk`: ReadFlowChanges' (ictcp) or ReadRccChanges' (rcc) arrays
+        # and what it last reported
         self._chg_cap = 0
         self._chg: tuple[Any, ...] = ()
         self._seen: Any = None
         if bulk is not None:
-            self._grow(64)
-            if name == "ictcp":
-                self._seen = bulk.FlowsSeen()
-                self._grow_changes(64)
-
-    def _columns(
-        self, agent: Any
-    ) -> tuple[list[int], list[int], list[int], list[int], list[float], list[int]]:
-        """(keys, pkts, ce, bytes, rtt, waits) of every flow that has sent data, in
-        the agent's key order, read in one call (scenario.h ReadFlows) into
-        arrays kept from step to step."""
-        n = self.bulk.ReadFlows(agent, *self._cols, self._cap)
-        if n > self._cap:  # more flows than room: grow, and read again
-            self._grow(2 * n)
-            n = self.bulk.ReadFlows(agent, *self._cols, self._cap)
-        keys, pkts, ce, nbytes, rtt, waits = (c[:n].tolist() for c in self._cols)
-        return keys, pkts, ce, nbytes, rtt, waits
-
-    def _grow(self, cap: int) -> None:
-        self._cap = cap
-        zeros = [0] * cap
-        u64 = [native.u64_array(zeros) for _ in range(4)]
-        self._cols = (*u64, array.array("d", zeros), array.array("i", zeros))
+            self._seen = bulk.FlowsSeen() if name == "ictcp" else bulk.RccSeen()
+            self._grow_changes(64)
 
     def _write(self, agent: Any, out: Mapping[int, int]) -> None:
         """Set the windows `out` on the agent (scenario.h SetUserWindows)."""
@@ -229,8 +208,13 @@ class PolicyStepper:
     def _grow_changes(self, cap: int) -> None:
         self._chg_cap = cap
         zeros = [0] * cap
-        u64 = [native.u64_array(zeros) for _ in range(2)]
-        self._chg = (*u64, array.array("d", zeros), array.array("i", zeros))
+        if self.name == "ictcp":  # keys, bytes, rtt, gone
+            u64 = [native.u64_array(zeros) for _ in range(2)]
+            self._chg = (*u64, array.array("d", zeros), array.array("i", zeros))
+        else:  # keys, pkts, ce, rtt, waits, gone
+            u64 = [native.u64_array(zeros) for _ in range(3)]
+            i32 = [array.array("i", zeros) for _ in range(2)]
+            self._chg = (*u64, array.array("d", zeros), *i32)
 
     def _changes(self, agent: Any) -> tuple[dict[int, FlowSample], list[int]]:
         """ICTCP's input with `bulk`: the flows that moved since the previous step
@@ -250,13 +234,31 @@ class PolicyStepper:
                 changed[k] = FlowSample(b, r)
         return changed, lost
 
+    def _rcc_changes(self, agent: Any) -> tuple[dict[int, tuple[int, int, float, bool]], list[int]]:
+        """RCC's input with `bulk`: the flows that moved since the previous step
+        ({key: (pkts, ce, rtt, waits)}, ascending keys) and those gone
+        (scenario.h ReadRccChanges)."""
+        n = self.bulk.ReadRccChanges(agent, self._seen, *self._chg, self._chg_cap)
+        if n > self._chg_cap:  # less room than it may need (n): grow, and read again
+            self._grow_changes(2 * n)
+            n = self.bulk.ReadRccChanges(agent, self._seen, *self._chg, self._chg_cap)
+        if not n:
+            return {}, []
+        keys, pkts, ce, rtt, waits, gone = (c[:n].tolist() for c in self._chg)
+        changed: dict[int, tuple[int, int, float, bool]] = {}
+        lost: list[int] = []
+        for k, p, c, r, w, g in zip(keys, pkts, ce, rtt, waits, gone, strict=True):
+            if g:
+                lost.append(k)
+            else:
+                changed[k] = (p, c, r, bool(w))
+        return changed, lost
+
     def _live(
         self, agent: Any, flow_rtt: Callable[[int], float]
     ) -> tuple[list[int], list[int], list[int], list[int], list[float], list[bool]]:
-        """(keys, pkts, ce, bytes, rtt, waits) of every flow that has sent data."""
-        if self.bulk is not None:
-            keys, pkts, ce, nbytes, rtt, waits = self._columns(agent)
-            return keys, pkts, ce, nbytes, rtt, list(map(bool, waits))
+        """(keys, pkts, ce, bytes, rtt, waits) of every flow that has sent data,
+        read flow by flow (without `bulk`)."""
         flows = {int(k): agent.flows[k] for k in agent.Keys()}
         queue = self.name == "rcc" and bool(agent.ackQueueCap)  # ICTCP reads no waits
         live = [k for k, f in flows.items() if f.pkts]
@@ -273,6 +275,18 @@ class PolicyStepper:
         """One step of the policy on `agent` (a C++ RxAgent) at `now`; flow_rtt(key)
         is a flow's RTT as its sender measured it (0 if unknown; with `bulk`, the
         agent's own srtt, which the scenarios set to the same)."""
+        if self._seen is not None and self.name == "rcc":
+            # RCC on the model: only what moved is read, visited and written
+            # (Rcc.step_changes: the windows step() would write, each one
+            # written when it may change; the C++ agent keeps the rest)
+            changed, lost = self._rcc_changes(agent)
+            out = self.policy.step_changes(now, changed, lost, bool(agent.ackQueueCap))
+            self._write(agent, out)
+            for k in self.policy.fired:  # Alg. 3 l.7: the flow's ACK, under its new window
+                agent.TimerAck(k)
+                self.timer_acks += 1
+            self.steps += 1
+            return
         if self._seen is not None:
             # ICTCP on the model: only what moved is read, visited and written
             # (Ictcp.step_changes: the windows step() would write, each one

@@ -43,7 +43,6 @@ data path, and writes the returned windows into the data path's wset map.
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 from collections.abc import Hashable, Iterable, Mapping
@@ -52,6 +51,7 @@ from typing import Generic, NamedTuple, TypeVar
 
 from p4incast.model.wire import MSS_BYTES
 from p4incast.policies.rxwin_h import RXWIN
+from p4incast.policies.steps import StepTimes
 
 __all__ = ["FlowSample", "Ictcp", "IctcpFlow", "IctcpParams", "datacenter_flow", "larger", "less"]
 
@@ -62,8 +62,6 @@ REL = 1e-9
 # step_changes visits a flow this long before a clock of its own may come due:
 # far above the float error of a sum of times, far below a step.
 WAKE_EARLY_S = 1e-9
-# Bound on the rounding of a difference of two step times (< 120 s: ulp ~1e-14).
-STEP_SLACK_S = 1e-12
 
 K = TypeVar("K", bound=Hashable)  # a caller's flow key (bytes, a 4-tuple, an int)
 
@@ -135,15 +133,13 @@ class IctcpFlow:
 class _Incremental(Generic[K]):
     """What Ictcp.step_changes keeps between calls."""
 
-    times: list[float] = field(default_factory=list)  # every step's `now`
+    steps: StepTimes = field(default_factory=StepTimes)  # every step's `now`
     cur: dict[K, FlowSample] = field(default_factory=dict)  # every reported flow's latest
     moved: set[K] = field(default_factory=set)  # bytes changed since the subslot began
     # per flow, the time it must next be visited at; the heap may hold stale entries
     wake: dict[K, float] = field(default_factory=dict)
     heap: list[tuple[float, int, K]] = field(default_factory=list)
     seq: int = 0  # the heap's tie-break
-    gap_min: float = math.inf  # the shortest and longest time between two steps
-    gap_max: float = 0.0
     touched: set[K] | None = None  # during a step: windows the fairness cut changed
 
 
@@ -203,11 +199,7 @@ class Ictcp(Generic[K]):
         inc = self._inc
         if inc is None:
             inc = self._inc = _Incremental()
-        idx = len(inc.times)
-        if idx:
-            gap = now - inc.times[-1]
-            inc.gap_min, inc.gap_max = min(inc.gap_min, gap), max(inc.gap_max, gap)
-        inc.times.append(now)
+        idx = inc.steps.add(now)
         cur = inc.cur
         for k in gone:
             cur.pop(k, None)
@@ -348,30 +340,7 @@ class Ictcp(Generic[K]):
         lo = f.seen_step + 1
         if inc is None or lo >= idx or f.parked or f.seen_bytes != f.sample_bytes:
             return
-        times = inc.times
-        t0, lim = f.sample_t, f.rtt_s - EPS_S
-        # Steps apart by gaps in [gap_min, gap_max]: when h gaps always reach lim
-        # and h − 1 never do (by more than any rounding of a difference of two
-        # times), every move is h steps, from sample_t's own step on.
-        h = max(1, math.ceil((lim + STEP_SLACK_S) / inc.gap_min))
-        if h * inc.gap_min - STEP_SLACK_S >= lim > (h - 1) * inc.gap_max + STEP_SLACK_S:
-            s0 = bisect.bisect_left(times, t0, 0, lo)  # sample_t is a step's time
-            last = s0 + (idx - 1 - s0) // h * h
-            if last >= lo:
-                f.sample_t = times[last]
-            return
-        while lo < idx:
-            # the first such j: times ascend and a float difference is monotonic,
-            # so bisect, then settle on the exact test
-            j = bisect.bisect_left(times, t0 + lim, lo, idx)
-            while j > lo and not times[j - 1] - t0 < lim:
-                j -= 1
-            while j < idx and times[j] - t0 < lim:
-                j += 1
-            if j >= idx:
-                break
-            t0, lo = times[j], j + 1
-        f.sample_t = t0
+        f.sample_t = inc.steps.replay(f.sample_t, lo, idx, f.rtt_s - EPS_S)
 
     def _schedule(self, k: K, f: IctcpFlow) -> None:
         """step_changes: the earliest step flow `k` must be visited at though it

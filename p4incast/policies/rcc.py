@@ -84,6 +84,7 @@ the tick also runs the receiver timer (agent/runner.py AckqRescuer).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -91,6 +92,7 @@ from typing import TypeVar
 
 from p4incast.model.scheme import RCC_RTO_R_MS
 from p4incast.model.wire import MSS_BYTES
+from p4incast.policies.steps import StepTimes
 
 __all__ = [
     "FIN",
@@ -327,24 +329,28 @@ class RxTimer:
     def step(self, now: float, flows: Mapping[K, tuple[int, bool]]) -> list[K]:
         """flows: {flow: (packets received, cumulative; waits for data)}. Returns
         the flows whose timer fired, in the order given."""
-        fired: list[K] = []
         for k in [k for k in self.timers if k not in flows]:
             del self.timers[k]
-        for k, (pkts, waits) in flows.items():
-            t = self.timers.get(k)
-            if t is None:
-                t = self.timers[k] = _Timer(pkts, self.rto_s)
-            elif pkts != t.pkts:  # a packet: the timer starts again at its first value
-                t.pkts, t.rto, t.deadline = pkts, self.rto_s, None
-            if not waits:
-                t.deadline = None
-            elif t.deadline is None:
-                t.deadline = now + t.rto  # runs from the step the flow starts waiting
-            elif now >= t.deadline:
-                t.rto *= 2
-                t.deadline = now + t.rto
-                fired.append(k)
-        return fired
+        return [k for k, (pkts, waits) in flows.items() if self.tick(k, pkts, waits, now)]
+
+    def tick(self, k: Hashable, pkts: int, waits: bool, now: float) -> bool:
+        """One flow's timer at a step: whether it fired. Unless its packets or
+        its waiting changed since the previous step, it changes nothing before
+        `now` reaches its deadline."""
+        t = self.timers.get(k)
+        if t is None:
+            t = self.timers[k] = _Timer(pkts, self.rto_s)
+        elif pkts != t.pkts:  # a packet: the timer starts again at its first value
+            t.pkts, t.rto, t.deadline = pkts, self.rto_s, None
+        if not waits:
+            t.deadline = None
+        elif t.deadline is None:
+            t.deadline = now + t.rto  # runs from the step the flow starts waiting
+        elif now >= t.deadline:
+            t.rto *= 2
+            t.deadline = now + t.rto
+            return True
+        return False
 
 
 def remote_cut(rwnd: int, ce: int, pkts: int, floor: int = 1) -> int:
@@ -364,6 +370,9 @@ class RccParams:
 
 
 ONE = Fraction(1)
+# step_changes visits a flow this long before its RTT clock may come due: far
+# above the float error of a sum of times, far below a step.
+WAKE_EARLY_S = 1e-9
 
 
 @dataclass
@@ -377,6 +386,11 @@ class _State:
     # every flow, and a flow's cut changes at most once per RTT
     w_pk: int = 0
     w_cur: int = 0
+    # step_changes: the step that last visited it, its RTT clock's period then,
+    # and whether that clock is all a step without new data moves (`_idle`)
+    seen: int = 0
+    period: float = 0.0
+    idle: bool = False
 
     def window(self, w_pk: int) -> int:
         """The window in packets, max(1, floor(W_i · cut)) (cut >= 0: int() floors)."""
@@ -395,11 +409,38 @@ def _share(packets: int, w_pk: int) -> Fraction:
 
 
 @dataclass
+class _Incremental:
+    """What Rcc.step_changes keeps between calls."""
+
+    steps: StepTimes = field(default_factory=StepTimes)
+    # every reported flow's latest (packets, ce, rtt_s, waits)
+    rows: dict[Hashable, tuple[int, int, float, bool]] = field(default_factory=dict)
+    w_pk: int = 0  # W_i at the previous step
+    # per flow, when it must next be visited though it does not change: its RTT
+    # clock (a flow not idle), its receiver timer's deadline; the heap may hold
+    # stale entries
+    clock: dict[Hashable, float] = field(default_factory=dict)
+    timer: dict[Hashable, float] = field(default_factory=dict)
+    heap: list[tuple[float, int, Hashable]] = field(default_factory=list)
+    seq: int = 0  # the heap's tie-break
+
+    def wake(self, at: dict[Hashable, float], k: Hashable, t: float | None) -> None:
+        """Flow k's entry in `at` (clock or timer) is t (None: none)."""
+        if t is None:
+            at.pop(k, None)
+        elif at.get(k) != t:
+            at[k] = t
+            self.seq += 1
+            heapq.heappush(self.heap, (t, self.seq, k))
+
+
+@dataclass
 class Rcc:
     p: RccParams = field(default_factory=RccParams)
     state: dict[Hashable, _State] = field(default_factory=dict)
     timer: RxTimer = field(default_factory=RxTimer)
     fired: list[Hashable] = field(default_factory=list)  # timed out at the last step
+    _inc: _Incremental | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.timer.rto_s = self.p.rto_r_s
@@ -436,23 +477,110 @@ class Rcc:
         fired = set(self.fired)
         out: dict[K, int] = {}
         for k, (pkts, ce, rtt) in counters.items():
+            st = self._flow(k, now, base[k], k in fired, pkts, ce, rtt)
+            out[k] = st.window(base[k]) * p.mss
+        return out
+
+    def step_changes(
+        self,
+        now: float,
+        changed: Mapping[K, tuple[int, int, float, bool]],
+        gone: Iterable[K],
+        timed: bool,
+    ) -> dict[K, int]:
+        """`step` without shares, told only what moved (the simulator's entry):
+        `changed` {flow: (packets, ce, rtt_s, waits)} the flows new since the last
+        call or whose values changed (any other flow may be added: a flow is
+        never visited wrongly), `gone` those no longer reported; timed: `step`'s
+        waits is not None. Returns the windows of the flows it visited; every
+        other flow's window is the one last returned for it. `fired` is
+        `step`'s, in ascending key order (the simulator's table is a std::map
+        and `step` fires in its order): keys must be ordered.
+
+        Exactly `step`'s windows, state and `fired`, at the cost of the flows
+        that moved. Unvisited, a flow's counters and waiting are those of its
+        last visit, so its timer does nothing before its deadline (RxTimer.tick)
+        and its once-per-RTT update, when due, moves it only if it has packets
+        not yet counted by an update or a cut below 1 (the regrowth: the window
+        rises each RTT up to W_i). A flow with either is visited when its RTT
+        clock may be due; one with neither ("idle") is a fixed point of the
+        update but for the clock itself (last_t moves to the step's time), which
+        is replayed when it is next visited (StepTimes.replay). W_i = floor(Q/N)
+        is every flow's: when the number of flows changes it, every flow is
+        visited. A policy is stepped by `step` or by `step_changes`, never both."""
+        p = self.p
+        inc = self._inc
+        if inc is None:
+            inc = self._inc = _Incremental()
+        idx = inc.steps.add(now)
+        heap = inc.heap
+        if not changed and not gone and not (heap and heap[0][0] <= now):
+            self.fired = []  # nothing moved, nothing due (most steps of a large incast)
+            return {}
+        rows = inc.rows
+        for k in gone:
+            rows.pop(k, None)
+            self.state.pop(k, None)
+            self.timer.timers.pop(k, None)
+            inc.clock.pop(k, None)
+            inc.timer.pop(k, None)
+        for k, row in changed.items():
+            rows[k] = row
+        visit = set[Hashable](changed)
+        w_pk = equal_share(p.queue_maxsize, len(rows))
+        if w_pk != inc.w_pk:
+            inc.w_pk = w_pk
+            visit = set(rows)
+        while heap and heap[0][0] <= now:
+            t, _, k = heapq.heappop(heap)
+            for at in (inc.clock, inc.timer):
+                if at.get(k) == t:
+                    del at[k]
+                    visit.add(k)
+        # `step`'s order (ordered keys: the docstring)
+        order = sorted(visit)  # pyright: ignore[reportArgumentType]
+        timed = timed and p.rto_r_s > 0
+        self.fired = []
+        if timed:
+            self.fired = [k for k in order if self.timer.tick(k, rows[k][0], rows[k][3], now)]
+        fired = set(self.fired)
+        out: dict[K, int] = {}
+        for k in order:
+            pkts, ce, rtt, _ = rows[k]
             st = self.state.get(k)
-            if st is None:
-                st = self.state[k] = _State(last_t=now, pkts=pkts, ce=ce)
-            w_pk = base[k]
-            if k in fired:
-                self.timeout(k, w_pk)
-                st.last_t, st.pkts, st.ce = now, pkts, ce
-            elif now - st.last_t >= (rtt or p.default_rtt_s):
-                dp, dc = pkts - st.pkts, ce - st.ce
-                cur = st.window(w_pk)
-                if dc > 0:
-                    st.set_cut(Fraction(remote_cut(cur, dc, dp), w_pk))
-                    st.ssthresh = 0
-                elif cur < st.ssthresh:  # slow start after a timeout
-                    st.set_cut(_share(min(2 * cur, st.ssthresh), w_pk))
-                else:
-                    st.set_cut(_share(cur + 1, w_pk))
-                st.last_t, st.pkts, st.ce = now, pkts, ce
+            if st is not None and st.idle:  # its RTT clock since its last visit
+                st.last_t = inc.steps.replay(st.last_t, st.seen + 1, idx, st.period)
+            st = self._flow(k, now, w_pk, k in fired, pkts, ce, rtt)
+            st.seen, st.period = idx, rtt or p.default_rtt_s
+            cut = st.cut  # == ONE, without Fraction's slower __eq__
+            st.idle = cut.numerator == cut.denominator and st.pkts == pkts and st.ce == ce
+            due = None if st.idle else st.last_t + st.period - WAKE_EARLY_S
+            inc.wake(inc.clock, k, due)
+            if timed:
+                inc.wake(inc.timer, k, self.timer.timers[k].deadline)
             out[k] = st.window(w_pk) * p.mss
         return out
+
+    def _flow(
+        self, k: Hashable, now: float, w_pk: int, fired: bool, pkts: int, ce: int, rtt: float
+    ) -> _State:
+        """One flow at a step: its timeout [Alg. 3 l.3–4], else its once-per-RTT
+        update [Eq. 3 and the regrowth] when its RTT has passed since the last."""
+        st = self.state.get(k)
+        if st is None:
+            st = self.state[k] = _State(last_t=now, pkts=pkts, ce=ce)
+        if fired:
+            self.timeout(k, w_pk)
+            st.last_t, st.pkts, st.ce = now, pkts, ce
+        elif now - st.last_t >= (rtt or self.p.default_rtt_s):
+            dp, dc = pkts - st.pkts, ce - st.ce
+            cur = st.window(w_pk)
+            if dc > 0:
+                st.set_cut(Fraction(remote_cut(cur, dc, dp), w_pk))
+                st.ssthresh = 0
+            elif cur < st.ssthresh:  # slow start after a timeout
+                st.set_cut(_share(min(2 * cur, st.ssthresh), w_pk))
+            else:
+                st.set_cut(_share(cur + 1, w_pk))
+            st.last_t, st.pkts, st.ce = now, pkts, ce
+        return st

@@ -156,6 +156,9 @@ class RxAgent : public EgressHook
     // Bumped whenever a flow comes or goes or its pkts or bytes change: with
     // g_rttEpoch, scenario.h ReadFlowChanges knows when nothing it reads moved.
     uint64_t flowEpoch = 0;
+    // Bumped whenever what Waits reads may change beyond that: the ACK queue's
+    // entries, a right edge released, the sequence a SYN starts (ReadRccChanges).
+    uint64_t waitsEpoch = 0;
     uint64_t budgetBytes = 0; // newdctcp-budget: B
     // Clear ECE on the ACKs of the flows the policy controls: its window is
     // the only cut (docs/algorithms.md §3.7; agent/bpf/rxwin_write.h clear_ece).
@@ -396,6 +399,7 @@ class RxAgent : public EgressHook
             f->peerWs = WsOption(tcp);
             f->hiSeq = tcp.GetSequenceNumber().GetValue() + 1;
             f->hiValid = true;
+            waitsEpoch++;
             FinishHandshake(*f);
             return;
         }
@@ -466,6 +470,7 @@ class RxAgent : public EgressHook
     {
         if (Opens(f, re))
         {
+            waitsEpoch++;
             f.relRe = re;
             f.relValid = true;
             maxInFlight = std::max(maxInFlight, TotalInFlight());
@@ -480,6 +485,7 @@ class RxAgent : public EgressHook
         {
             Held h = m_queue.front();
             m_queue.pop_front();
+            waitsEpoch++;
             auto fl = flows.find(h.key);
             if (fl != flows.end())
             {
@@ -766,6 +772,7 @@ class RxAgent : public EgressHook
             Drop(h); // Alg. 2 l.1
         }
         m_queue.push_back({key, re, p, data, {}, false, false}); // l.2: the tail
+        waitsEpoch++;
         Release();                                               // l.3–6
         // the new entry is the tail: it waits if anything is left
         bool waits = !m_queue.empty();
@@ -776,6 +783,7 @@ class RxAgent : public EgressHook
             {
                 // opens nothing new: all of it leaves, nothing is held (ours)
                 m_queue.pop_back();
+                waitsEpoch++;
                 m_pending.push_back(p);
                 waits = false;
             }
@@ -931,6 +939,7 @@ class RxAgent : public EgressHook
             if (&*it == h)
             {
                 m_queue.erase(it);
+                waitsEpoch++;
                 return;
             }
         }

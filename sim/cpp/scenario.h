@@ -161,47 +161,6 @@ struct Flow
     uint32_t cwnd = 0, inflight = 0, rwnd = 0, congState = 0; // last traced values (debug)
 };
 
-// What sim/engine.py PolicyStepper reads of an agent each step, for every flow
-// that has sent data (in the agent's key order), in one call and into the
-// caller's arrays (Python array.array, each of `cap` items): reading them field
-// by field from Python is ~7 crossings per flow every base RTT, and converting
-// std::vectors element by element costs ~150 ns an item, which at N = 1000
-// costs more than the simulation itself. `rtt` is the flow's sender's RTT
-// (RxAgent::srtt, 0 if unknown), `waits` RxAgent::Waits (0 without the ACK
-// queue). Returns how many flows have sent data; when more than `cap`, only the
-// first `cap` are written (the caller calls again with room for all).
-inline size_t
-ReadFlows(RxAgent& a,
-          uint64_t* keys,
-          uint64_t* pkts,
-          uint64_t* ce,
-          uint64_t* bytes,
-          double* rtt,
-          int32_t* waits,
-          size_t cap)
-{
-    size_t n = 0;
-    for (const auto& kv : a.flows)
-    {
-        const RxFlow& f = kv.second;
-        if (!f.pkts)
-        {
-            continue;
-        }
-        if (n < cap)
-        {
-            keys[n] = kv.first;
-            pkts[n] = f.pkts;
-            ce[n] = f.ce;
-            bytes[n] = f.bytes;
-            rtt[n] = a.srtt(kv.first);
-            waits[n] = a.ackQueueCap > 0 && a.Waits(kv.first);
-        }
-        n++;
-    }
-    return n;
-}
-
 // The flows ReadFlowChanges last reported (pkts > 0), ascending keys, with the
 // counters reported: one per PolicyStepper.
 struct FlowsSeen
@@ -215,10 +174,15 @@ struct FlowsSeen
     bool unwritten = false; // a flow then had no window written (userW 0)
 };
 
-// ReadFlows told only what moved since the previous call on `seen` (ICTCP's
-// Ictcp.step_changes): the flows new, or whose bytes or RTT changed, or whose
-// written window the agent dropped (a new connection on the key: userW 0), and
-// with gone[i] = 1 those no longer reported, in ascending key order. Returns
+// What sim/engine.py PolicyStepper reads of an agent at an ICTCP step, in one
+// call and into the caller's arrays (Python array.array: cppyy converts a
+// std::vector element by element, ~150 ns an item, which at N = 1000 costs
+// more than the simulation itself), of the flows that have sent data (pkts >
+// 0), told only what moved since the previous call on `seen` (ICTCP's
+// Ictcp.step_changes; `rtt` is RxAgent::srtt, 0 if unknown): the flows new,
+// or whose bytes or RTT changed, or whose written window the agent dropped (a
+// new connection on the key: userW 0), and with gone[i] = 1 those no longer
+// reported, in ascending key order. Returns
 // their number. The arrays need room for every flow of the agent and of
 // `seen`: with less than that (`cap`) nothing is read and that room is
 // returned, so the caller grows its arrays and calls again. `seen` is updated
@@ -310,6 +274,132 @@ ReadFlowChanges(RxAgent& a,
             }
         }
     }
+    return n;
+}
+
+// The flows ReadRccChanges last reported (pkts > 0), ascending keys, with the
+// values reported: one per PolicyStepper. next*: the table being built.
+struct RccSeen
+{
+    std::vector<uint64_t> keys, pkts, ce, nextKeys, nextPkts, nextCe;
+    std::vector<double> rtt, nextRtt;
+    std::vector<int32_t> waits, nextWaits;
+    std::vector<uint64_t> held; // keys with an ACK held, sorted (a scan's)
+    bool read = false; // read once: the epochs below are the agent's then
+    uint64_t flowEpoch = 0;
+    uint64_t rttEpoch = 0;
+    uint64_t waitsEpoch = 0;
+    bool unwritten = false; // a flow then had no window written (userW 0)
+};
+
+// ReadFlowChanges for RCC (Rcc.step_changes), which reads besides packets, CE
+// and the RTT whether the flow waits (RxAgent::Waits; 0 without the ACK
+// queue): the flows new, or whose pkts, ce, RTT or waits changed,
+// or whose written window the agent dropped (a new connection on the key:
+// userW 0), and with gone[i] = 1 those no longer reported, in ascending key
+// order. Returns their number. The arrays need room for every flow of the
+// agent and of `seen`: with less than that (`cap`) nothing is read and that
+// room is returned, so the caller grows its arrays and calls again. When no
+// flow came, went or received a packet, no RTT moved and nothing Waits reads
+// moved since the last read (RxAgent::flowEpoch, g_rttEpoch,
+// RxAgent::waitsEpoch), and every flow had a window then, nothing changed: no
+// scan. srtt is asked again only when g_rttEpoch moved, or of a new flow.
+inline size_t
+ReadRccChanges(RxAgent& a,
+               RccSeen& seen,
+               uint64_t* keys,
+               uint64_t* pkts,
+               uint64_t* ce,
+               double* rtt,
+               int32_t* waits,
+               int32_t* gone,
+               size_t cap)
+{
+    if (seen.read && !seen.unwritten && seen.flowEpoch == a.flowEpoch &&
+        seen.rttEpoch == g_rttEpoch && seen.waitsEpoch == a.waitsEpoch)
+    {
+        return 0;
+    }
+    size_t room = a.flows.size() + seen.keys.size();
+    if (room > cap)
+    {
+        return room;
+    }
+    bool rttMoved = !seen.read || seen.rttEpoch != g_rttEpoch;
+    seen.read = true;
+    seen.flowEpoch = a.flowEpoch;
+    seen.rttEpoch = g_rttEpoch;
+    seen.waitsEpoch = a.waitsEpoch;
+    seen.unwritten = false;
+    seen.held.clear();
+    if (a.ackQueueCap > 0)
+    {
+        seen.held = a.HeldKeys();
+        std::sort(seen.held.begin(), seen.held.end());
+    }
+    seen.nextKeys.clear();
+    seen.nextPkts.clear();
+    seen.nextCe.clear();
+    seen.nextRtt.clear();
+    seen.nextWaits.clear();
+    size_t n = 0;
+    size_t i = 0;
+    auto emit = [&](uint64_t k, uint64_t p, uint64_t c, double r, int32_t w, int32_t g) {
+        keys[n] = k;
+        pkts[n] = p;
+        ce[n] = c;
+        rtt[n] = r;
+        waits[n] = w;
+        gone[n] = g;
+        n++;
+    };
+    for (const auto& kv : a.flows)
+    {
+        const RxFlow& f = kv.second;
+        if (!f.pkts)
+        {
+            continue;
+        }
+        uint64_t k = kv.first;
+        for (; i < seen.keys.size() && seen.keys[i] < k; i++)
+        {
+            emit(seen.keys[i], 0, 0, 0.0, 0, 1);
+        }
+        // RxAgent::Waits, with the held keys looked up once per scan
+        int32_t w = a.ackQueueCap > 0 && RxAgent::InFlight(f) > 0 &&
+                    !std::binary_search(seen.held.begin(), seen.held.end(), k);
+        seen.unwritten |= !f.userW;
+        double r;
+        if (i < seen.keys.size() && seen.keys[i] == k)
+        {
+            r = rttMoved ? a.srtt(k) : seen.rtt[i];
+            if (seen.pkts[i] != f.pkts || seen.ce[i] != f.ce || seen.rtt[i] != r ||
+                seen.waits[i] != w || !f.userW)
+            {
+                emit(k, f.pkts, f.ce, r, w, 0);
+            }
+            i++;
+        }
+        else
+        {
+            r = a.srtt(k);
+            emit(k, f.pkts, f.ce, r, w, 0);
+        }
+        seen.nextKeys.push_back(k);
+        seen.nextPkts.push_back(f.pkts);
+        seen.nextCe.push_back(f.ce);
+        seen.nextRtt.push_back(r);
+        seen.nextWaits.push_back(w);
+    }
+    for (; i < seen.keys.size(); i++)
+    {
+        emit(seen.keys[i], 0, 0, 0.0, 0, 1);
+    }
+    seen.keys.swap(seen.nextKeys);
+    seen.pkts.swap(seen.nextPkts);
+    seen.ce.swap(seen.nextCe);
+    seen.rtt.swap(seen.nextRtt);
+    seen.waits.swap(seen.nextWaits);
     return n;
 }
 

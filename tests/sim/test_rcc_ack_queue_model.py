@@ -11,6 +11,7 @@ ACK (Alg. 3 l.7, TimerAck) goes through the same queue.
 
 from __future__ import annotations
 
+import array
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agent"))
 from rcc_scenarios import CAP, FIN, MSS, SCENARIOS, Q, Scenario
+
+from p4incast.sim import engine, native
 
 BASES = [0, (1 << 32) - 2500]  # sequence numbers from 1, and wrapping past 2^32
 
@@ -128,3 +131,61 @@ def test_timer_ack_goes_through_the_queue(p4i: Any) -> None:
     probe.Ack(1, 2001, 3000)
     assert list(probe.Held()) == [1]
     assert not bool(probe.Waits(1)) and bool(probe.Waits(0))
+
+
+def _read_changes(p4i: Any, probe: Any, seen: Any) -> tuple[dict[int, tuple], list[int]]:
+    """scenario.h ReadRccChanges on the probe's agent, as sim/engine.py reads it."""
+    cap = 64
+    cols = (
+        *(native.u64_array([0] * cap) for _ in range(3)),
+        array.array("d", [0.0] * cap),
+        array.array("i", [0] * cap),
+        array.array("i", [0] * cap),
+    )
+    n = int(p4i.ReadRccChanges(probe.agent, seen, *cols, cap))
+    assert n <= cap
+    keys, pkts, ce, rtt, waits, gone = (c[:n].tolist() for c in cols)
+    changed = {
+        int(k): (p, c, r, bool(w))
+        for k, p, c, r, w, g in zip(keys, pkts, ce, rtt, waits, gone, strict=True)
+        if not g
+    }
+    return changed, [int(k) for k, g in zip(keys, gone, strict=True) if g]
+
+
+@pytest.mark.parametrize("sc", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_rcc_changes_track_every_flow(p4i: Any, sc: Scenario) -> None:
+    """What ReadRccChanges reports, applied step by step to the table of the
+    previous reads, is every flow's packets, CE, RTT and waits as read one by
+    one (RxAgent::Waits): a change of waits with no packet (an ACK held or
+    released) is reported though the flows' epoch did not move. Each reported
+    flow gets a window written, as the stepper does (LEFT_ALONE: the ACKs of
+    the scenario keep their own), so the read may skip its scan."""
+    probe = p4i.RccAckQueueProbe(Q, MSS, sc.split)
+    agent = probe.agent
+    names = sorted({st.flow for st in sc.steps})
+    idx = {n: i for i, n in enumerate(names)}
+    seen = p4i.RccSeen()
+    table: dict[int, tuple] = {}
+    for i, st in enumerate(sc.steps):
+        k = idx[st.flow]
+        if st.op == "data":
+            probe.Data(k, st.a, st.b, False)
+        elif st.op == "peer_fin":
+            probe.Data(k, st.a, 0, True)
+        elif st.op == "ack":
+            probe.Ack(k, st.a, st.b)
+        else:
+            probe.Fin(k)
+        changed, gone = _read_changes(p4i, probe, seen)
+        for g in gone:
+            del table[g]
+        table.update(changed)
+        for key in changed:
+            agent.SetUserWindow(key, engine.LEFT_ALONE)
+        want = {}
+        for key in agent.Keys():
+            f = agent.flows[key]
+            if f.pkts:
+                want[int(key)] = (int(f.pkts), int(f.ce), 0.0, bool(agent.Waits(key)))
+        assert table == want, f"{sc.name} step {i} ({st.op} {st.flow})"

@@ -94,8 +94,9 @@ def test_unscheduled_incast_of_1000_ends_every_round(p4i: Any) -> None:
 
 
 def test_policy_steps_read_in_one_call_run_the_same(p4i: Any, monkeypatch: Any) -> None:
-    """ICTCP and RCC read every flow's counters in one call (scenario.h ReadFlows);
-    the run is the one that reading them flow by flow gives."""
+    """ICTCP and RCC read in one call what moved (scenario.h ReadFlowChanges,
+    ReadRccChanges) and step only those flows (step_changes); the run is the
+    one that reading every flow one by one and the full step give."""
     rcc = Scheme("rcc", ecn="front", k=20, cc="reno", agent="rcc")
     ictcp = Scheme("ictcp", ecn="off", cc="reno", agent="ictcp")
     runs: dict[str, list[dict[str, Any]]] = {}
