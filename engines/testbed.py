@@ -51,6 +51,7 @@ from p4incast.model.scheme import (
     STALL_RTO_FRACTION,
     Point,
     Transport,
+    pipe_frames,
     rx_ack_cost_bytes,
     rx_budget_bytes,
 )
@@ -146,18 +147,33 @@ def plan_batches(point: Point, shape: LinkShape, rtt_s: float) -> tuple[int, flo
     return plan.n, plan.stagger_us, info
 
 
+def budget_bytes(point: Point, shape: LinkShape, rtt_ms: float | None) -> int:
+    """newdctcp-budget's B on the testbed (`rx_budget_bytes`): the bottleneck queue's
+    packets, at most the scheme's K plus the pipe, the queue's drain rate over the
+    base RTT measured before the run (`pipe_frames`). Without a drain rate
+    (BMv2's own speed) the pipe is not known and B is the queue; without an RTT
+    the run stops here."""
+    k, pipe = point.scheme.k, shape.queue_pkts
+    if shape.queue_rate_pps:
+        if rtt_ms is None:
+            raise RuntimeError("the receiver's budget needs the base RTT, and ping measured none")
+        pipe = pipe_frames(shape.queue_rate_pps, rtt_ms / 1e3)
+    return rx_budget_bytes(point.transport, shape.queue_pkts, k, pipe)
+
+
 def _agent_cmd(
     intf: str,
     point: Point,
     shape: LinkShape,
     ready: Path,
     dilation: Dilation | None = None,
+    rtt_ms: float | None = None,
 ) -> list[str]:
     """The host agent on the receiver. BMv2 RTTs are ~1 ms idle and tens of ms
     queued, above the agent's 2 ms datacenter limit, so the limit is lifted;
     ICTCP's capacity C is what the receiver can get: the bottleneck rate;
-    newdctcp-budget's budget is what the bottleneck's queue holds; RCC's receiver timer is
-    stretched to the testbed's clock as the min RTO is (`dilation`)."""
+    newdctcp-budget's budget is `budget_bytes` (base RTT `rtt_ms`); RCC's receiver
+    timer is stretched to the testbed's clock as the min RTO is (`dilation`)."""
     policy, transport = point.scheme.agent, point.transport
     cmd = [sys.executable, "-m", "p4incast.agent", "run", "--iface", intf, "--policy", policy]
     cmd += ["--rtt-limit-us", "1000000", "--ready-file", str(ready)]
@@ -170,7 +186,7 @@ def _agent_cmd(
         mbps = shape.queue_rate_pps * WIRE_FRAME_BYTES * 8 / 1e6
         cmd += ["--capacity-mbps", str(max(1, round(mbps)))]
     if policy == BUDGET_AGENT:
-        cmd += ["--budget-bytes", str(rx_budget_bytes(transport, shape.queue_pkts))]
+        cmd += ["--budget-bytes", str(budget_bytes(point, shape, rtt_ms))]
         if point.scheme.rotate:
             # BMv2's queue counts packets: a pure ACK due takes a whole slot (§3.6)
             ack_cost = rx_ack_cost_bytes(transport, counts_packets=True)
@@ -186,13 +202,13 @@ def _agent_cmd(
     return cmd
 
 
-def switch_budget(point: Point) -> PortBudget | None:
+def switch_budget(point: Point, shape: LinkShape, rtt_ms: float | None) -> PortBudget | None:
     """The receiver's budget the ToR holds for a `switch_budget` scheme: the same
-    B as the host agent's (`rx_budget_bytes` of the bottleneck's queue), whole
-    segments of Linux's MSS; None for every other scheme."""
+    B as the host agent's (`budget_bytes`), whole segments of Linux's MSS; None
+    for every other scheme."""
     if not point.scheme.switch_budget:
         return None
-    return PortBudget(bytes=rx_budget_bytes(point.transport, point.topology.queue_pkts))
+    return PortBudget(bytes=budget_bytes(point, shape, rtt_ms))
 
 
 def host_setup(
@@ -415,6 +431,7 @@ class _Run:
         self.configure_hosts()
         self.program_switches()
         self.measure_base_rtt()
+        self.hold_budget()
         if self.capture:
             self.start_capture()
         if sch.agent != "off":
@@ -460,15 +477,25 @@ class _Run:
                 host_setup(host, rto, point.transport)
 
     def program_switches(self) -> None:
-        """Every switch through the controller, before any connection opens: a
-        scheme with `switch_budget` has the receiver's ToR read the receiver's
-        SYNs (their window scale) from the first one (`switch_budget`)."""
-        self.budget = switch_budget(self.point)
-        self.configs = program(self.net, self.ecn, self.shape, budget=self.budget)
+        """Every switch through the controller, before any connection opens."""
+        self.configs = program(self.net, self.ecn, self.shape)
         self.progress("switches programmed")
 
     def measure_base_rtt(self) -> None:
         self.rtt_ms = ping_rtt_ms(self.senders[0], self.receiver.IP())
+
+    def hold_budget(self) -> None:
+        """A scheme with `switch_budget`: the receiver's ToR port holds the budget,
+        set live once the base RTT gives the pipe (`switch_budget`) and before
+        any connection opens, so the switch reads the receiver's SYNs (their
+        window scale) from the first one."""
+        self.budget = switch_budget(self.point, self.shape, self.rtt_ms)
+        if self.budget is None:
+            return
+        cfg = self.tor
+        port = bottleneck_port(self.net)
+        asyncio.run(app.set_budget(cfg.switch, cfg.pipeline, port=port, budget=self.budget))
+        self.progress(f"budget {self.budget.bytes} bytes on the receiver's port")
 
     def start_capture(self) -> None:
         """tcpdump on the receiver: headers only (96 bytes: Ethernet, IP, TCP with
@@ -496,6 +523,7 @@ class _Run:
                 self.shape,
                 ready,
                 self.dilation,
+                self.rtt_ms,
             )
             + (["--trace", str(log_dir / "rotation.jsonl")] if self.capture and sch.rotate else []),
             stdout=agent_log,

@@ -50,6 +50,7 @@ from p4incast.model.scheme import (
     Transport,
     base_rtt_s,
     batch_schedule,
+    model_pipe_frames,
     receiver_clears_ece,
     receiver_delayed_ack,
     rx_ack_cost_bytes,
@@ -131,15 +132,19 @@ def _decimate(ts: list[float], ds: list[int], limit: int) -> list[list[float]]:
     return out
 
 
-def port_budget_bytes(t: Transport, buffer_bytes: float) -> int:
-    """newdctcp-budget's B on the model: the full frames a bottleneck port's buffer
-    holds (frames of the transport's MSS)."""
-    return rx_budget_bytes(t, buffer_bytes // eth_frame_bytes(t.mss_bytes))
+def port_budget_bytes(t: Transport, buffer_bytes: float, k_pkts: int, pipe_pkts: int) -> int:
+    """newdctcp-budget's B on the model (`rx_budget_bytes`): the full frames a
+    bottleneck port's buffer holds (frames of the transport's MSS), at most K plus
+    the pipe when the port marks at K."""
+    return rx_budget_bytes(t, buffer_bytes // eth_frame_bytes(t.mss_bytes), k_pkts, pipe_pkts)
 
 
 def budget_bytes(point: Point) -> int:
-    """newdctcp-budget's B for an incast point: the receiver's port."""
-    return port_budget_bytes(point.transport, point.topology.port_buffer_bytes)
+    """newdctcp-budget's B for an incast point: the receiver's port, its scheme's K,
+    the topology's pipe (`model_pipe_frames`)."""
+    topo, t = point.topology, point.transport
+    pipe = model_pipe_frames(topo, t.mss_bytes)
+    return port_budget_bytes(t, topo.port_buffer_bytes, point.scheme.k, pipe)
 
 
 # A written window no ACK's own window exceeds: the flow is not clamped.

@@ -347,14 +347,31 @@ def check_app(app: App) -> None:
     _at_least("app.jitter_us", app.jitter_us, 0)
 
 
-def rx_budget_bytes(t: Transport, queue_pkts: float) -> int:
+def pipe_frames(frames_per_s: float, rtt_s: float) -> int:
+    """What a path holds in flight, in whole frames (rounded up, at least one): the
+    bottleneck's rate in frames per second over the path's unloaded RTT."""
+    if frames_per_s <= 0 or rtt_s <= 0:
+        raise ModelError(f"pipe: need a rate and an RTT above 0, got {frames_per_s}, {rtt_s}")
+    return max(1, math.ceil(frames_per_s * rtt_s))
+
+
+def model_pipe_frames(topo: Topology, mss: int = MSS_BYTES) -> int:
+    """The simulator's pipe of `topo` in full frames (`pipe_frames`): its link rate
+    in wire frames of `mss`-byte segments over `base_rtt_s`."""
+    return pipe_frames(topo.link_gbps * 1e9 / (8 * wire_frame_bytes(mss)), base_rtt_s(topo, mss))
+
+
+def rx_budget_bytes(t: Transport, queue_pkts: float, k_pkts: int, pipe_pkts: int) -> int:
     """newdctcp-budget's B in bytes (docs/algorithms.md §3.6): transport.rx_budget_pkts
-    MSS if set, else the full frames the bottleneck's queue holds. Not its
-    bandwidth-delay product: a round's first flight leaves every holder at once,
-    with no ACK to pace it, and lands in the queue whole; once ACKs pace the
-    senders, a sum of windows of B >= BDP already keeps the link busy, and more
-    would only queue."""
-    pkts = t.rx_budget_pkts or queue_pkts
+    MSS if set; else the full frames the bottleneck's queue holds, and, on a port
+    that marks at K (k_pkts > 0), at most K plus the pipe (`pipe_frames`). A round's
+    first flight leaves every holder at once, with no ACK to pace it, and lands in
+    the queue whole, so B never counts more than the queue; once ACKs pace the
+    senders, a sum of windows B leaves B - pipe standing in the queue, so B above
+    K + pipe only stands above the depth the switch marks at."""
+    pkts = t.rx_budget_pkts
+    if not pkts:
+        pkts = min(queue_pkts, k_pkts + pipe_pkts) if k_pkts > 0 else queue_pkts
     return max(1, int(pkts)) * t.mss_bytes
 
 

@@ -14,7 +14,14 @@ import yaml
 from p4incast.engines.sim import ENGINE
 from p4incast.experiments import config, results, runner
 from p4incast.experiments.executors import Sequential
-from p4incast.model.scheme import Point, Scheme, Topology, Transport, rx_budget_bytes
+from p4incast.model.scheme import (
+    Point,
+    Scheme,
+    Topology,
+    Transport,
+    pipe_frames,
+    rx_budget_bytes,
+)
 from p4incast.sim.engine import budget_bytes
 
 WHY = ENGINE.unavailable()
@@ -82,18 +89,24 @@ def test_a_point_two_experiments_share_runs_once(p4i: Any, tmp_path: Path) -> No
     assert sorted(r.get(results.SHARED_FROM, "") for r in on_disk) == ["", "paper"]
 
 
-def test_budget_is_what_the_queue_holds_not_the_pipe() -> None:
+def test_budget_is_the_queue_at_most_k_and_the_pipe() -> None:
     """newdctcp-budget's B (docs/algorithms.md §3.6): the full frames the
-    bottleneck's queue holds, × MSS; the bandwidth-delay product is not counted.
-    Worked by hand: a 1448-byte MSS with timestamps is a 1514-byte frame
-    (1448 + 12 + 20 + 20 + 14); a 65536-byte port holds 65536 // 1514 = 43 of
-    them, so B = 43 × 1448 = 62264 bytes, at 25 µs links as at 250 µs (where
-    the BDP alone is about ten times the 10 frames of 25 µs). The testbed's
-    queue of 64 packets: 64 × 1448 = 92672. transport.rx_budget_pkts: 40
-    overrides the topology: 40 × 1448 = 57920."""
+    bottleneck's queue holds, at most K plus the pipe, × MSS. Worked by hand: a
+    1448-byte MSS with timestamps is a 1514-byte frame (1448 + 12 + 20 + 20 +
+    14); a 65536-byte port holds 65536 // 1514 = 43 of them. The model's
+    unloaded RTT at 25 µs links is 4 × 25 µs plus a full frame (1538 bytes on
+    the wire, 12.304 µs at 1 Gbit/s) and an ACK (84 bytes, 0.672 µs) twice:
+    125.952 µs, which holds 125.952 / 12.304 = 10.24 frames, 11 whole. With
+    K = 20, B = min(43, 20 + 11) = 31 frames = 31 × 1448 = 44888 bytes. At
+    250 µs links the pipe is (1000 + 25.952) / 12.304 = 83.4, 84 frames, and the
+    queue binds: 43 × 1448 = 62264. A port that does not mark (K = 0) leaves B
+    the queue: 64 × 1448 = 92672; transport.rx_budget_pkts: 40 overrides all:
+    40 × 1448 = 57920."""
     rotate = Scheme("front+rotate", "front", 20, "reno", agent="newdctcp-budget", rotate=True)
-    for delay_us in (25, 250):
+    for delay_us, frames in ((25, 31), (250, 43)):
         topo = Topology(buffer_bytes=65536, link_gbps=1.0, delay_us=delay_us)
-        assert budget_bytes(Point(rotate, 64, topology=topo)) == 62264
-    assert rx_budget_bytes(Transport(), 64) == 92672
-    assert rx_budget_bytes(Transport(rx_budget_pkts=40), 64) == 57920
+        assert budget_bytes(Point(rotate, 64, topology=topo)) == frames * 1448
+    assert pipe_frames(1e9 / (8 * 1538), 125.952e-6) == 11
+    assert rx_budget_bytes(Transport(), 64, 0, 11) == 92672
+    assert rx_budget_bytes(Transport(), 64, 20, 11) == 31 * 1448
+    assert rx_budget_bytes(Transport(rx_budget_pkts=40), 64, 20, 11) == 57920
