@@ -148,17 +148,17 @@ def plan_batches(point: Point, shape: LinkShape, rtt_s: float) -> tuple[int, flo
 
 
 def budget_bytes(point: Point, shape: LinkShape, rtt_ms: float | None) -> int:
-    """newdctcp-budget's B on the testbed (`rx_budget_bytes`): the bottleneck queue's
-    packets, at most the scheme's K plus the pipe, the queue's drain rate over the
-    base RTT measured before the run (`pipe_frames`). Without a drain rate
-    (BMv2's own speed) the pipe is not known and B is the queue; without an RTT
-    the run stops here."""
+    """The receiver's budget B on the testbed (`rx_budget_bytes`): the bottleneck
+    queue's packets, at most the scheme's K plus the pipe, the queue's drain rate
+    over the base RTT measured before the run (`pipe_frames`), when the receiver
+    ACKs every segment. Without a drain rate (BMv2's own speed) the pipe is not
+    known and B is the queue; without an RTT the run stops here."""
     k, pipe = point.scheme.k, shape.queue_pkts
-    if shape.queue_rate_pps:
+    if shape.queue_rate_pps and not point.receiver_delayed_ack:
         if rtt_ms is None:
             raise RuntimeError("the receiver's budget needs the base RTT, and ping measured none")
         pipe = pipe_frames(shape.queue_rate_pps, rtt_ms / 1e3)
-    return rx_budget_bytes(point.transport, shape.queue_pkts, k, pipe)
+    return rx_budget_bytes(point.transport, shape.queue_pkts, k, pipe, point.receiver_delayed_ack)
 
 
 def _agent_cmd(

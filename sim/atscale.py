@@ -30,7 +30,7 @@ from p4incast.model.atscale import (
     port_topology,
 )
 from p4incast.model.errors import ModelError
-from p4incast.model.scheme import Point, model_pipe_frames
+from p4incast.model.scheme import Point, model_pipe_frames, receiver_delayed_ack
 from p4incast.model.wire import ACK_WIRE_BYTES, MSS_BYTES, wire_frame_bytes
 from p4incast.sim import native
 from p4incast.sim.engine import (
@@ -98,7 +98,7 @@ def _config(p: AtScalePoint, fl: Plan) -> Any:
     # newdctcp-budget: each aggregator's ToR port, its buffer, the scheme's K and
     # the pipe of a path across the spine (the longest a flow takes)
     pipe = model_pipe_frames(replace(port_topology(fab), kind="leaf_spine"), tr.mss_bytes)
-    budget = port_budget_bytes(tr, fab.buffer_bytes, sch.k, pipe)
+    budget = port_budget_bytes(tr, fab.buffer_bytes, sch.k, pipe, receiver_delayed_ack(sch, tr))
     hosts_config(t, sch, tr, budget)
     t.seed = p.seed
     t.run = 1

@@ -132,19 +132,23 @@ def _decimate(ts: list[float], ds: list[int], limit: int) -> list[list[float]]:
     return out
 
 
-def port_budget_bytes(t: Transport, buffer_bytes: float, k_pkts: int, pipe_pkts: int) -> int:
-    """newdctcp-budget's B on the model (`rx_budget_bytes`): the full frames a
+def port_budget_bytes(
+    t: Transport, buffer_bytes: float, k_pkts: int, pipe_pkts: int, delayed_ack: bool
+) -> int:
+    """The receiver's budget B on the model (`rx_budget_bytes`): the full frames a
     bottleneck port's buffer holds (frames of the transport's MSS), at most K plus
-    the pipe when the port marks at K."""
-    return rx_budget_bytes(t, buffer_bytes // eth_frame_bytes(t.mss_bytes), k_pkts, pipe_pkts)
+    the pipe when the port marks at K and the receiver ACKs every segment."""
+    frames = buffer_bytes // eth_frame_bytes(t.mss_bytes)
+    return rx_budget_bytes(t, frames, k_pkts, pipe_pkts, delayed_ack)
 
 
 def budget_bytes(point: Point) -> int:
-    """newdctcp-budget's B for an incast point: the receiver's port, its scheme's K,
-    the topology's pipe (`model_pipe_frames`)."""
+    """The receiver's budget B for an incast point: the receiver's port, its
+    scheme's K, the topology's pipe (`model_pipe_frames`), its receiver's ACKs."""
     topo, t = point.topology, point.transport
     pipe = model_pipe_frames(topo, t.mss_bytes)
-    return port_budget_bytes(t, topo.port_buffer_bytes, point.scheme.k, pipe)
+    k, delack = point.scheme.k, point.receiver_delayed_ack
+    return port_budget_bytes(t, topo.port_buffer_bytes, k, pipe, delack)
 
 
 # A written window no ACK's own window exceeds: the flow is not clamped.

@@ -361,17 +361,24 @@ def model_pipe_frames(topo: Topology, mss: int = MSS_BYTES) -> int:
     return pipe_frames(topo.link_gbps * 1e9 / (8 * wire_frame_bytes(mss)), base_rtt_s(topo, mss))
 
 
-def rx_budget_bytes(t: Transport, queue_pkts: float, k_pkts: int, pipe_pkts: int) -> int:
-    """newdctcp-budget's B in bytes (docs/algorithms.md §3.6): transport.rx_budget_pkts
-    MSS if set; else the full frames the bottleneck's queue holds, and, on a port
-    that marks at K (k_pkts > 0), at most K plus the pipe (`pipe_frames`). A round's
-    first flight leaves every holder at once, with no ACK to pace it, and lands in
-    the queue whole, so B never counts more than the queue; once ACKs pace the
-    senders, a sum of windows B leaves B - pipe standing in the queue, so B above
-    K + pipe only stands above the depth the switch marks at."""
+def rx_budget_bytes(
+    t: Transport, queue_pkts: float, k_pkts: int, pipe_pkts: int, delayed_ack: bool
+) -> int:
+    """The receiver's budget B in bytes (docs/algorithms.md §3.6, §8):
+    transport.rx_budget_pkts MSS if set; else the full frames the bottleneck's
+    queue holds, and, on a port that marks at K (k_pkts > 0) toward a receiver
+    that ACKs every segment (not `delayed_ack`), at most K plus the pipe
+    (`pipe_frames`). A round's first flight leaves every holder at once, with no
+    ACK to pace it, and lands in the queue whole, so B never counts more than the
+    queue; once ACKs pace the senders, a sum of windows B leaves B - pipe standing
+    in the queue, so B above K + pipe only stands above the depth the switch
+    marks at. A receiver that delays its ACKs keeps the queue: under the cap its
+    shares reach one segment at a lower N, and a one-segment window waits out
+    the delayed-ACK timer every round trip."""
     pkts = t.rx_budget_pkts
     if not pkts:
-        pkts = min(queue_pkts, k_pkts + pipe_pkts) if k_pkts > 0 else queue_pkts
+        capped = k_pkts > 0 and not delayed_ack
+        pkts = min(queue_pkts, k_pkts + pipe_pkts) if capped else queue_pkts
     return max(1, int(pkts)) * t.mss_bytes
 
 

@@ -99,14 +99,18 @@ def test_budget_is_the_queue_at_most_k_and_the_pipe() -> None:
     125.952 µs, which holds 125.952 / 12.304 = 10.24 frames, 11 whole. With
     K = 20, B = min(43, 20 + 11) = 31 frames = 31 × 1448 = 44888 bytes. At
     250 µs links the pipe is (1000 + 25.952) / 12.304 = 83.4, 84 frames, and the
-    queue binds: 43 × 1448 = 62264. A port that does not mark (K = 0) leaves B
-    the queue: 64 × 1448 = 92672; transport.rx_budget_pkts: 40 overrides all:
+    queue binds: 43 × 1448 = 62264. A port that does not mark (K = 0), and a
+    receiver that delays its ACKs (front+switch's stock host), leave B the
+    queue: 64 × 1448 = 92672; transport.rx_budget_pkts: 40 overrides all:
     40 × 1448 = 57920."""
     rotate = Scheme("front+rotate", "front", 20, "reno", agent="newdctcp-budget", rotate=True)
+    on_switch = Scheme("front+switch", "front", 20, "reno", switch_budget=True)
     for delay_us, frames in ((25, 31), (250, 43)):
         topo = Topology(buffer_bytes=65536, link_gbps=1.0, delay_us=delay_us)
         assert budget_bytes(Point(rotate, 64, topology=topo)) == frames * 1448
+        assert budget_bytes(Point(on_switch, 64, topology=topo)) == 43 * 1448
     assert pipe_frames(1e9 / (8 * 1538), 125.952e-6) == 11
-    assert rx_budget_bytes(Transport(), 64, 0, 11) == 92672
-    assert rx_budget_bytes(Transport(), 64, 20, 11) == 31 * 1448
-    assert rx_budget_bytes(Transport(rx_budget_pkts=40), 64, 20, 11) == 57920
+    assert rx_budget_bytes(Transport(), 64, 0, 11, False) == 92672
+    assert rx_budget_bytes(Transport(), 64, 20, 11, True) == 92672
+    assert rx_budget_bytes(Transport(), 64, 20, 11, False) == 31 * 1448
+    assert rx_budget_bytes(Transport(rx_budget_pkts=40), 64, 20, 11, False) == 57920

@@ -117,23 +117,26 @@ def test_a_scheme_the_engine_cannot_run_is_left_out_and_the_rest_runs(tmp_path: 
 
 def test_budget_on_the_testbed_is_the_queue_at_most_k_and_the_pipe() -> None:
     """The testbed's B (docs/algorithms.md §3.6), worked by hand: a queue of 64
-    packets drained at 4000 packets/s, K = 12. A base RTT of 0.5 ms holds
-    4000 × 0.0005 = 2 packets, so B = min(64, 12 + 2) = 14 segments = 14 × 1448 =
-    20272 bytes; 1.17 ms holds 4.68, 5 whole: 17 × 1448 = 24616. With no drain
-    rate set (BMv2's own speed) the pipe is unknown and B is the queue, 64 ×
-    1448 = 92672; with no RTT measured the run stops with one error. The
-    switch's budget (front+switch) is the same B; other schemes have none."""
-    on_switch = Scheme("front+switch", "front", 12, "reno", switch_budget=True)
+    packets drained at 4000 packets/s, K = 12, the agent's receiver ACKing every
+    segment. A base RTT of 0.5 ms holds 4000 × 0.0005 = 2 packets, so B =
+    min(64, 12 + 2) = 14 segments = 14 × 1448 = 20272 bytes; 1.17 ms holds 4.68,
+    5 whole: 17 × 1448 = 24616. With no drain rate set (BMv2's own speed) the
+    pipe is unknown and B is the queue, 64 × 1448 = 92672; with no RTT measured
+    the run stops with one error. front+switch's stock receiver delays its ACKs,
+    so its switch holds the queue, 92672 (§8); other schemes have none."""
+    rotate = Scheme("front+rotate", "front", 12, "reno", agent="newdctcp-budget", rotate=True)
     shape = LinkShape(queue_pkts=64, queue_rate_pps=4000)
-    assert testbed.budget_bytes(Point(on_switch, 8), shape, 0.5) == 20272
-    assert testbed.budget_bytes(Point(on_switch, 8), shape, 1.17) == 24616
-    assert testbed.switch_budget(Point(on_switch, 8), shape, 0.5) == PortBudget(bytes=20272)
+    assert testbed.budget_bytes(Point(rotate, 8), shape, 0.5) == 20272
+    assert testbed.budget_bytes(Point(rotate, 8), shape, 1.17) == 24616
+    free = LinkShape(queue_pkts=64, queue_rate_pps=None)
+    assert testbed.budget_bytes(Point(rotate, 8), free, None) == 92672
+    with pytest.raises(RuntimeError, match="base RTT"):
+        testbed.budget_bytes(Point(rotate, 8), shape, None)
+    on_switch = Scheme("front+switch", "front", 12, "reno", switch_budget=True)
+    assert testbed.switch_budget(Point(on_switch, 8), shape, 0.5) == PortBudget(bytes=92672)
+    assert testbed.switch_budget(Point(on_switch, 8), shape, None) == PortBudget(bytes=92672)
     mark_front = Scheme("mark-front", "front", 12, "newdctcp")
     assert testbed.switch_budget(Point(mark_front, 8), shape, 0.5) is None
-    free = LinkShape(queue_pkts=64, queue_rate_pps=None)
-    assert testbed.budget_bytes(Point(on_switch, 8), free, None) == 92672
-    with pytest.raises(RuntimeError, match="base RTT"):
-        testbed.budget_bytes(Point(on_switch, 8), shape, None)
 
 
 def test_bad_experiment_refused_before_running(tmp_path: Path) -> None:

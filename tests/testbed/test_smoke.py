@@ -114,7 +114,7 @@ def test_incast_run_through_the_engine(tmp_path: Path) -> None:
 
 def test_budget_agent_holds_the_queue_and_sends_full_segments(tmp_path: Path) -> None:
     """newdctcp-budget on 16 senders: the windows of all flows add up to at most
-    the queue, so nothing is dropped; each round runs at >= 80 % of the
+    B, within the queue, so nothing is dropped; each round runs at >= 80 % of the
     framing limit (a handshake window below 2 MSS made Linux send 768-byte
     segments: ~50 %)."""
     scheme = Scheme("budget", "front", 12, "reno", agent="newdctcp-budget")
