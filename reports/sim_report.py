@@ -54,7 +54,11 @@ def variants(run_dir: Path) -> list[results.ResultSet]:
 
 
 def _schemes(sets: Sequence[results.ResultSet]) -> list[str]:
+    """The schemes in the experiment's order (its config), then any other run."""
     out: dict[str, None] = {}
+    for rs in sets:
+        config = rs.config if isinstance(rs.config, dict) else {}
+        out.update(dict.fromkeys(str(s["name"]) for s in config.get("schemes") or []))
     for rs in sets:
         out.update(dict.fromkeys(str(r["scheme"]) for r in rs.runs))
     return list(out)

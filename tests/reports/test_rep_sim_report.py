@@ -17,6 +17,7 @@ from p4incast.reports import sim_report
 
 MakeRun = Callable[..., dict[str, Any]]
 SENDERS = (1, 100, 1000)
+SCHEMES = ("front+rotate", "droptail", "front+budget")  # the experiment's order
 
 
 def every_round_times_out(run: dict[str, Any]) -> dict[str, Any]:
@@ -29,7 +30,8 @@ def variant(root: Path, name: str, make_run: MakeRun, droptail_breaks_at: int) -
     """droptail times out in every round from `droptail_breaks_at` on; front+rotate
     in one round of four (build_run's round 1) at every N; front+budget's N = 1000
     run failed."""
-    rs = results.ResultSet(root / name, name, {"topology": {}}, link_bps=1e9)
+    config = {"topology": {}, "schemes": [{"name": s} for s in SCHEMES]}
+    rs = results.ResultSet(root / name, name, config, link_bps=1e9)
     rs.start(fake_record("a" * 40))
     for n in SENDERS:
         run = make_run("droptail", n)
@@ -50,10 +52,11 @@ def test_report_breaks_failed_and_figures(make_run: MakeRun, tmp_path: Path) -> 
     assert sim_report.main(["--run", str(root), "--out", str(out)]) == 0
     text = out.read_text()
     assert f"Run: `{root}`: 2 variants, 18 runs, 16 ok, 2 failed." in text
-    # variants in their numbers' order (32 KB before 256 KB), schemes as first run
-    assert "| variant | droptail | front+rotate | front+budget |" in text
-    assert "| sim-sru64k-buf32k | 100 | — (1000) | — (100) |" in text
-    assert "| sim-sru64k-buf256k | 1000 | — (1000) | — (100) |" in text
+    # variants in their numbers' order (32 KB before 256 KB), schemes in the
+    # experiment's (not the order they ran in)
+    assert "| variant | front+rotate | droptail | front+budget |" in text
+    assert "| sim-sru64k-buf32k | — (1000) | 100 | — (100) |" in text
+    assert "| sim-sru64k-buf256k | — (1000) | 1000 | — (100) |" in text
     assert text.index("## sim-sru64k-buf32k") < text.index("## sim-sru64k-buf256k")
     # the budgeted schemes from N = 100: a failed point says so; RTO rounds in %
     assert "| sim-sru64k-buf32k | front+budget | 1000 | failed |||||" in text
