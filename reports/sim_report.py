@@ -149,7 +149,8 @@ def draw_figures(rs: results.ResultSet, out_dir: Path) -> list[str]:
     links relative to out_dir."""
     fig_dir = out_dir / FIGURES_DIR
     fig_dir.mkdir(parents=True, exist_ok=True)
-    rows = rs.aggregate()
+    order = _schemes([rs])  # the experiment's order: each scheme's colour in every run
+    rows = sorted(rs.aggregate(), key=lambda r: order.index(str(r["scheme"])))
     goodput, rto = f"{rs.name}-goodput.png", f"{rs.name}-rto_rounds.png"
     plots.plot_goodput(rows, fig_dir / goodput, rs.name, rs.link_bps)
     plots.plot_rto(rows, fig_dir / rto, rs.name)
