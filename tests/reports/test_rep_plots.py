@@ -8,6 +8,7 @@ from typing import Any, cast
 
 import pytest
 from matplotlib.container import ErrorbarContainer
+from PIL import Image
 
 from p4incast.experiments import results
 from p4incast.experiments.results import ResultSet
@@ -49,6 +50,22 @@ def test_plot_all_writes_pngs(tmp_path: Path, make_run: MakeRun) -> None:
         "qdepth_time.png",
     ]
     assert all(p.parent == rs.out_dir and _is_png(p) for p in paths)
+
+
+def test_figures_are_written_with_a_palette(tmp_path: Path, make_run: MakeRun) -> None:
+    """Every figure is a palette PNG (`plots.shrink_png`): at most 256 colours, the
+    full-colour image's size, and fewer bytes than matplotlib's own RGBA PNG."""
+    rs = _result_set(tmp_path, make_run)
+    path = plots.plot_goodput(rs.aggregate(), tmp_path / "g.png", "t", rs.link_bps)
+    fig = plots.goodput_figure(rs.aggregate(), "t", rs.link_bps)
+    fig.tight_layout()
+    full = tmp_path / "full.png"
+    fig.savefig(full)
+    with Image.open(path) as small, Image.open(full) as rgba:
+        assert small.mode == "P" and rgba.mode == "RGBA"
+        assert small.size == rgba.size
+        assert len(small.getcolors(256) or []) <= 256
+    assert path.stat().st_size < full.stat().st_size
 
 
 def test_plot_all_without_switch_data_or_series(tmp_path: Path, make_run: MakeRun) -> None:
