@@ -84,10 +84,13 @@ header rx_budget_t {
     bit<128> key_rx_addr;   // flow key: the receiver's address (IPv4 zero-extended)
     bit<128> key_peer_addr; // flow key: the peer's address
     bit<32>  key_ports;     // flow key: the receiver's port, the peer's port
-    bit<32>  slot;        // flow table slot
+    bit<32>  slot;        // flow table slot: way 0's, then the way the flow is in
     bit<32>  sig;         // flow signature (never 0)
     bit<32>  slot_sig;    // the slot's signature before this packet
     bit<32>  slot_epoch;  // the epoch the slot's flow was last seen in (0: not counted, or empty)
+    bit<32>  slot1;       // way 1's slot (v1model: an index past way 0's)
+    bit<32>  slot1_sig;   // way 1's slot's signature before this packet (v1model)
+    bit<32>  slot1_epoch; // way 1's slot's epoch before this packet (v1model)
     bit<32>  port_epoch;  // the epoch of the port's current count
     bit<32>  cur;         // counted flows last seen in this epoch
     bit<32>  prev;        // counted flows last seen in the epoch before

@@ -22,7 +22,8 @@
 // Receive-window budget (docs/algorithms.md §8).
 #define RX_BUDGET_SIZE     512    // one entry per receiver-facing port
 #define BUDGET_SHARE_SIZE  4096   // (port, N) -> share, for the N above one segment
-#define FLOW_SLOTS         4096   // flow table slots (a power of two)
+#define FLOW_SLOTS         4096   // flow table slots per way (a power of two)
 #define FLOW_SLOT_BITS     12     // log2(FLOW_SLOTS)
+#define FLOW_TABLE         8192   // FLOW_SLOTS x 2 ways: v1model's one register
 
 #endif  // P4INCAST_SIZES_P4

@@ -100,15 +100,17 @@ const bit<32> SLOT_UNTRACKED = 1;   // not this flow's slot: left alone
 //   1  epoch |= ticks (set_rx_budget's action loaded the rest)
 //   2  epoch_prev (wrapping) and epoch_old (saturating) by subtraction;
 //      CRC-32 of the key
-//   3  budget_flow_slot (pair), one of three actions by the packet's flags:
-//      a SYN opens (own / claim / refused; epoch 0: not counted until the
-//      flow's next packet), a FIN or RST empties the flow's slot, any other
-//      packet refreshes it; each returns the last epoch or SLOT_*
-//   4  budget_flow_scale: written by a SYN, else read;
-//      budget_port_epoch: returns the port's epoch, writes this one
-//   5  budget_port_cur: + dcur (1, 0 or -1), or restarted at this packet's
+//   3  budget_flow_slot0 (pair), way 0, one of three actions by the packet's
+//      flags: a SYN opens (own / claim / refused; epoch 0: not counted until
+//      the flow's next packet), a FIN or RST empties the flow's slot, any
+//      other packet refreshes it; each returns the last epoch or SLOT_*
+//   4  budget_flow_slot1 (pair), way 1: the same, when way 0 returned
+//      SLOT_UNTRACKED (not the flow's, and for a SYN held by a counted flow)
+//   5  budget_flow_scale0 or budget_flow_scale1, the way's: written by a SYN,
+//      else read; budget_port_epoch: returns the port's epoch, writes this one
+//   6  budget_port_cur: + dcur (1, 0 or -1), or restarted at this packet's
 //      flow (returning the last epoch's count)
-//   6  budget_port_prev: + dprev (0 or -1), or written with that count (or
+//   7  budget_port_prev: + dprev (0 or -1), or written with that count (or
 //      0), less one if the flow leaves it
 // Comparisons are of a field with a constant, or equalities, or inside a
 // stateful ALU (register value against a field).
@@ -116,65 +118,70 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
     // Its actions are @hidden: target-specific, they stay out of the
     // P4Runtime names both targets share (tests/tna).
     Hash<bit<32>>(HashAlgorithm_t.CRC32) flow_hash;
-    Register<flow_slot_t, bit<FLOW_SLOT_BITS>>(FLOW_SLOTS) budget_flow_slot;
-    Register<bit<8>, bit<FLOW_SLOT_BITS>>(FLOW_SLOTS) budget_flow_scale;
     Register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_epoch;
     Register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_cur;
     Register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_prev;
 
+    // One way of the flow table (W: 0 or 1): its slot register pair and its
+    // scales, and their actions.
     // A SYN: its own slot (any epoch) gets epoch 0 (open, not yet counted)
     // and returns the last epoch; a slot of no counted flow (epoch at or
     // before epoch_old, 0 included) is claimed; a counted flow's slot
-    // refuses.
-    RegisterAction<flow_slot_t, bit<FLOW_SLOT_BITS>, bit<32>>(budget_flow_slot) open_slot = {
-        void apply(inout flow_slot_t v, out bit<32> rv) {
-            if (v.sig == hdr.budget.sig) {
-                rv = v.epoch;
-                v.epoch = 0;
-            } else if (v.epoch <= hdr.budget.epoch_old) {
-                v.sig = hdr.budget.sig;
-                v.epoch = 0;
-                rv = SLOT_CLAIMED;
-            } else {
-                rv = SLOT_UNTRACKED;
-            }
-        }
+    // refuses. Any other packet: the flow's own slot gets this epoch and
+    // returns the last one (0: counted from this packet, the handshake's
+    // end). A FIN or RST: the flow's own slot empties (signature and epoch 0).
+#define FLOW_WAY(W) \
+    Register<flow_slot_t, bit<FLOW_SLOT_BITS>>(FLOW_SLOTS) budget_flow_slot##W; \
+    Register<bit<8>, bit<FLOW_SLOT_BITS>>(FLOW_SLOTS) budget_flow_scale##W; \
+    RegisterAction<flow_slot_t, bit<FLOW_SLOT_BITS>, bit<32>>(budget_flow_slot##W) open_slot##W = { \
+        void apply(inout flow_slot_t v, out bit<32> rv) { \
+            if (v.sig == hdr.budget.sig) { \
+                rv = v.epoch; \
+                v.epoch = 0; \
+            } else if (v.epoch <= hdr.budget.epoch_old) { \
+                v.sig = hdr.budget.sig; \
+                v.epoch = 0; \
+                rv = SLOT_CLAIMED; \
+            } else { \
+                rv = SLOT_UNTRACKED; \
+            } \
+        } \
+    }; \
+    RegisterAction<flow_slot_t, bit<FLOW_SLOT_BITS>, bit<32>>(budget_flow_slot##W) see_slot##W = { \
+        void apply(inout flow_slot_t v, out bit<32> rv) { \
+            if (v.sig == hdr.budget.sig) { \
+                rv = v.epoch; \
+                v.epoch = hdr.budget.epoch; \
+            } else { \
+                rv = SLOT_UNTRACKED; \
+            } \
+        } \
+    }; \
+    RegisterAction<flow_slot_t, bit<FLOW_SLOT_BITS>, bit<32>>(budget_flow_slot##W) close_slot##W = { \
+        void apply(inout flow_slot_t v, out bit<32> rv) { \
+            if (v.sig == hdr.budget.sig) { \
+                rv = v.epoch; \
+                v.sig = 0; \
+                v.epoch = 0; \
+            } else { \
+                rv = SLOT_UNTRACKED; \
+            } \
+        } \
+    }; \
+    RegisterAction<bit<8>, bit<FLOW_SLOT_BITS>, bit<8>>(budget_flow_scale##W) write_scale##W = { \
+        void apply(inout bit<8> v, out bit<8> rv) { \
+            v = hdr.budget.scale; \
+            rv = v; \
+        } \
+    }; \
+    RegisterAction<bit<8>, bit<FLOW_SLOT_BITS>, bit<8>>(budget_flow_scale##W) read_scale##W = { \
+        void apply(inout bit<8> v, out bit<8> rv) { \
+            rv = v; \
+        } \
     };
-    // Any other packet: the flow's own slot gets this epoch and returns the
-    // last one (0: counted from this packet, the handshake's end).
-    RegisterAction<flow_slot_t, bit<FLOW_SLOT_BITS>, bit<32>>(budget_flow_slot) see_slot = {
-        void apply(inout flow_slot_t v, out bit<32> rv) {
-            if (v.sig == hdr.budget.sig) {
-                rv = v.epoch;
-                v.epoch = hdr.budget.epoch;
-            } else {
-                rv = SLOT_UNTRACKED;
-            }
-        }
-    };
-    // A FIN or RST: the flow's own slot empties (signature and epoch 0).
-    RegisterAction<flow_slot_t, bit<FLOW_SLOT_BITS>, bit<32>>(budget_flow_slot) close_slot = {
-        void apply(inout flow_slot_t v, out bit<32> rv) {
-            if (v.sig == hdr.budget.sig) {
-                rv = v.epoch;
-                v.sig = 0;
-                v.epoch = 0;
-            } else {
-                rv = SLOT_UNTRACKED;
-            }
-        }
-    };
-    RegisterAction<bit<8>, bit<FLOW_SLOT_BITS>, bit<8>>(budget_flow_scale) write_scale = {
-        void apply(inout bit<8> v, out bit<8> rv) {
-            v = hdr.budget.scale;
-            rv = v;
-        }
-    };
-    RegisterAction<bit<8>, bit<FLOW_SLOT_BITS>, bit<8>>(budget_flow_scale) read_scale = {
-        void apply(inout bit<8> v, out bit<8> rv) {
-            rv = v;
-        }
-    };
+    FLOW_WAY(0)
+    FLOW_WAY(1)
+
     RegisterAction<bit<32>, port_t, bit<32>>(budget_port_epoch) swap_port_epoch = {
         void apply(inout bit<32> v, out bit<32> rv) {
             rv = v;
@@ -231,6 +238,7 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
     }
     @hidden action load_slot() {
         hdr.budget.slot = hdr.budget.sig & (FLOW_SLOTS - 1);
+        hdr.budget.slot1 = (hdr.budget.sig >> FLOW_SLOT_BITS) & (FLOW_SLOTS - 1);
         hdr.budget.sig = hdr.budget.sig | 1;
     }
 
@@ -244,12 +252,24 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
         load_slot();
         bool closing = (hdr.tcp.flags & (TCP_FLAG_FIN | TCP_FLAG_RST)) != 0;
         bool syn = (hdr.tcp.flags & TCP_FLAG_SYN) != 0;
+        // Way 0, then way 1 when way 0 is not the flow's (v1model's order).
+        bit<1> way = 0;
         if (closing) {
-            hdr.budget.slot_epoch = close_slot.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
+            hdr.budget.slot_epoch = close_slot0.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
         } else if (syn) {
-            hdr.budget.slot_epoch = open_slot.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
+            hdr.budget.slot_epoch = open_slot0.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
         } else {
-            hdr.budget.slot_epoch = see_slot.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
+            hdr.budget.slot_epoch = see_slot0.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
+        }
+        if (hdr.budget.slot_epoch == SLOT_UNTRACKED) {
+            way = 1;
+            if (closing) {
+                hdr.budget.slot_epoch = close_slot1.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot1);
+            } else if (syn) {
+                hdr.budget.slot_epoch = open_slot1.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot1);
+            } else {
+                hdr.budget.slot_epoch = see_slot1.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot1);
+            }
         }
         hdr.budget.tracked = 1;
         hdr.budget.counted = 0;
@@ -278,10 +298,18 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
                     hdr.budget.dprev = 0xffffffff;   // ... moving from prev
                 }
             }
-            if (syn) {
-                write_scale.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
+            if (way == 0) {
+                if (syn) {
+                    write_scale0.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
+                } else {
+                    hdr.budget.scale = read_scale0.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
+                }
             } else {
-                hdr.budget.scale = read_scale.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot);
+                if (syn) {
+                    write_scale1.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot1);
+                } else {
+                    hdr.budget.scale = read_scale1.execute((bit<FLOW_SLOT_BITS>)hdr.budget.slot1);
+                }
             }
         }
         // Every packet of the port rolls its epoch, so the count is current

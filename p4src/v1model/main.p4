@@ -86,16 +86,20 @@
 // (docs/algorithms.md §8, "Flows and N") in v1model registers. The flow's
 // CRC-32 over (receiver address, peer address, receiver port ++ peer port),
 // IPv4 addresses zero-extended to 128 bits — this packet comes from the
-// receiver — gives its slot (the low FLOW_SLOT_BITS bits) and its signature
-// (all 32, low bit set so that 0 means an empty slot). One hash call: BMv2
-// copies its field list into temporaries it resets on every packet.
+// receiver — gives its two slots, one a way: way 0's the low FLOW_SLOT_BITS
+// bits, way 1's the next FLOW_SLOT_BITS (past way 0's in the one register
+// of FLOW_TABLE), and its signature (all 32, low bit set so that 0 means an
+// empty slot). The ways are tried in order, as TNA's stages run them: way 0
+// is the flow's if it holds its signature, or, for a SYN, if no counted flow
+// holds it; else way 1 is tried the same way. One hash call: BMv2 copies its
+// field list into temporaries it resets on every packet.
 #define FLOW_KEY { hdr.budget.key_rx_addr, hdr.budget.key_peer_addr, hdr.budget.key_ports }
 control RxBudgetFlows(inout headers_t hdr, in port_t port) {
     // Its actions are @hidden: target-specific, they stay out of the
     // P4Runtime names both targets share (tests/tna).
-    register<bit<32>, bit<32>>(FLOW_SLOTS) budget_flow_sig;
-    register<bit<32>, bit<32>>(FLOW_SLOTS) budget_flow_epoch;
-    register<bit<8>, bit<32>>(FLOW_SLOTS) budget_flow_scale;
+    register<bit<32>, bit<32>>(FLOW_TABLE) budget_flow_sig;
+    register<bit<32>, bit<32>>(FLOW_TABLE) budget_flow_epoch;
+    register<bit<8>, bit<32>>(FLOW_TABLE) budget_flow_scale;
     register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_epoch;
     register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_cur;
     register<bit<32>, port_t>(PORT_STATS_SIZE) budget_port_prev;
@@ -115,17 +119,26 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
     @hidden action read_state() {
         hash(hdr.budget.sig, HashAlgorithm.crc32, 32w0, FLOW_KEY, 64w0x100000000);
         hdr.budget.slot = hdr.budget.sig & (FLOW_SLOTS - 1);
+        hdr.budget.slot1 = FLOW_SLOTS + ((hdr.budget.sig >> FLOW_SLOT_BITS) & (FLOW_SLOTS - 1));
         hdr.budget.sig = hdr.budget.sig | 1;
         hdr.budget.epoch_prev = hdr.budget.epoch - hdr.budget.epoch_prev;  // odd: never 0 (closed)
         hdr.budget.epoch_old = hdr.budget.epoch |-| hdr.budget.epoch_old;
         budget_flow_sig.read(hdr.budget.slot_sig, hdr.budget.slot);
         budget_flow_epoch.read(hdr.budget.slot_epoch, hdr.budget.slot);
+        budget_flow_sig.read(hdr.budget.slot1_sig, hdr.budget.slot1);
+        budget_flow_epoch.read(hdr.budget.slot1_epoch, hdr.budget.slot1);
         budget_port_epoch.read(hdr.budget.port_epoch, port);
         budget_port_cur.read(hdr.budget.cur, port);
         budget_port_prev.read(hdr.budget.prev, port);
         hdr.budget.tracked = 1;
         hdr.budget.counted = 0;
         hdr.budget.fresh = 0;
+    }
+    // Way 0 is not the flow's: the packet works on way 1's slot.
+    @hidden action use_way1() {
+        hdr.budget.slot = hdr.budget.slot1;
+        hdr.budget.slot_sig = hdr.budget.slot1_sig;
+        hdr.budget.slot_epoch = hdr.budget.slot1_epoch;
     }
     // A SYN opens its flow's slot with epoch 0 (open, not yet counted): its
     // own slot (the scale read again), or a slot that holds no counted flow
@@ -194,11 +207,19 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
             key_v6();
         }
         read_state();
+        bool closing = (hdr.tcp.flags & (TCP_FLAG_FIN | TCP_FLAG_RST)) != 0;
+        // Way 0 first: the flow's if it holds its signature, or for a SYN
+        // (not closing) if it holds no counted flow; else way 1.
+        if (hdr.budget.slot_sig != hdr.budget.sig) {
+            if (closing || (hdr.tcp.flags & TCP_FLAG_SYN) == 0
+                    || hdr.budget.slot_epoch > hdr.budget.epoch_old) {
+                use_way1();
+            }
+        }
         // The slot is the flow's if it holds its signature; its epoch is
         // the one the flow was last seen in (counted if this one or the one
         // before), or 0 (opened by a SYN, not yet counted).
         bool own = hdr.budget.slot_sig == hdr.budget.sig;
-        bool closing = (hdr.tcp.flags & (TCP_FLAG_FIN | TCP_FLAG_RST)) != 0;
         if (closing) {
             if (own) {
                 close_own();
@@ -211,7 +232,7 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
             } else if (hdr.budget.slot_epoch <= hdr.budget.epoch_old) {
                 open_claim();
             } else {
-                untracked();                      // a collision, or the table full
+                untracked();                      // both ways held: a collision, or the table full
             }
         } else if (own) {
             see_own();

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 import time
-import zlib
 
 import finsy as fy
 import packets as P
@@ -61,7 +60,9 @@ def _ip(i: int, v6: bool) -> Packet:
     return IPv6(src=RX6, dst=peer6(i)) if v6 else IP(src=RX4, dst=peer4(i))
 
 
-def rx_syn(i: int, scale: int | None, *, v6: bool = False, sport: int | None = None) -> Packet:
+def rx_syn(
+    i: int, scale: int | None, *, v6: bool = False, sport: int | None = None, dport: int = 5001
+) -> Packet:
     """The receiver's SYN of flow i, Linux's option layout; scale None: no WS option."""
     opts: list[tuple[str, object]] = [
         ("MSS", MSS),
@@ -73,7 +74,9 @@ def rx_syn(i: int, scale: int | None, *, v6: bool = False, sport: int | None = N
     return (
         Ether(src=host_mac(RX_PORT), dst=port_mac(RX_PORT))
         / _ip(i, v6)
-        / TCP(sport=sport or 50000 + i, dport=5001, flags="S", seq=1000, window=64240, options=opts)
+        / TCP(
+            sport=sport or 50000 + i, dport=dport, flags="S", seq=1000, window=64240, options=opts
+        )
     )
 
 
@@ -96,7 +99,13 @@ def rx_syn_raw_options(i: int, options: bytes) -> Packet:
 
 
 def rx_ack(
-    i: int, window: int, *, v6: bool = False, payload: bytes = b"", sport: int | None = None
+    i: int,
+    window: int,
+    *,
+    v6: bool = False,
+    payload: bytes = b"",
+    sport: int | None = None,
+    dport: int = 5001,
 ) -> Packet:
     """The receiver's ACK of flow i, with timestamps, advertising `window`."""
     pkt = (
@@ -104,7 +113,7 @@ def rx_ack(
         / _ip(i, v6)
         / TCP(
             sport=sport or 50000 + i,
-            dport=5001,
+            dport=dport,
             flags="PA" if payload else "A",
             seq=1001,
             ack=7001,
@@ -130,19 +139,6 @@ def routed(pkt: Packet, window: int | None = None) -> Packet:
         exp[TCP].window = window
         del exp[TCP].chksum
     return Ether(bytes(exp))
-
-
-def flow_key_crc(rx: str, peer: str, rx_port: int, peer_port: int) -> int:
-    """The v1model pipeline's CRC-32 of a flow (p4src/v1model/main.p4
-    RxBudgetFlows): 16-byte receiver address, 16-byte peer address (IPv4
-    zero-extended), receiver port, peer port."""
-    import ipaddress
-
-    def a16(a: str) -> bytes:
-        return int(ipaddress.ip_address(a)).to_bytes(16, "big")
-
-    data = a16(rx) + a16(peer) + rx_port.to_bytes(2, "big") + peer_port.to_bytes(2, "big")
-    return zlib.crc32(data)
 
 
 class RxBudgetTestBase(P4IncastTest):
@@ -205,14 +201,21 @@ class RxBudgetTestBase(P4IncastTest):
         return self.sw.run(_read())
 
     def handshake(
-        self, i: int, scale: int | None, *, v6: bool = False, sport: int | None = None
+        self,
+        i: int,
+        scale: int | None,
+        *,
+        v6: bool = False,
+        sport: int | None = None,
+        dport: int = 5001,
     ) -> None:
         """Flow i's SYN, then the receiver's ACK that ends its handshake (w 29200):
         that ACK counts the flow and offers two segments (§8, "The handshake's
         ACK"): ceil(2896 / 2^s) units, s = the scale (none: 0; above 14: 14)."""
-        self.through(rx_syn(i, scale, v6=v6, sport=sport))
+        self.through(rx_syn(i, scale, v6=v6, sport=sport, dport=dport))
         s = min(scale or 0, 14)
-        self.through(rx_ack(i, 29200, v6=v6, sport=sport), (2 * MSS + (1 << s) - 1) >> s)
+        window = (2 * MSS + (1 << s) - 1) >> s
+        self.through(rx_ack(i, 29200, v6=v6, sport=sport, dport=dport), window)
 
     def through(self, pkt: Packet, window: int | None = None) -> None:
         """Send `pkt` from the receiver; the peer must get `routed(pkt, window)`."""
@@ -309,37 +312,42 @@ class RxBudgetUnseenScaleTest(RxBudgetTestBase):
 
 
 class RxBudgetCollisionTest(RxBudgetTestBase):
-    """Two flows in one slot: once the first is counted, the second is
-    forwarded unchanged and counted as untracked (fail-open); the first keeps
-    its slot, N = 1."""
+    """Flow A holds its way-0 slot; flow B, of the same way-0 slot, takes its
+    way-1 slot and is counted beside A (N = 2, share 5792); flow C, whose way-0
+    slot is A's and way-1 slot B's, is forwarded unchanged and counted
+    untracked (fail-open), N stays 2. Once B closes, C takes its way-1 slot.
+    The slots are the pipeline's CRC-32 of the flow (switch_budget.flow_crc)."""
 
     @autocleanup
     def runTest(self) -> None:
         self.budget_on()
-        slots = 4096  # FLOW_SLOTS, p4src/shared/sizes.p4
-        first = flow_key_crc(RX4, peer4(0), 50000, 5001) % slots
-        other = next(
-            p for p in range(50001, 65536) if flow_key_crc(RX4, peer4(0), p, 5001) % slots == first
-        )
-        self.handshake(0, 0)  # counted: N = 1
-        self.through(rx_syn(0, 0, sport=other))  # its slot is taken: untracked
-        self.through(rx_ack(0, 29200, sport=other), None)
-        # The first flow alone counts: N = 1, share 11584.
-        self.through(rx_ack(0, 29200), 11584)
+        a0, _a1 = switch_budget.flow_slots(switch_budget.flow_crc(RX4, peer4(0), 50000, 5001))
+        b_rx, b_peer = switch_budget.ports_in_slots(RX4, peer4(0), a0, 7)
+        c_rx, c_peer = switch_budget.ports_in_slots(RX4, peer4(1), a0, 7)
+        self.handshake(0, 0)  # A: way 0, N = 1
+        self.handshake(0, 0, sport=b_rx, dport=b_peer)  # B: way 1, N = 2
+        self.through(rx_ack(0, 29200), 5792)
+        self.through(rx_ack(0, 29200, sport=b_rx, dport=b_peer), 5792)
+        assert self.counter("untracked") == 0 and self.counter("flows") == 2
+        self.through(rx_syn(1, 0, sport=c_rx, dport=c_peer))  # C: both ways held
+        self.through(rx_ack(1, 29200, sport=c_rx, dport=c_peer), None)
+        self.through(rx_ack(0, 29200), 5792)  # still N = 2
         assert self.counter("untracked") == 2, self.counter("untracked")
-        assert self.counter("flows") == 1
+        assert self.counter("flows") == 2
+        # B closes: its way-1 slot empties, and C's next handshake takes it.
+        self.through(rx_close(0, "FA", sport=b_rx, dport=b_peer))
+        self.handshake(1, 0, sport=c_rx, dport=c_peer)
+        self.through(rx_ack(1, 29200, sport=c_rx, dport=c_peer), 5792)  # N = 2: A and C
         # A slot opened by a SYN and not yet counted is taken by the next SYN
-        # to it: the first flow's ACK then finds no slot of its own; the
-        # second is counted beside flow 0: N = 2, 5792.
-        home = flow_key_crc(RX4, peer4(1), 50001, 5001) % slots
-        third = next(
-            p for p in range(50002, 65536) if flow_key_crc(RX4, peer4(1), p, 5001) % slots == home
-        )
-        self.through(rx_syn(1, 0))
-        self.handshake(1, 0, sport=third)
-        self.through(rx_ack(1, 29200), None)
-        self.through(rx_ack(1, 29200, sport=third), 5792)
-        assert self.counter("untracked") == 3 and self.counter("flows") == 2
+        # to it: the first flow's ACK then finds no slot of its own in either
+        # way; the second is counted beside A and C: N = 3, 2896.
+        home = switch_budget.flow_slots(switch_budget.flow_crc(RX4, peer4(2), 50002, 5001))
+        d_rx, d_peer = switch_budget.ports_in_slots(RX4, peer4(2), *home)
+        self.through(rx_syn(2, 0))
+        self.handshake(2, 0, sport=d_rx, dport=d_peer)
+        self.through(rx_ack(2, 29200), None)
+        self.through(rx_ack(2, 29200, sport=d_rx, dport=d_peer), 2896)
+        assert self.counter("untracked") == 3 and self.counter("flows") == 4
 
 
 def raw_syn(i: int, options: bytes, *, dataofs: int, ip_len: int | None = None) -> bytes:
@@ -490,12 +498,12 @@ class RxBudgetIdleGapTest(RxBudgetTestBase):
         assert self.counter("flows") == 3
 
 
-def rx_close(i: int, flags: str) -> Packet:
+def rx_close(i: int, flags: str, *, sport: int | None = None, dport: int = 5001) -> Packet:
     """The receiver's FIN ("FA") or RST ("R") of flow i."""
     return (
         Ether(src=host_mac(RX_PORT), dst=port_mac(RX_PORT))
         / IP(src=RX4, dst=peer4(i))
-        / TCP(sport=50000 + i, dport=5001, flags=flags, seq=1001, ack=7001, window=29200)
+        / TCP(sport=sport or 50000 + i, dport=dport, flags=flags, seq=1001, ack=7001, window=29200)
     )
 
 
@@ -542,28 +550,25 @@ class RxBudgetFinRstTest(RxBudgetTestBase):
 
 
 class RxBudgetTableFullTest(RxBudgetTestBase):
-    """More flows than the flow table holds: FLOW_SLOTS + 64 = 4160 flows at
-    scale 0, each a SYN and its handshake's ACK (which counts it). A flow
-    takes its slot when no counted flow holds it, else it is untracked: its
-    SYN and ACK forwarded unchanged and counted. So the untracked count is
-    twice the flows minus the distinct slots among them (the slots by the
-    pipeline's CRC-32, flow_key_crc). Then an untracked flow's ACK leaves
-    unchanged, and a tracked one's is lowered to the floor: N is the tracked
-    flows, far above B / MSS = 8, share 1448 at scale 0."""
+    """More flows than the flow table holds: FLOW_WAYS × FLOW_SLOTS + 64 = 8256
+    flows at scale 0, each a SYN and its handshake's ACK (which counts it). A
+    flow takes its way-0 slot when no counted flow holds it, else its way-1
+    slot on the same terms, else it is untracked: its SYN and ACK forwarded
+    unchanged and counted. So the untracked count is twice the flows
+    `switch_budget.place` finds no way for (the pipeline's CRC-32). Then an
+    untracked flow's ACK leaves unchanged, and a tracked one's (in way 1) is
+    lowered to the floor: N is the tracked flows, far above B / MSS = 8,
+    share 1448 at scale 0."""
 
     @autocleanup
     def runTest(self) -> None:
         self.budget_on()
-        slots, total = 4096, 4096 + 64
+        total = switch_budget.FLOW_WAYS * switch_budget.FLOW_SLOTS + 64
         peers = [(peer4(i // 60000), 1024 + i % 60000) for i in range(total)]
-        seen: dict[int, int] = {}
-        untracked: list[int] = []
-        for i, (peer, sport) in enumerate(peers):
-            slot = flow_key_crc(RX4, peer, sport, 5001) % slots
-            if slot in seen:
-                untracked.append(i)
-            else:
-                seen[slot] = i
+        ways = switch_budget.place(
+            switch_budget.flow_crc(RX4, peer, sport, 5001) for peer, sport in peers
+        )
+        untracked = [i for i, way in enumerate(ways) if way is None]
         # Each flow's SYN and its handshake's ACK (which counts it).
         frames = [
             bytes(f)
@@ -580,15 +585,15 @@ class RxBudgetTableFullTest(RxBudgetTestBase):
                 self.dataplane.send(0, RX_PORT, frame)
             out += self.collect(PEER_PORT, len(batch), timeout=10)
         assert len(out) == 2 * total, f"{len(out)} of {2 * total} frames left the switch"
-        # The SYN and the ACK of each flow whose slot a counted flow holds.
-        assert self.counter("untracked") == 2 * len(untracked), (
+        # The SYN and the ACK of each flow that found both its slots held.
+        assert untracked and self.counter("untracked") == 2 * len(untracked), (
             self.counter("untracked"),
             len(untracked),
         )
-        assert self.counter("flows") == len(seen)
+        assert self.counter("flows") == total - len(untracked)
         lost = untracked[0]
         self.through(rx_ack(lost // 60000, 29200, sport=peers[lost][1]), None)
-        kept = next(iter(seen.values()))
+        kept = ways.index(1)  # a flow in way 1
         self.through(rx_ack(kept // 60000, 29200, sport=peers[kept][1]), 1448)
 
 

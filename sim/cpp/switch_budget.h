@@ -4,10 +4,13 @@
 //
 // Every packet that enters the ToR from the receiver's port passes here before
 // it is forwarded (Scenario::SwitchRx). As in the pipeline:
-//  - a flow is (receiver address, peer address, receiver port, peer port); its
-//    slot in a table of `slots` (FLOW_SLOTS) is the low bits of the CRC-32 of
-//    those 36 bytes (addresses as 16 bytes, IPv4 zero-extended), its
-//    signature the CRC with the low bit set (0: an empty slot);
+//  - a flow is (receiver address, peer address, receiver port, peer port); the
+//    CRC-32 of those 36 bytes (addresses as 16 bytes, IPv4 zero-extended)
+//    gives it a slot in each of two ways of `slots` (FLOW_SLOTS) each, way 0's
+//    its low bits and way 1's the bits above them, and its signature, the CRC
+//    with the low bit set (0: an empty slot). Way 0 is the flow's if it holds
+//    its signature or, for a SYN, no counted flow; else way 1 is tried the same
+//    way (the order of TNA's stages);
 //  - time runs in ticks of `tickS` (BMv2's 1.024 ms), epochs of `epochTicks`
 //    ticks; the epoch's number is the tick with its low bits all ones;
 //  - a SYN opens its flow: its own slot (its scale read again), or a slot of
@@ -68,7 +71,7 @@ class SwitchBudget
     // -- settings (sim/engine.py; zero budget: off) --------------------------
     uint64_t budgetBytes = 0; // B
     uint32_t mss = 0;         // the segment the shares are whole numbers of
-    uint32_t slots = 0;       // FLOW_SLOTS, a power of two
+    uint32_t slots = 0;       // FLOW_SLOTS a way (two ways), a power of two
     uint32_t epochTicks = 0;  // a power of two >= 4
     double tickS = 0;         // one tick of the switch's clock
 
@@ -123,6 +126,7 @@ class SwitchBudget
         key[35] = peerPort & 0xff;
         uint32_t sig = Crc32(key, sizeof key);
         uint32_t slot = sig & (slots - 1);
+        uint32_t slot1 = slots + ((sig >> SlotBits()) & (slots - 1));
         sig |= 1;
         uint32_t ticks = static_cast<uint32_t>(static_cast<uint64_t>(now / tickS));
         uint32_t epoch = ticks | (epochTicks - 1);
@@ -132,11 +136,17 @@ class SwitchBudget
         uint8_t synScale = ws == -2 ? SW_SCALE_UNKNOWN
                            : ws < 0 ? 0
                                     : static_cast<uint8_t>(std::min(ws, SW_MAX_WSCALE));
+        bool closing = flags & (TcpHeader::FIN | TcpHeader::RST);
+        // Way 0 first: the flow's if it holds its signature, or for a SYN if
+        // it holds no counted flow; else way 1.
+        if (sig_[slot] != sig && (closing || !syn || epoch_[slot] > epochOld))
+        {
+            slot = slot1;
+        }
         // The slot is the flow's if it holds its signature; its epoch is the
         // one the flow was last seen in (counted if this one or the one
         // before), or 0 (opened by a SYN, not yet counted).
         bool own = sig_[slot] == sig;
-        bool closing = flags & (TcpHeader::FIN | TcpHeader::RST);
         uint32_t seen = epoch_[slot]; // where the flow was counted before this packet
         if (closing)
         {
@@ -281,12 +291,22 @@ class SwitchBudget
 
     void Init()
     {
-        if (sig_.size() != slots)
+        if (sig_.size() != 2 * slots) // two ways
         {
-            sig_.assign(slots, 0);
-            epoch_.assign(slots, 0);
-            scale_.assign(slots, 0);
+            sig_.assign(2 * slots, 0);
+            epoch_.assign(2 * slots, 0);
+            scale_.assign(2 * slots, 0);
         }
+    }
+
+    uint32_t SlotBits() const
+    {
+        uint32_t bits = 0;
+        while ((1u << bits) < slots)
+        {
+            bits++;
+        }
+        return bits;
     }
 };
 

@@ -17,8 +17,6 @@ flow ages out while a test runs).
 
 from __future__ import annotations
 
-import ipaddress
-import zlib
 from typing import Any
 
 from p4incast.model import switch_budget
@@ -39,18 +37,6 @@ def peer6(i: int) -> str:
     return f"2001:db8:1::{10 + i:x}"
 
 
-def flow_key_crc(rx: str, peer: str, rx_port: int, peer_port: int) -> int:
-    """The pipeline's CRC-32 of a flow (p4src/v1model/main.p4 RxBudgetFlows):
-    16-byte receiver address, 16-byte peer address (IPv4 zero-extended),
-    receiver port, peer port."""
-
-    def a16(a: str) -> bytes:
-        return int(ipaddress.ip_address(a)).to_bytes(16, "big")
-
-    data = a16(rx) + a16(peer) + rx_port.to_bytes(2, "big") + peer_port.to_bytes(2, "big")
-    return zlib.crc32(data)
-
-
 class Switch:
     """One model switch port with its budget, and the receiver's packets."""
 
@@ -67,26 +53,35 @@ class Switch:
     def sw(self) -> Any:
         return self.probe.sw
 
-    def syn(self, i: int, scale: int | None, *, sport: int | None = None) -> int:
+    def syn(self, i: int, scale: int | None, *, sport: int | None = None, dport: int = 5001) -> int:
         ws = NO_WS if scale is None else scale
-        return int(
-            self.probe.Send4(RX4, peer4(i), sport or 50000 + i, 5001, SYN, 64240, ws, 0, self.now)
-        )
+        port = sport or 50000 + i
+        return int(self.probe.Send4(RX4, peer4(i), port, dport, SYN, 64240, ws, 0, self.now))
 
-    def ack(self, i: int, window: int, *, payload: int = 0, sport: int | None = None) -> int:
+    def ack(
+        self,
+        i: int,
+        window: int,
+        *,
+        payload: int = 0,
+        sport: int | None = None,
+        dport: int = 5001,
+    ) -> int:
         flags = ACK | (PSH if payload else 0)
         port = sport or 50000 + i
         return int(
-            self.probe.Send4(RX4, peer4(i), port, 5001, flags, window, NO_WS, payload, self.now)
+            self.probe.Send4(RX4, peer4(i), port, dport, flags, window, NO_WS, payload, self.now)
         )
 
-    def handshake(self, i: int, scale: int | None, *, sport: int | None = None) -> None:
+    def handshake(
+        self, i: int, scale: int | None, *, sport: int | None = None, dport: int = 5001
+    ) -> None:
         """Flow i's SYN, then the ACK that ends its handshake (w 29200): it counts
         the flow and offers two segments (§8, "The handshake's ACK"):
         ceil(2896 / 2^s) units, s = the scale (none: 0)."""
-        self.syn(i, scale, sport=sport)
+        self.syn(i, scale, sport=sport, dport=dport)
         s = min(scale or 0, 14)
-        assert self.ack(i, 29200, sport=sport) == (2 * MSS + (1 << s) - 1) >> s
+        assert self.ack(i, 29200, sport=sport, dport=dport) == (2 * MSS + (1 << s) - 1) >> s
 
     def syn6(self, i: int, ws: int) -> int:
         return int(self.probe.Send6(RX6, peer6(i), 50000 + i, 5001, SYN, 64240, ws, self.now))
@@ -166,31 +161,38 @@ def test_a_flow_whose_syn_was_not_seen_is_not_counted_and_left_alone(p4i: Any) -
     assert (s.sw.untracked, s.sw.unknownScale, s.sw.flowEpochs) == (2, 0, 1)
 
 
-def test_two_live_flows_in_one_slot_fail_open(p4i: Any) -> None:
-    """The second flow of a slot is forwarded unchanged and counted untracked;
-    the first keeps its slot, N = 1, share 11584 (PTF RxBudgetCollisionTest).
-    The slots are the pipeline's CRC-32 of the flow, computed here by zlib."""
+def test_a_flow_whose_slot_is_held_takes_way_1_and_both_held_fail_open(p4i: Any) -> None:
+    """Flow A holds its way-0 slot; flow B, of the same way-0 slot, takes its
+    way-1 slot and is counted beside A (N = 2, share 5792); flow C, whose way-0
+    slot is A's and way-1 slot B's, is forwarded unchanged and counted
+    untracked (fail-open), N stays 2 (PTF RxBudgetCollisionTest). The slots
+    are the pipeline's CRC-32 of the flow (switch_budget.flow_crc, zlib)."""
     s = Switch(p4i)
-    slots = switch_budget.FLOW_SLOTS
-    first = flow_key_crc(RX4, peer4(0), 50000, 5001) % slots
-    other = next(
-        p for p in range(50001, 65536) if flow_key_crc(RX4, peer4(0), p, 5001) % slots == first
-    )
-    s.handshake(0, 0)  # counted: its slot is now refused to others
-    s.syn(0, 0, sport=other)  # its slot is taken: untracked
-    assert s.ack(0, 29200, sport=other) == 29200
-    assert s.ack(0, 29200) == 11584
-    assert (s.sw.untracked, s.sw.flowEpochs) == (2, 1)
-    # A slot opened by a SYN and not yet counted is taken by the next SYN:
-    # the first flow's ACK then finds no slot of its own.
-    home = flow_key_crc(RX4, peer4(1), 50001, 5001) % slots
-    third = next(
-        p for p in range(50002, 65536) if flow_key_crc(RX4, peer4(1), p, 5001) % slots == home
-    )
-    s.syn(1, 0)
-    s.handshake(1, 0, sport=third)
-    assert s.ack(1, 29200) == 29200
-    assert s.ack(1, 29200, sport=third) == 5792  # N = 2
+    a0, _a1 = switch_budget.flow_slots(switch_budget.flow_crc(RX4, peer4(0), 50000, 5001))
+    b_rx, b_peer = switch_budget.ports_in_slots(RX4, peer4(0), a0, 7)
+    c_rx, c_peer = switch_budget.ports_in_slots(RX4, peer4(1), a0, 7)  # another peer
+    s.handshake(0, 0)  # A: way 0, counted, N = 1
+    s.handshake(0, 0, sport=b_rx, dport=b_peer)  # B: way 1, counted, N = 2
+    assert s.ack(0, 29200) == 5792
+    assert s.ack(0, 29200, sport=b_rx, dport=b_peer) == 5792
+    assert s.sw.untracked == 0 and s.sw.flowEpochs == 2
+    s.syn(1, 0, sport=c_rx, dport=c_peer)  # C: both ways held, untracked
+    assert s.ack(1, 29200, sport=c_rx, dport=c_peer) == 29200
+    assert s.ack(0, 29200) == 5792  # still N = 2
+    assert (s.sw.untracked, s.sw.flowEpochs) == (2, 2)
+    # B closes: its way-1 slot empties and C's next SYN takes it (N = 3 once
+    # C's handshake ends: share 2896), while A keeps way 0.
+    assert s.probe.Send4(RX4, peer4(0), b_rx, b_peer, FIN | ACK, 29200, NO_WS, 0, 0.0) == 29200
+    s.handshake(1, 0, sport=c_rx, dport=c_peer)
+    assert s.ack(1, 29200, sport=c_rx, dport=c_peer) == 5792  # N = 2: A and C
+    # A slot opened by a SYN and not yet counted is taken by the next SYN to
+    # it: the first flow's ACK then finds no slot of its own in either way.
+    home = switch_budget.flow_slots(switch_budget.flow_crc(RX4, peer4(2), 50002, 5001))
+    d_rx, d_peer = switch_budget.ports_in_slots(RX4, peer4(2), home[0], home[1])
+    s.syn(2, 0)
+    s.handshake(2, 0, sport=d_rx, dport=d_peer)
+    assert s.ack(2, 29200) == 29200
+    assert s.ack(2, 29200, sport=d_rx, dport=d_peer) == 2896  # N = 3
 
 
 def test_options_not_walkable_leave_the_scale_unknown(p4i: Any) -> None:
@@ -296,29 +298,43 @@ def test_a_fin_in_the_epoch_after_uncounts_from_prev(p4i: Any) -> None:
 
 
 def test_more_flows_than_slots_fail_open(p4i: Any) -> None:
-    """FLOW_SLOTS + 64 = 4160 flows at scale 0, each a SYN and its handshake's
-    ACK (counted): a flow whose slot a counted flow holds is untracked (its
-    SYN and its ACK), so the untracked packets are twice the flows minus the
-    distinct slots among them (the pipeline's CRC-32). An untracked flow's
-    ACK leaves unchanged, a tracked one's is lowered to the floor, 1448 (PTF
-    RxBudgetTableFullTest)."""
+    """FLOW_WAYS × FLOW_SLOTS + 64 = 8256 flows at scale 0, each a SYN and its
+    handshake's ACK (counted): a flow whose slots in both ways counted flows
+    hold is untracked (its SYN and its ACK), so the untracked packets are twice
+    the flows `switch_budget.place` finds no way for (the pipeline's CRC-32).
+    An untracked flow's ACK leaves unchanged, a tracked one's is lowered to
+    the floor, 1448 (PTF RxBudgetTableFullTest)."""
     s = Switch(p4i)
-    slots = switch_budget.FLOW_SLOTS
-    total = slots + 64
+    total = switch_budget.FLOW_WAYS * switch_budget.FLOW_SLOTS + 64
     peers = [(i // 60000, 1024 + i % 60000) for i in range(total)]
-    seen: dict[int, int] = {}
-    untracked: list[int] = []
-    for i, (peer, sport) in enumerate(peers):
-        slot = flow_key_crc(RX4, peer4(peer), sport, 5001) % slots
-        if slot in seen:
-            untracked.append(i)
-        else:
-            seen[slot] = i
+    ways = switch_budget.place(
+        switch_budget.flow_crc(RX4, peer4(peer), sport, 5001) for peer, sport in peers
+    )
+    for peer, sport in peers:
         s.syn(peer, 0, sport=sport)
         s.ack(peer, 29200, sport=sport)
-    assert s.sw.untracked == 2 * len(untracked)  # the SYN and the ACK of each
-    assert s.sw.flowEpochs == len(seen)
+    untracked = [i for i, way in enumerate(ways) if way is None]
+    assert untracked and s.sw.untracked == 2 * len(untracked)  # the SYN and the ACK of each
+    assert s.sw.flowEpochs == total - len(untracked)
     lost = untracked[0]
     assert s.ack(peers[lost][0], 29200, sport=peers[lost][1]) == 29200
-    kept = next(iter(seen.values()))
+    kept = ways.index(1)  # a flow in way 1
     assert s.ack(peers[kept][0], 29200, sport=peers[kept][1]) == 1448
+
+
+def test_the_ways_a_flow_is_placed_in() -> None:
+    """switch_budget.place, the expectation of the table-full tests, against §8's
+    order worked by hand on CRCs whose slots are chosen (way 0's slot the low
+    12 bits, way 1's the next 12, the rest of the signature): (5, 7) takes way
+    0; (5, 9) finds slot 5 of way 0 held and takes way 1; another flow of (5, 9)
+    finds both held: untracked; (6, 7) takes way 0 (way 1's slot 7 is free, but
+    way 0 is tried first); (6, 1) way 1."""
+    crcs = [5 | 7 << 12, 5 | 9 << 12, 5 | 9 << 12 | 1 << 24, 6 | 7 << 12, 6 | 1 << 12]
+    assert [switch_budget.flow_slots(c) for c in crcs[:2]] == [(5, 7), (5, 9)]
+    assert switch_budget.place(crcs) == [0, 1, None, 0, 1]
+    # the receiver's key, 36 bytes: zlib's CRC-32 of it, BMv2's crc32
+    crc = switch_budget.flow_crc(RX4, peer4(0), 50000, 5001)
+    rx_port, peer_port = switch_budget.ports_in_slots(RX4, peer4(3), *switch_budget.flow_slots(crc))
+    assert rx_port >= 1024 and peer_port >= 1024
+    other = switch_budget.flow_crc(RX4, peer4(3), rx_port, peer_port)
+    assert switch_budget.flow_slots(other) == switch_budget.flow_slots(crc) and other != crc
