@@ -154,7 +154,7 @@ def budget_bytes(point: Point, shape: LinkShape, rtt_ms: float | None) -> int:
     ACKs every segment. Without a drain rate (BMv2's own speed) the pipe is not
     known and B is the queue; without an RTT the run stops here."""
     k, pipe = point.scheme.k, shape.queue_pkts
-    if shape.queue_rate_pps and not point.receiver_delayed_ack:
+    if shape.queue_rate_pps and k > 0 and not point.receiver_delayed_ack:
         if rtt_ms is None:
             raise RuntimeError("the receiver's budget needs the base RTT, and ping measured none")
         pipe = pipe_frames(shape.queue_rate_pps, rtt_ms / 1e3)
@@ -326,14 +326,12 @@ def switch_configs(
     ecn: EcnPolicy,
     shape: LinkShape,
     tls: TlsSettings | None = None,
-    budget: PortBudget | None = None,
 ) -> dict[str, Config]:
     """Controller config per switch of `net`: the topology's ports and routes
-    (`switch_plans`), with `ecn` on every port toward the receiver and `budget`
-    (the receiver's budget held by the switch, docs/algorithms.md §8) on the
-    receiver's own port of its ToR, the port its ACKs enter by. P4Runtime is
+    (`switch_plans`), with `ecn` on every port toward the receiver. The
+    receiver's budget held by the switch (docs/algorithms.md §8) is set live
+    later, once the base RTT is known (`_Run.hold_budget`). P4Runtime is
     plaintext (the testbed's switches listen on loopback) unless `tls` is given."""
-    tor = receiver_switch(net).name
     return {
         name: Config(
             switch=SwitchSettings(
@@ -347,7 +345,6 @@ def switch_configs(
                     queue_depth=q.queue_depth,
                     queue_rate=q.queue_rate,
                     ecn=ecn if q.toward_receiver else EcnPolicy(),
-                    budget=budget if q.toward_receiver and name == tor else None,
                 )
                 for q in p.ports
             },
@@ -362,10 +359,9 @@ def program(
     ecn: EcnPolicy,
     shape: LinkShape,
     tls: TlsSettings | None = None,
-    budget: PortBudget | None = None,
 ) -> dict[str, Any]:
     """Every switch programmed through app.apply (the path `p4incast-ctl apply` takes)."""
-    configs = switch_configs(net, ecn=ecn, shape=shape, tls=tls, budget=budget)
+    configs = switch_configs(net, ecn=ecn, shape=shape, tls=tls)
     for cfg in configs.values():
         asyncio.run(app.apply(cfg))
     return configs
