@@ -58,8 +58,9 @@ BOTTLENECK_PORT = "1"  # the run record's name of the switch port to the client 
 TIMEOUT_S = 600.0  # wall-clock limit of one `ns` run
 # Simulated time a round may take before the run is called stuck: a flow may back
 # off to ns-2's maxrto_ (60 s) several times, and idle simulated time costs ns-2
-# nothing (seed 003's 100 servers into 8 KB of buffer take minutes a round).
-STUCK_ROUND_S = 1000.0
+# nothing (seed 003's plain TCP into 32 KB takes about 570 simulated s a round at
+# N = 500 and 1110 at N = 800, growing by about 180 s per 100 servers).
+STUCK_ROUND_S = 3600.0
 
 
 def ns_binary() -> str | None:
