@@ -68,16 +68,47 @@ async def write_port(sw: fy.Switch, port: int, budget: PortBudget | None) -> int
     return len(plan)
 
 
+def sessions(ports: list[int]) -> list[fy.P4CloneSessionEntry]:
+    """The clone sessions the handshake's zero-window copy leaves by: one per
+    port, ZERO_COPY_SESSION_BASE + port -> that port (docs/algorithms.md §8,
+    "The handshake's ACK, twice")."""
+    return [
+        fy.P4CloneSessionEntry(switch_budget.ZERO_COPY_SESSION_BASE + p, replicas=[(p, 1)])
+        for p in ports
+    ]
+
+
+async def write_sessions(sw: fy.Switch, ports: list[int]) -> int:
+    """The ports' clone sessions written where the switch lacks them or has
+    them otherwise; returns the update count."""
+    have: dict[int, fy.P4CloneSessionEntry] = {}
+    async for s in read_entities(sw, fy.P4CloneSessionEntry()):
+        have[s.session_id] = s
+    updates: list[fy.P4CloneSessionEntry] = []
+    for want in sessions(ports):
+        got = have.get(want.session_id)
+        if got is None:
+            updates.append(+want)
+        elif got.replicas_str() != want.replicas_str():
+            updates.append(~want)
+    if updates:
+        await sw.write(updates)
+    return len(updates)
+
+
 async def write_budgets(sw: fy.Switch, cfg: Config) -> int:
     """apply: every port's budget brought to the config (a port without
-    `budget:` off); returns the update count."""
+    `budget:` off), and every port's clone session for the zero-window copy
+    (so a budget set live later needs none); returns the update count."""
     want = [e for p, pc in sorted(cfg.ports.items()) for e in desired(p, pc.budget)]
-    if not want and sw.p4info.tables.get(p4names.RX_BUDGET) is None:
-        return 0  # an older pipeline, and no budget asked for
+    if sw.p4info.tables.get(p4names.RX_BUDGET) is None:
+        if not want:
+            return 0  # an older pipeline, and no budget asked for
+        await current(sw, None)  # refuses, naming the fix
     plan = reconcile.plan(await current(sw, None), want, sw.p4info)
     if plan:
         await sw.write(plan.updates())
-    return len(plan)
+    return len(plan) + await write_sessions(sw, sorted(cfg.ports))
 
 
 @dataclass(frozen=True)

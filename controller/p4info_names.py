@@ -15,6 +15,7 @@ FIELD_PORT = "port"
 FIELD_SCALE = "scale"
 ACTION_NOACTION = "NoAction"
 ACTION_CE_IN = "ce_in"
+ACTION_COPY_ZERO = "copy_zero"
 ACTION_COUNT_FLOW = "count_flow"
 ACTION_COUNT_UNKNOWN_SCALE = "count_unknown_scale"
 ACTION_COUNT_UNTRACKED = "count_untracked"
@@ -28,6 +29,7 @@ ACTION_MARK_IPV6 = "mark_ipv6"
 ACTION_NOT_ECT_DROP = "not_ect_drop"
 ACTION_NOT_ECT_OVER_K = "not_ect_over_k"
 ACTION_NOT_ECT_OVER_K_DROP = "not_ect_over_k_drop"
+ACTION_OPENED_BY_RX = "opened_by_rx"
 ACTION_REWRITE_WINDOW = "rewrite_window"
 ACTION_ROUTE = "route"
 ACTION_ROUTE_MISS = "route_miss"
@@ -55,6 +57,7 @@ ACTION_WINDOW_9 = "window_9"
 ACTION_WINDOW_LOW = "window_low"
 ACTION_WINDOW_MAX = "window_max"
 ACTION_WITHIN_SHARE = "within_share"
+ACTION_ZERO_WINDOW = "zero_window"
 COUNTER_BUDGET_ACK_STATS = "budget_ack_stats"
 COUNTER_BUDGET_FLOW_STATS = "budget_flow_stats"
 COUNTER_BUDGET_REWRITTEN_STATS = "budget_rewritten_stats"
@@ -108,6 +111,7 @@ TABLE_ACTIONS: dict[str, tuple[str, ...]] = {
 ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     ACTION_NOACTION: (),
     ACTION_CE_IN: (),
+    ACTION_COPY_ZERO: (),
     ACTION_COUNT_FLOW: (),
     ACTION_COUNT_UNKNOWN_SCALE: (),
     ACTION_COUNT_UNTRACKED: (),
@@ -121,6 +125,7 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     ACTION_NOT_ECT_DROP: (),
     ACTION_NOT_ECT_OVER_K: (),
     ACTION_NOT_ECT_OVER_K_DROP: (),
+    ACTION_OPENED_BY_RX: (),
     ACTION_REWRITE_WINDOW: (),
     ACTION_ROUTE: ("port", "smac", "dmac"),
     ACTION_ROUTE_MISS: (),
@@ -148,6 +153,7 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     ACTION_WINDOW_LOW: (),
     ACTION_WINDOW_MAX: (),
     ACTION_WITHIN_SHARE: (),
+    ACTION_ZERO_WINDOW: (),
 }
 # counter -> its cells
 COUNTER_SIZES: dict[str, int] = {
@@ -169,7 +175,7 @@ COUNTER_SIZES: dict[str, int] = {
 FIELD_BITS: dict[tuple[str, str], int] = {
     (TABLE_BUDGET_SHARE, FIELD_PORT): 9,
     (TABLE_BUDGET_SHARE, FIELD_FLOWS): 16,
-    (TABLE_BUDGET_WINDOW, FIELD_SCALE): 8,
+    (TABLE_BUDGET_WINDOW, FIELD_SCALE): 4,
     (TABLE_ECN_POLICY, FIELD_PORT): 9,
     (TABLE_ROUTES_V4, FIELD_DST_ADDR): 32,
     (TABLE_ROUTES_V6, FIELD_DST_ADDR): 128,

@@ -49,6 +49,10 @@ const bit<8> TCP_OPT_EOL   = 0;
 const bit<8> TCP_OPT_NOP   = 1;
 const bit<8> TCP_OPT_WSCALE = 3;
 const bit<8> TCP_WSCALE_MAX = 14;       // a larger shift counts as 14 (RFC 7323 §2.3)
-const bit<8> RX_SCALE_UNKNOWN = 0xff;   // the switch did not read the flow's scale
+// A flow's scale as the flow table keeps it: bits 3:0 the shift (0..14) or
+// RX_SCALE_UNKNOWN, bit 4 RX_OPENED_BY_RX (the receiver opened the flow: its
+// SYN had no ACK; docs/algorithms.md §8, "The handshake's ACK, twice").
+const bit<8> RX_SCALE_UNKNOWN = 0x0f;   // the switch did not read the flow's scale
+const bit<8> RX_OPENED_BY_RX = 0x10;
 
 #endif  // P4INCAST_DEFINES_P4

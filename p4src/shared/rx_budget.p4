@@ -20,9 +20,11 @@
 //                            target's registers: from hdr.budget's epoch
 //                            fields (set by set_rx_budget, epoch still
 //                            without the time), sets epoch, epoch_prev,
-//                            epoch_old, slot, sig, tracked, counted, the
-//                            flow's scale (a SYN's from the parser), cur
-//                            and prev after this packet (N = cur + prev)
+//                            epoch_old, slot, sig, tracked, counted, fresh,
+//                            bare (no payload), the flow's scale as its
+//                            slot keeps it (a SYN's from the parser, with
+//                            RX_OPENED_BY_RX), cur and prev after this
+//                            packet (N = cur + prev)
 //   RX_WINDOW_CHECKSUM       statements that fix hdr.tcp.checksum for the
 //                            window going from hdr.tcp.window to
 //                            hdr.budget.wnd, run before the window is written
@@ -123,10 +125,11 @@ control IngressRxBudget(inout headers_t hdr,
     RX_WINDOW_ACTION(14)
 
     // scale -> the share in its window units. Fixed: the controller writes
-    // nothing here. The flow table only stores scales 0..14.
+    // nothing here. The flow table only stores shifts 0..14 in the scale's
+    // low four bits (bit 4: RX_OPENED_BY_RX).
     table budget_window {
         key = {
-            hdr.budget.scale : exact @name("scale");
+            hdr.budget.scale[3:0] : exact @name("scale");
         }
         actions = {
             window_0; window_1; window_2; window_3; window_4;
@@ -141,6 +144,11 @@ control IngressRxBudget(inout headers_t hdr,
         }
     }
 
+    // A SYN without ACK: the receiver opens the flow (with ACK, its SYN-ACK,
+    // it accepts); the flow table keeps the bit with the scale.
+    action opened_by_rx() {
+        hdr.budget.scale = hdr.budget.scale | RX_OPENED_BY_RX;
+    }
     action count_untracked() {
         budget_untracked_stats.count(port);
     }
@@ -175,9 +183,19 @@ control IngressRxBudget(inout headers_t hdr,
         budget_ack_stats.count(port);
         budget_rewritten_stats.count(port);
     }
+    // The handshake's ACK of a flow the receiver opened, without payload,
+    // leaves twice: as it is, then a copy with window 0 (the target's
+    // egress makes the copy; docs/algorithms.md §8, "The handshake's ACK,
+    // twice").
+    action copy_zero() {
+        hdr.budget.zero_copy = 1;
+    }
 
     apply {
         if (rx_budget.apply().hit) {
+            if ((hdr.tcp.flags & (TCP_FLAG_SYN | TCP_FLAG_ACK)) == TCP_FLAG_SYN) {
+                opened_by_rx();
+            }
             flows.apply(hdr, port);
             if (hdr.budget.tracked == 0) {
                 count_untracked();                 // no slot of its flow, or fail-open: forwarded as it came
@@ -190,17 +208,22 @@ control IngressRxBudget(inout headers_t hdr,
                 // alone.
                 if ((hdr.tcp.flags & (TCP_FLAG_SYN | TCP_FLAG_FIN | TCP_FLAG_RST
                                       | TCP_FLAG_ACK)) == TCP_FLAG_ACK) {
-                    if (hdr.budget.scale == RX_SCALE_UNKNOWN) {
+                    if (hdr.budget.scale[3:0] == RX_SCALE_UNKNOWN[3:0]) {
                         count_unknown_scale();
                     } else {
                         load_flows();
                         // The ACK that ends the handshake offers two segments:
-                        // a peer takes a smaller window from an ACK of the
-                        // same sequence (the request after it) only from a
-                        // newer one, and sizes its segments by the largest
-                        // (docs/algorithms.md §8, "The handshake's ACK").
+                        // a peer sizes its segments by the largest window it
+                        // was offered, and takes a smaller one at the same
+                        // sequence (the request after it) only if it is 0 —
+                        // so, where the receiver opened the flow, a copy with
+                        // window 0 follows it (docs/algorithms.md §8, "The
+                        // handshake's ACK", "... twice").
                         if (hdr.budget.fresh == 1) {
                             share_handshake();
+                            if (hdr.budget.scale[4:4] == 1 && hdr.budget.bare == 1) {
+                                copy_zero();
+                            }
                         } else {
                             budget_share.apply();
                         }

@@ -133,6 +133,7 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
         hdr.budget.tracked = 1;
         hdr.budget.counted = 0;
         hdr.budget.fresh = 0;
+        hdr.budget.bare = 0;
     }
     // Way 0 is not the flow's: the packet works on way 1's slot.
     @hidden action use_way1() {
@@ -162,6 +163,9 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
     }
     @hidden action see_fresh() {
         hdr.budget.fresh = 1;
+    }
+    @hidden action is_bare() {
+        hdr.budget.bare = 1;
     }
     // A FIN or RST closes it: the slot empties, so the flow's later packets
     // (the ACK of the peer's FIN) find no slot of theirs.
@@ -207,6 +211,14 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
             key_v6();
         }
         read_state();
+        // No payload: the IP datagram is its IP and TCP headers alone.
+        if (hdr.ipv4.isValid()) {
+            if (hdr.ipv4.total_len == ((bit<16>)hdr.ipv4.ihl + (bit<16>)hdr.tcp.data_offset) << 2) {
+                is_bare();
+            }
+        } else if (hdr.ipv6.payload_len == (bit<16>)hdr.tcp.data_offset << 2) {
+            is_bare();
+        }
         bool closing = (hdr.tcp.flags & (TCP_FLAG_FIN | TCP_FLAG_RST)) != 0;
         // Way 0 first: the flow's if it holds its signature, or for a SYN
         // (not closing) if it holds no counted flow; else way 1.
@@ -570,10 +582,21 @@ control P4IncastIngress(inout headers_t hdr,
     }
 }
 
+// standard_metadata.instance_type of an egress-to-egress clone (BMv2
+// simple_switch's PKT_INSTANCE_TYPE_EGRESS_CLONE).
+const bit<32> PKT_INSTANCE_TYPE_EGRESS_CLONE = 2;
+
 control P4IncastEgress(inout headers_t hdr,
                        inout local_metadata_t meta,
                        inout standard_metadata_t std_meta) {
     EgressEcnMarker() ecn_marker;
+
+    // RFC 1624 for the window going to 0 (RX_WINDOW_CHECKSUM).
+    @hidden action zero_window() {
+        hdr.budget.wnd = 0;
+        RX_WINDOW_CHECKSUM
+        hdr.tcp.window = 0;
+    }
 
     apply {
         // BMv2: enq_qdepth = packets already waiting when this one was
@@ -582,6 +605,16 @@ control P4IncastEgress(inout headers_t hdr,
                          std_meta.enq_qdepth, std_meta.deq_qdepth);
         if (meta.drop) {
             mark_to_drop(std_meta);
+        } else if (hdr.budget.isValid() && hdr.budget.zero_copy == 1) {
+            // The handshake's ACK, twice (docs/algorithms.md §8): an E2E
+            // clone goes to the tail of the same port's queue, so it leaves
+            // after this packet, and its own egress pass (the headers as
+            // this packet leaves) writes its window 0.
+            if (std_meta.instance_type == PKT_INSTANCE_TYPE_EGRESS_CLONE) {
+                zero_window();
+            } else {
+                clone(CloneType.E2E, ZERO_COPY_SESSION_BASE + (bit<32>)std_meta.egress_port);
+            }
         }
     }
 }

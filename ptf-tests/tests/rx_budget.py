@@ -28,7 +28,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
 from scapy.utils import checksum
 
-from p4incast.controller import connection, entries, p4names
+from p4incast.controller import budget, connection, entries, p4names
 from p4incast.controller.targets import bmv2 as bmv2_target
 from p4incast.model import switch_budget
 
@@ -161,6 +161,8 @@ class RxBudgetTestBase(P4IncastTest):
         self.baseline = {key: self._count(key) for key in p4names.BUDGET_COUNTERS}
 
     def budget_on(self, epoch_ticks: int = LONG_EPOCH) -> None:
+        # the zero-window copy's clone sessions, as `p4incast-ctl apply` writes them
+        self.sw.run(budget.write_sessions(self.sw.switch, [PEER_PORT, RX_PORT]))
         self.sw.write(
             [+entries.rx_budget(port=RX_PORT, floor_bytes=MSS, epoch_ticks=epoch_ticks)]
             + [
@@ -211,16 +213,80 @@ class RxBudgetTestBase(P4IncastTest):
     ) -> None:
         """Flow i's SYN, then the receiver's ACK that ends its handshake (w 29200):
         that ACK counts the flow and offers two segments (§8, "The handshake's
-        ACK"): ceil(2896 / 2^s) units, s = the scale (none: 0; above 14: 14)."""
+        ACK"): ceil(2896 / 2^s) units, s = the scale (none: 0; above 14: 14);
+        the receiver opened the flow, so a copy with window 0 follows it."""
         self.through(rx_syn(i, scale, v6=v6, sport=sport, dport=dport))
-        s = min(scale or 0, 14)
-        window = (2 * MSS + (1 << s) - 1) >> s
-        self.through(rx_ack(i, 29200, v6=v6, sport=sport, dport=dport), window)
+        self.through_twice(rx_ack(i, 29200, v6=v6, sport=sport, dport=dport), two_segments(scale))
 
     def through(self, pkt: Packet, window: int | None = None) -> None:
         """Send `pkt` from the receiver; the peer must get `routed(pkt, window)`."""
         self.send(RX_PORT, pkt)
         testutils.verify_packet(self, routed(pkt, window), PEER_PORT, timeout=3)
+
+    def through_twice(self, pkt: Packet, window: int) -> None:
+        """Send `pkt` from the receiver; the peer's next two frames must be
+        `routed(pkt, window)`, then `routed(pkt, 0)` (§8, "The handshake's ACK,
+        twice"), each with a valid TCP checksum."""
+        self.send(RX_PORT, pkt)
+        for w in (window, 0):
+            got = testutils.dp_poll(self, port_number=PEER_PORT, timeout=3)
+            assert isinstance(got, self.dataplane.PollSuccess), f"no frame with window {w}"
+            want = bytes(routed(pkt, w))
+            assert bytes(got.packet) == want, (w, Ether(bytes(got.packet)).summary())
+
+    def only(self, pkt: Packet, window: int | None) -> None:
+        """`through`, and nothing else reaches the peer (no copy)."""
+        self.through(pkt, window)
+        testutils.verify_no_other_packets(self, timeout=0.5)
+
+
+def two_segments(scale: int | None) -> int:
+    """The handshake's ACK's window: ceil(2 x 1448 / 2^s), s = the scale (none: 0)."""
+    s = min(scale or 0, 14)
+    return (2 * MSS + (1 << s) - 1) >> s
+
+
+class RxBudgetHandshakeCopyTest(RxBudgetTestBase):
+    """§8, "The handshake's ACK, twice": the ACK that counts a flow the receiver
+    opened, without payload and of known scale, leaves as the two-segment window
+    and then as a copy with window 0; the request after it (same sequence, 100
+    bytes) offers share(N). A flow the receiver accepted (its SYN-ACK), a
+    handshake's ACK with payload, and a flow of unknown scale get no copy."""
+
+    @autocleanup
+    def runTest(self) -> None:
+        self.budget_on()
+        # Flow 0 at scale 7: ceil(2896 / 128) = 23, then 0; its request at
+        # N = 1 offers ceil(11584 / 128) = 91 (90.5 up).
+        self.through(rx_syn(0, 7))
+        self.through_twice(rx_ack(0, 29200), 23)
+        self.only(rx_ack(0, 29200, payload=b"q" * 100), 91)
+        # Flow 1: the receiver accepts (SYN-ACK, scale 3), then ACKs: N = 2,
+        # the handshake's end offers ceil(2896 / 8) = 362 and nothing more.
+        syn_ack = rx_syn(1, 3)
+        syn_ack[TCP].flags = "SA"
+        syn_ack[TCP].ack = 7001
+        self.only(syn_ack, None)
+        self.only(rx_ack(1, 29200), 362)
+        # Flow 2 (scale 0) ends its handshake with 100 bytes on the ACK: N = 3,
+        # two segments, 2896, and no copy (a zero window would hold the data's
+        # answer until the peer's persist timer).
+        self.through(rx_syn(2, 0))
+        self.only(rx_ack(2, 29200, payload=b"r" * 100), 2896)
+        # Flow 3's SYN has a window-scale option of length 4: scale unknown,
+        # its ACKs left alone and not copied (N = 4).
+        bad = rx_syn_raw_options(3, bytes([3, 4, 7, 0]))
+        self.only(bad, None)
+        self.only(rx_ack(3, 29200), None)
+        # IPv6, flow 4 at scale 7 (N = 5): 23, then 0.
+        self.through(rx_syn(4, 7, v6=True))
+        self.through_twice(rx_ack(4, 29200, v6=True), 23)
+        testutils.verify_no_other_packets(self, timeout=0.5)
+        # Held to the share: flow 0's two ACKs, flow 1's, flow 2's and flow 4's
+        # (the copies are not counted); flow 3's is of unknown scale.
+        assert self.counter("acks") == 5, self.counter("acks")
+        assert self.counter("unknown_scale") == 1, self.counter("unknown_scale")
+        assert self.open_flows() == 5
 
 
 class RxBudgetScalesTest(RxBudgetTestBase):
@@ -540,7 +606,7 @@ class RxBudgetFinRstTest(RxBudgetTestBase):
         assert self.open_flows() == 1
         self.through(rx_syn(1, 0))
         assert self.open_flows() == 1  # open, counted from its next packet
-        self.through(rx_ack(1, 29200), 2896)  # the handshake's ACK: two segments
+        self.through_twice(rx_ack(1, 29200), 2896)  # the handshake's ACK: two segments
         self.through(rx_ack(1, 29200), 5792)
         assert self.open_flows() == 2
         # Held, all lowered: the 3 handshakes' ACKs, flow 2's (1), flow 0's
@@ -575,16 +641,18 @@ class RxBudgetTableFullTest(RxBudgetTestBase):
             for i, (_p, sport) in enumerate(peers)
             for f in (rx_syn(i // 60000, 0, sport=sport), rx_ack(i // 60000, 29200, sport=sport))
         ]
-        # 32 frames at a time, each batch out before the next goes in: a burst
+        # 16 flows at a time, each batch out before the next goes in: a burst
         # of thousands overflows BMv2's egress queue (64 packets) on a loaded
-        # machine, and a dropped SYN would prove nothing.
+        # machine, and a dropped SYN would prove nothing. A tracked flow's
+        # handshake's ACK leaves twice (the copy with window 0).
         out: list[bytes] = []
-        for at in range(0, len(frames), 32):
-            batch = frames[at : at + 32]
-            for frame in batch:
+        for at in range(0, total, 16):
+            for frame in frames[2 * at : 2 * (at + 16)]:
                 self.dataplane.send(0, RX_PORT, frame)
-            out += self.collect(PEER_PORT, len(batch), timeout=10)
-        assert len(out) == 2 * total, f"{len(out)} of {2 * total} frames left the switch"
+            tracked = sum(way is not None for way in ways[at : at + 16])
+            out += self.collect(PEER_PORT, 2 * len(ways[at : at + 16]) + tracked, timeout=10)
+        want = 3 * total - len(untracked)
+        assert len(out) == want, f"{len(out)} of {want} frames left the switch"
         # The SYN and the ACK of each flow that found both its slots held.
         assert untracked and self.counter("untracked") == 2 * len(untracked), (
             self.counter("untracked"),

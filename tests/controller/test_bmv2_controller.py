@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import finsy as fy
 import pytest
 import yaml
 from ctlrun import bmv2_unavailable, ctl, ctl_ok
@@ -293,6 +294,22 @@ def read_budget() -> list[str]:
     return asyncio.run(_read())
 
 
+def read_sessions() -> dict[int, str]:
+    """The switch's clone sessions: id -> its replicas as text."""
+    settings = SwitchSettings(address=f"127.0.0.1:{GRPC}", thrift_port=THRIFT)
+
+    async def _read() -> dict[int, str]:
+        from p4incast.controller.connection import connect, read_entities
+
+        async with connect(settings, PIPELINE) as sw:
+            return {
+                s.session_id: s.replicas_str()
+                async for s in read_entities(sw, fy.P4CloneSessionEntry())
+            }
+
+    return asyncio.run(_read())
+
+
 def test_budget_from_yaml_and_live(switch: bmv2.Bmv2Switch, tmp_path: Path) -> None:
     """docs/algorithms.md §8: B = 8 x 1448 = 11584 on port 2 gives the floor
     (1448 = 0x5a8) and shares for N = 1..4 (B / (2 MSS) = 4): 11584 (0x2d40),
@@ -313,6 +330,8 @@ def test_budget_from_yaml_and_live(switch: bmv2.Bmv2Switch, tmp_path: Path) -> N
     ], got
     (rx,) = [line for line in got if line.startswith("rx_budget")]
     assert "floor_bytes=0x5a8" in rx and "epoch_ticks=0x20000" in rx, rx
+    # the zero-window copy's clone session per port: 1 + port -> port (§8)
+    assert read_sessions() == {1 + p: f"{p}#1" for p in data["ports"]}
     assert "0 updates" in ctl_ok("apply", str(path)).stdout
     out = ctl_ok("--config", str(path), "set-budget", "2", "--bytes", "5792")
     assert "port 2: budget 5792 bytes" in out.stdout
