@@ -10,15 +10,23 @@
 //
 //   ingress parser:   IPv4 header checksum verified with the Checksum extern
 //   ingress:          IngressForwarding  (parse checks, LPM route, MAC, TTL)
-//   egress parser:    Ethernet + IPv4 (with options) / IPv6 only
+//   egress parser:    Ethernet + IPv4 (with options) / IPv6 only; for the
+//                     handshake ACK's zero-window copy (its mirror header)
+//                     TCP too, with the checksum's residual
 //   egress:           EgressEcnMarker    (depth histogram; OFF / MARK_TAIL on
 //                                         enq_qdepth / MARK_FRONT on
 //                                         deq_qdepth, K in cells; counters)
 //   ingress:          IngressRxBudget    (the receiver's budget, TCP from a
-//                                         budget port; docs/algorithms.md §8)
-//   ingress deparser: TCP checksum for a lowered window (residual + window)
+//                                         budget port; docs/algorithms.md §8),
+//                     then the zero-window copy's mirror request
+//   ingress deparser: TCP checksum for a lowered window (residual + window);
+//                     the zero-window copy (Mirror, session
+//                     ZERO_COPY_SESSION_BASE + egress port, header
+//                     zero_copy_mirror_h); bridge_h before every packet
+//   egress:           window 0 in the zero-window copy
 //   egress deparser:  IPv4 header checksum recomputed with the Checksum extern
-//                     (covers both the TTL and the ECN change, with options)
+//                     (covers both the TTL and the ECN change, with options);
+//                     the copy's TCP checksum for window 0 (residual + window)
 //
 // Differences from v1model, all forced by the target:
 //  - v1model's parser verify() is not supported by the Tofino parser: a bad
@@ -46,9 +54,17 @@
 //    RegisterActions, the SYN's window scale from the option layouts Linux
 //    and Windows send (no run-time shift in the parser), the TCP checksum in
 //    the ingress deparser from the parser's residual (docs/tofino.md).
+//  - The handshake ACK's zero-window copy (docs/algorithms.md §8, "The
+//    handshake's ACK"): v1model clones the ACK in egress (E2E); here the
+//    ingress deparser mirrors it, where the budget decides (the decision
+//    would otherwise ride to egress in a bridged field), and egress tells
+//    the copy from the original by the one-byte header that precedes every
+//    packet from ingress (bridge_h or zero_copy_mirror_h: Tofino 1's egress
+//    intrinsic metadata has no "mirrored" flag).
 // Compiled with p4c 17ade03c's Tofino backend before the receiver's budget:
 // 15 s, 4 stages (ingress 2, egress 4), 31 tables, 30 SRAM and 8 TCAM units
-// (`make build-tna`); the budget has not been compiled for Tofino here.
+// (`make build-tna`); the budget and the zero-window copy have not been
+// compiled for Tofino here.
 #include <core.p4>
 #include <tna.p4>
 
@@ -72,6 +88,46 @@
 #include "../shared/headers.p4"
 #include "../shared/forwarding.p4"
 #include "../shared/ecn_marker.p4"
+
+// The handshake ACK's zero-window copy (docs/algorithms.md §8, "The
+// handshake's ACK"). Defined after the shared includes, and only if they do
+// not define it already, since the v1model side uses the same names.
+//
+// Bit 4 of the flow's 8-bit scale register (and of hdr.budget.scale once
+// read): the SYN that opened the slot had ACK clear, so the receiver opened
+// the connection. Bits 3:0 hold the scale (0..14) or 15, unknown.
+#ifndef RX_OPENED_BY_RX
+#define RX_OPENED_BY_RX 8w0x10
+#endif
+// The copy's mirror session: ZERO_COPY_SESSION_BASE + the egress port (one
+// session a port, each to its own port, no truncation, for the controller to
+// install). MirrorId_t is 10 bits and a port 9; sessions 1016..1023 are
+// Tofino 1's coalescing ones (as we read the SDE's limits; no SDE here), so
+// base + 511 <= 1015.
+#ifndef ZERO_COPY_SESSION_BASE
+#define ZERO_COPY_SESSION_BASE 256
+#endif
+const bool ZERO_COPY_SESSIONS_FIT = static_assert(
+    ZERO_COPY_SESSION_BASE >= 1 && ZERO_COPY_SESSION_BASE + 511 <= 1015,
+    "ZERO_COPY_SESSION_BASE + port must be a Tofino 1 mirror session (1..1015)");
+
+// What precedes a packet from ingress into egress: one byte saying which.
+typedef bit<8> pkt_type_t;
+const pkt_type_t PKT_TYPE_NORMAL    = 0;   // bridge_h: the packet itself
+const pkt_type_t PKT_TYPE_ZERO_COPY = 1;   // zero_copy_mirror_h: the zero-window copy
+// ig_dprsr_md.mirror_type of the copy (0: no mirror).
+const MirrorType_t ZERO_COPY_MIRROR_TYPE = 1;
+
+// Bridged before every packet the ingress deparser sends to egress (not
+// before a mirror copy: the mirror header takes its place).
+header bridge_h {
+    pkt_type_t pkt_type;              // PKT_TYPE_NORMAL
+}
+
+// The mirror header the ingress deparser prepends to the zero-window copy.
+header zero_copy_mirror_h {
+    pkt_type_t pkt_type;              // PKT_TYPE_ZERO_COPY
+}
 
 // The receiver's budget (p4src/shared/rx_budget.p4). Ticks: the nanosecond
 // global timestamp >> 20, 1.048576 ms. The TCP checksum is not touched in
@@ -97,7 +153,8 @@ const bit<32> SLOT_UNTRACKED = 1;   // not this flow's slot: left alone
 
 // RxBudgetFlows for Tofino: the rule of docs/algorithms.md §8 in registers,
 // one access per register per packet, in stages:
-//   1  epoch |= ticks (set_rx_budget's action loaded the rest)
+//   1  epoch |= ticks (set_rx_budget's action loaded the rest); a SYN with
+//      ACK clear sets RX_OPENED_BY_RX in the scale it will store
 //   2  epoch_prev (wrapping) and epoch_old (saturating) by subtraction;
 //      CRC-32 of the key
 //   3  budget_flow_slot0 (pair), way 0, one of three actions by the packet's
@@ -106,14 +163,17 @@ const bit<32> SLOT_UNTRACKED = 1;   // not this flow's slot: left alone
 //      other packet refreshes it; each returns the last epoch or SLOT_*
 //   4  budget_flow_slot1 (pair), way 1: the same, when way 0 returned
 //      SLOT_UNTRACKED (not the flow's, and for a SYN held by a counted flow)
-//   5  budget_flow_scale0 or budget_flow_scale1, the way's: written by a SYN,
-//      else read; budget_port_epoch: returns the port's epoch, writes this one
+//   5  budget_flow_scale0 or budget_flow_scale1, the way's: written by a SYN
+//      (bits 3:0 the scale, bit 4 RX_OPENED_BY_RX), else read;
+//      budget_port_epoch: returns the port's epoch, writes this one
 //   6  budget_port_cur: + dcur (1, 0 or -1), or restarted at this packet's
 //      flow (returning the last epoch's count)
 //   7  budget_port_prev: + dprev (0 or -1), or written with that count (or
 //      0), less one if the flow leaves it
 // Comparisons are of a field with a constant, or equalities, or inside a
-// stateful ALU (register value against a field).
+// stateful ALU (register value against a field). P4IncastIngress decides
+// the zero-window copy after stage 5 (it needs fresh and the scale), beside
+// stages 6 and 7.
 control RxBudgetFlows(inout headers_t hdr, in port_t port) {
     // Its actions are @hidden: target-specific, they stay out of the
     // P4Runtime names both targets share (tests/tna).
@@ -241,6 +301,12 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
         hdr.budget.slot1 = (hdr.budget.sig >> FLOW_SLOT_BITS) & (FLOW_SLOTS - 1);
         hdr.budget.sig = hdr.budget.sig | 1;
     }
+    // The receiver's SYN (ACK clear): it opened the connection, and its
+    // flow's handshake ACK goes out twice (P4IncastIngress). An unknown
+    // scale stays unknown in bits 3:0.
+    @hidden action mark_opened_by_rx() {
+        hdr.budget.scale = hdr.budget.scale | RX_OPENED_BY_RX;
+    }
 
     apply {
         load_epochs();
@@ -252,6 +318,9 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
         load_slot();
         bool closing = (hdr.tcp.flags & (TCP_FLAG_FIN | TCP_FLAG_RST)) != 0;
         bool syn = (hdr.tcp.flags & TCP_FLAG_SYN) != 0;
+        if ((hdr.tcp.flags & (TCP_FLAG_SYN | TCP_FLAG_ACK)) == TCP_FLAG_SYN) {
+            mark_opened_by_rx();
+        }
         // Way 0, then way 1 when way 0 is not the flow's (v1model's order).
         bit<1> way = 0;
         if (closing) {
@@ -350,12 +419,24 @@ struct ingress_metadata_t {
     bit<16>          tcp_residual;    // TCP checksum without its window and itself
     bool             malformed;       // bad IPv4 version/IHL or IPv6 version
     bool             ipv4_checksum_err; // IPv4 header checksum wrong
+    bridge_h         bridge;          // before the packet, to egress: PKT_TYPE_NORMAL
+    // The zero-window copy (P4IncastIngress): is this a pure ACK without
+    // payload, and if it is copied, the copy's session and mirror header.
+    bit<16>          tcp_seg_len;     // the IP payload, bytes: TCP header + data
+    bit<16>          ip_hdr_len;      // IPv4 header bytes (ihl * 4); 0 for IPv6
+    bit<16>          tcp_hdr_len;     // TCP header bytes (data_offset * 4)
+    bool             empty_ack;       // ACK (none of SYN, FIN, RST) without data
+    MirrorId_t       zero_copy_session; // ZERO_COPY_SESSION_BASE + egress port
+    pkt_type_t       mirror_pkt_type;   // zero_copy_mirror_h.pkt_type: PKT_TYPE_ZERO_COPY
 }
 
-// Egress needs nothing from ingress: no bridged header. The egress parser
-// fills the shared part (drop, ecn) as the v1model parser does.
+// Egress needs one byte from ingress: whether the packet is the zero-window
+// copy (zero_copy_mirror_h) or not (bridge_h). The egress parser fills the
+// shared part (drop, ecn) as the v1model parser does.
 struct egress_metadata_t {
     local_metadata_t local;           // + hist_index, this packet's histogram cell
+    bit<1>           zero_copy;       // the zero-window copy (its mirror header came first)
+    bit<16>          tcp_residual;    // the copy's TCP checksum without its window and itself
 }
 
 // P4IncastIngressParser: intrinsic and port metadata, then Ethernet, IPv4
@@ -375,6 +456,9 @@ parser P4IncastIngressParser(packet_in pkt,
         md.malformed = false;
         md.ipv4_checksum_err = false;
         md.tcp_residual = 0;
+        md.empty_ack = false;
+        md.bridge.setValid();
+        md.bridge.pkt_type = PKT_TYPE_NORMAL;
         transition parse_ethernet;
     }
 
@@ -572,8 +656,51 @@ control P4IncastIngress(inout headers_t hdr,
     IngressForwarding() forwarding;
     IngressRxBudget() rx_budget;
 
+    // The lengths that say whether a TCP segment carries data: the IP
+    // payload (IPv4: total_len less ihl * 4; IPv6: payload_len, extension
+    // headers not walked) against the TCP header (data_offset * 4). A
+    // Tofino action writes a field once, so the IPv4 header comes off in a
+    // second action.
+    @hidden action load_lengths_v4() {
+        md.tcp_seg_len = hdr.ipv4.total_len;
+        md.ip_hdr_len = (bit<16>)(hdr.ipv4.ihl ++ 2w0);
+        md.tcp_hdr_len = (bit<16>)(hdr.tcp.data_offset ++ 2w0);
+    }
+    @hidden action load_lengths_v6() {
+        md.tcp_seg_len = hdr.ipv6.payload_len;
+        md.ip_hdr_len = 0;
+        md.tcp_hdr_len = (bit<16>)(hdr.tcp.data_offset ++ 2w0);
+    }
+    @hidden action less_ip_header() {
+        md.tcp_seg_len = md.tcp_seg_len - md.ip_hdr_len;
+    }
+    // The zero-window copy: the ingress deparser mirrors the packet as it
+    // leaves (the budget's window, its checksum) to the egress port's
+    // session, with zero_copy_mirror_h before it.
+    @hidden action mirror_zero_copy(in port_t port) {
+        ig_dprsr_md.mirror_type = ZERO_COPY_MIRROR_TYPE;
+        md.zero_copy_session = ZERO_COPY_SESSION_BASE + (MirrorId_t)port;
+        md.mirror_pkt_type = PKT_TYPE_ZERO_COPY;
+    }
+
     apply {
         port_t egress_port;
+        // A pure ACK without data (for the zero-window copy below): from the
+        // parser's fields alone, so its three steps (the lengths, the IP
+        // header off, the test) take early stages beside forwarding and the
+        // flow table, not the ACK path's last ones.
+        if (hdr.tcp.isValid()) {
+            if (hdr.ipv4.isValid()) {
+                load_lengths_v4();
+            } else {
+                load_lengths_v6();
+            }
+            less_ip_header();
+            if ((hdr.tcp.flags & (TCP_FLAG_SYN | TCP_FLAG_FIN | TCP_FLAG_RST | TCP_FLAG_ACK))
+                    == TCP_FLAG_ACK && md.tcp_seg_len == md.tcp_hdr_len) {
+                md.empty_ack = true;
+            }
+        }
         bool parser_ok = ig_prsr_md.parser_err == PARSER_ERROR_OK && !md.malformed;
         // A SYN whose options run past the frame: the parser stopped in the
         // options' lookahead, after the TCP header (the only read past it).
@@ -590,6 +717,22 @@ control P4IncastIngress(inout headers_t hdr,
                          egress_port);
         if (hdr.tcp.isValid() && !md.local.drop) {
             rx_budget.apply(hdr, ig_intr_md.ingress_port, ig_prsr_md.global_tstamp);
+            // The handshake's ACK of a connection the receiver opened goes
+            // out twice (docs/algorithms.md §8, "The handshake's ACK"): as
+            // the budget left it, offering two segments, then a mirrored
+            // copy to which egress gives window 0. The peer takes the zero
+            // window from an ACK of the same sequence, and the request
+            // after it opens the window at the flow's share. Only for the
+            // ACK that got the two segments (it counts its flow: fresh; a
+            // pure ACK; a known scale, bits 3:0), without data, of a flow
+            // whose opening SYN had ACK clear (bit 4, RX_OPENED_BY_RX).
+            // After the scale's stage (RxBudgetFlows 5), beside the port's
+            // counts; each condition a field against a constant.
+            if (md.empty_ack && hdr.budget.isValid() && hdr.budget.fresh == 1
+                    && hdr.budget.scale[4:4] == 1
+                    && hdr.budget.scale[3:0] != RX_SCALE_UNKNOWN[3:0]) {
+                mirror_zero_copy(egress_port);
+            }
         }
         if (md.local.drop) {
             ig_dprsr_md.drop_ctl = 1;
@@ -606,12 +749,24 @@ control P4IncastIngressDeparser(packet_out pkt,
                                 in    ingress_metadata_t md,
                                 in    ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     Checksum() tcp_checksum;
+    // Mirror(), not Mirror(ZERO_COPY_MIRROR_TYPE): the typed constructor is
+    // reported to fail bf-p4c with "Inconsistent mirror selectors". The
+    // session and the header's field come from metadata (PHV), not
+    // constants.
+    Mirror() zero_copy_mirror;
 
     apply {
         // The receiver's budget lowered the window: RFC 1624 on the residual.
         if (hdr.budget.rewritten == 1) {
             hdr.tcp.checksum = tcp_checksum.update({hdr.tcp.window, md.tcp_residual});
         }
+        // The zero-window copy: this packet as emitted below (without
+        // bridge_h), after its mirror header.
+        if (ig_dprsr_md.mirror_type == ZERO_COPY_MIRROR_TYPE) {
+            zero_copy_mirror.emit<zero_copy_mirror_h>(md.zero_copy_session,
+                                                     {md.mirror_pkt_type});
+        }
+        pkt.emit(md.bridge);
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.ipv4);
         pkt.emit(hdr.ipv4_options);
@@ -622,16 +777,31 @@ control P4IncastIngressDeparser(packet_out pkt,
 }
 
 // P4IncastEgressParser: only what egress reads or rewrites (the IP header and
-// its options, for the checksum); TCP/UDP stay in the payload untouched.
-// Ingress already dropped malformed packets.
+// its options, for the checksum); TCP/UDP stay in the payload untouched,
+// except in the zero-window copy, whose TCP header egress rewrites. The
+// first byte after the intrinsic metadata says which: bridge_h or
+// zero_copy_mirror_h, neither of which the egress deparser emits.
+// Ingress already dropped malformed packets, and mirrors only TCP.
 parser P4IncastEgressParser(packet_in pkt,
                             out headers_t hdr,
                             out egress_metadata_t md,
                             out egress_intrinsic_metadata_t eg_intr_md) {
+    Checksum() tcp_checksum;
+
     state start {
         pkt.extract(eg_intr_md);
         md.local.drop = false;
         md.local.ecn = ECN_NOT_ECT;
+        md.zero_copy = 0;
+        md.tcp_residual = 0;
+        transition select(pkt.lookahead<pkt_type_t>()) {
+            PKT_TYPE_ZERO_COPY: parse_zero_copy;
+            default: parse_bridge;
+        }
+    }
+
+    state parse_bridge {
+        pkt.advance(8);             // bridge_h
         transition parse_ethernet;
     }
 
@@ -659,6 +829,48 @@ parser P4IncastEgressParser(packet_in pkt,
 
     state parse_ipv6 {
         pkt.extract(hdr.ipv6);
+        transition accept;
+    }
+
+    // The zero-window copy: its mirror header, then the packet as the
+    // ingress deparser emitted it, down to TCP (ingress parsed TCP, so the
+    // IPv4 datagram is a first fragment and IPv6's next header is TCP).
+    state parse_zero_copy {
+        zero_copy_mirror_h mirror;
+        pkt.extract(mirror);
+        md.zero_copy = 1;
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV4: zero_copy_ipv4;
+            ETHERTYPE_IPV6: zero_copy_ipv6;
+            default: accept;
+        }
+    }
+
+    state zero_copy_ipv4 {
+        pkt.extract(hdr.ipv4);
+        transition select(hdr.ipv4.ihl) {
+            5: zero_copy_tcp;
+            default: zero_copy_ipv4_options;
+        }
+    }
+
+    state zero_copy_ipv4_options {
+        pkt.extract(hdr.ipv4_options, ((bit<32>)hdr.ipv4.ihl - 5) * 32);
+        transition zero_copy_tcp;
+    }
+
+    state zero_copy_ipv6 {
+        pkt.extract(hdr.ipv6);
+        transition zero_copy_tcp;
+    }
+
+    // As the ingress parser: the residual without the window and the
+    // checksum, to which the egress deparser adds window 0.
+    state zero_copy_tcp {
+        pkt.extract(hdr.tcp);
+        tcp_checksum.subtract({hdr.tcp.window, hdr.tcp.checksum});
+        tcp_checksum.subtract_all_and_deposit(md.tcp_residual);
         transition accept;
     }
 }
@@ -695,6 +907,15 @@ control P4IncastEgress(inout headers_t hdr,
         if (md.local.drop) {
             eg_dprsr_md.drop_ctl = 1;
         }
+        // The handshake ACK's zero-window copy (P4IncastIngress): window 0,
+        // the egress deparser fixes the checksum. It is otherwise a packet
+        // of the port like any other: the marker above counts it in the
+        // histogram and the port's counters, and may mark or drop it (a
+        // lost copy leaves the peer with the two segments, as before the
+        // copy existed).
+        if (md.zero_copy == 1) {
+            hdr.tcp.window = 0;
+        }
     }
 }
 
@@ -705,6 +926,7 @@ control P4IncastEgressDeparser(packet_out pkt,
                                in    egress_metadata_t md,
                                in    egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
     Checksum() ipv4_checksum;
+    Checksum() tcp_checksum;
 
     apply {
         // Unconditional, as in switch.p4: the engine sums only valid headers'
@@ -714,10 +936,16 @@ control P4IncastEgressDeparser(packet_out pkt,
             hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,
             hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,
             hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4_options.options });
+        // The zero-window copy: RFC 1624 on the egress parser's residual,
+        // as the ingress deparser does for a lowered window.
+        if (md.zero_copy == 1) {
+            hdr.tcp.checksum = tcp_checksum.update({hdr.tcp.window, md.tcp_residual});
+        }
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.ipv4);
         pkt.emit(hdr.ipv4_options);
         pkt.emit(hdr.ipv6);
+        pkt.emit(hdr.tcp);          // the zero-window copy's only
     }
 }
 
