@@ -57,7 +57,6 @@ ACTION_WINDOW_9 = "window_9"
 ACTION_WINDOW_LOW = "window_low"
 ACTION_WINDOW_MAX = "window_max"
 ACTION_WITHIN_SHARE = "within_share"
-ACTION_ZERO_WINDOW = "zero_window"
 COUNTER_BUDGET_ACK_STATS = "budget_ack_stats"
 COUNTER_BUDGET_FLOW_STATS = "budget_flow_stats"
 COUNTER_BUDGET_REWRITTEN_STATS = "budget_rewritten_stats"
@@ -153,7 +152,6 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     ACTION_WINDOW_LOW: (),
     ACTION_WINDOW_MAX: (),
     ACTION_WITHIN_SHARE: (),
-    ACTION_ZERO_WINDOW: (),
 }
 # counter -> its cells
 COUNTER_SIZES: dict[str, int] = {

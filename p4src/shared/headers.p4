@@ -100,9 +100,8 @@ header rx_budget_t {
     bit<1>   counted;     // first packet of the flow in this epoch
     bit<1>   rewritten;   // the window was lowered (TNA: the deparser fixes the checksum)
     bit<1>   fresh;       // the packet that ends the flow's handshake (counts it first)
-    bit<1>   bare;        // the segment carries no payload (the target's RxBudgetFlows)
     bit<1>   zero_copy;   // leaves twice: this, then a copy with window 0 (§8)
-    bit<2>   _pad;
+    bit<3>   _pad;
     bit<16>  flows;       // N
     bit<32>  share;       // the flow's share, bytes
     bit<32>  wnd32;       // the share in window units of the flow's scale

@@ -21,10 +21,9 @@
 //                            fields (set by set_rx_budget, epoch still
 //                            without the time), sets epoch, epoch_prev,
 //                            epoch_old, slot, sig, tracked, counted, fresh,
-//                            bare (no payload), the flow's scale as its
-//                            slot keeps it (a SYN's from the parser, with
-//                            RX_OPENED_BY_RX), cur and prev after this
-//                            packet (N = cur + prev)
+//                            the flow's scale as its slot keeps it (a
+//                            SYN's from the parser, with RX_OPENED_BY_RX),
+//                            cur and prev after this packet (N = cur + prev)
 //   RX_WINDOW_CHECKSUM       statements that fix hdr.tcp.checksum for the
 //                            window going from hdr.tcp.window to
 //                            hdr.budget.wnd, run before the window is written
@@ -46,11 +45,13 @@
     }
 
 // IngressRxBudget: runs in ingress after IngressForwarding, for TCP packets
-// that are not dropped; reads the ingress port (the receiver's port) and the
-// parser's hdr.budget of a SYN.
+// that are not dropped; reads the ingress port (the receiver's port), the
+// parser's hdr.budget of a SYN, and whether the segment is bare (no payload:
+// the target works it out from the IP and TCP lengths).
 control IngressRxBudget(inout headers_t hdr,
                         in    port_t    port,
-                        in    bit<48>   timestamp) {
+                        in    bit<48>   timestamp,
+                        in    bool      bare) {
     PORT_COUNTER(PORT_STATS_SIZE) budget_ack_stats;            // ACKs held to the share
     PORT_COUNTER(PORT_STATS_SIZE) budget_rewritten_stats;      // of those, window lowered
     PORT_COUNTER(PORT_STATS_SIZE) budget_unknown_scale_stats;  // ACKs of flows of unknown scale
@@ -66,6 +67,8 @@ control IngressRxBudget(inout headers_t hdr,
     action set_rx_budget(bit<32> floor_bytes, bit<32> epoch_ticks) {
         hdr.budget.setValid();
         hdr.budget.floor = floor_bytes;
+        hdr.budget.rewritten = 0;
+        hdr.budget.zero_copy = 0;
         hdr.budget.epoch = RX_BUDGET_TICKS(timestamp) | (epoch_ticks - 1);
         hdr.budget.epoch_prev = epoch_ticks;
         hdr.budget.epoch_old = epoch_ticks << 1;
@@ -221,7 +224,7 @@ control IngressRxBudget(inout headers_t hdr,
                         // handshake's ACK", "... twice").
                         if (hdr.budget.fresh == 1) {
                             share_handshake();
-                            if (hdr.budget.scale[4:4] == 1 && hdr.budget.bare == 1) {
+                            if (hdr.budget.scale[4:4] == 1 && bare) {
                                 copy_zero();
                             }
                         } else {

@@ -90,23 +90,11 @@
 #include "../shared/ecn_marker.p4"
 
 // The handshake ACK's zero-window copy (docs/algorithms.md §8, "The
-// handshake's ACK"). Defined after the shared includes, and only if they do
-// not define it already, since the v1model side uses the same names.
-//
-// Bit 4 of the flow's 8-bit scale register (and of hdr.budget.scale once
-// read): the SYN that opened the slot had ACK clear, so the receiver opened
-// the connection. Bits 3:0 hold the scale (0..14) or 15, unknown.
-#ifndef RX_OPENED_BY_RX
-#define RX_OPENED_BY_RX 8w0x10
-#endif
-// The copy's mirror session: ZERO_COPY_SESSION_BASE + the egress port (one
-// session a port, each to its own port, no truncation, for the controller to
-// install). MirrorId_t is 10 bits and a port 9; sessions 1016..1023 are
-// Tofino 1's coalescing ones (as we read the SDE's limits; no SDE here), so
-// base + 511 <= 1015.
-#ifndef ZERO_COPY_SESSION_BASE
-#define ZERO_COPY_SESSION_BASE 256
-#endif
+// handshake's ACK, twice") leaves by mirror session ZERO_COPY_SESSION_BASE
+// (p4src/shared/sizes.p4) + the egress port: one session a port, each to its
+// own port, no truncation, installed by the controller. MirrorId_t is 10
+// bits and a port 9; sessions 1016..1023 are Tofino 1's coalescing ones (as
+// we read the SDE's limits; no SDE here), so base + 511 <= 1015.
 const bool ZERO_COPY_SESSIONS_FIT = static_assert(
     ZERO_COPY_SESSION_BASE >= 1 && ZERO_COPY_SESSION_BASE + 511 <= 1015,
     "ZERO_COPY_SESSION_BASE + port must be a Tofino 1 mirror session (1..1015)");
@@ -154,7 +142,8 @@ const bit<32> SLOT_UNTRACKED = 1;   // not this flow's slot: left alone
 // RxBudgetFlows for Tofino: the rule of docs/algorithms.md §8 in registers,
 // one access per register per packet, in stages:
 //   1  epoch |= ticks (set_rx_budget's action loaded the rest); a SYN with
-//      ACK clear sets RX_OPENED_BY_RX in the scale it will store
+//      ACK clear has RX_OPENED_BY_RX set in the scale it will store
+//      (IngressRxBudget's opened_by_rx, before this control)
 //   2  epoch_prev (wrapping) and epoch_old (saturating) by subtraction;
 //      CRC-32 of the key
 //   3  budget_flow_slot0 (pair), way 0, one of three actions by the packet's
@@ -301,12 +290,6 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
         hdr.budget.slot1 = (hdr.budget.sig >> FLOW_SLOT_BITS) & (FLOW_SLOTS - 1);
         hdr.budget.sig = hdr.budget.sig | 1;
     }
-    // The receiver's SYN (ACK clear): it opened the connection, and its
-    // flow's handshake ACK goes out twice (P4IncastIngress). An unknown
-    // scale stays unknown in bits 3:0.
-    @hidden action mark_opened_by_rx() {
-        hdr.budget.scale = hdr.budget.scale | RX_OPENED_BY_RX;
-    }
 
     apply {
         load_epochs();
@@ -318,9 +301,6 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
         load_slot();
         bool closing = (hdr.tcp.flags & (TCP_FLAG_FIN | TCP_FLAG_RST)) != 0;
         bool syn = (hdr.tcp.flags & TCP_FLAG_SYN) != 0;
-        if ((hdr.tcp.flags & (TCP_FLAG_SYN | TCP_FLAG_ACK)) == TCP_FLAG_SYN) {
-            mark_opened_by_rx();
-        }
         // Way 0, then way 1 when way 0 is not the flow's (v1model's order).
         bit<1> way = 0;
         if (closing) {
@@ -425,7 +405,7 @@ struct ingress_metadata_t {
     bit<16>          tcp_seg_len;     // the IP payload, bytes: TCP header + data
     bit<16>          ip_hdr_len;      // IPv4 header bytes (ihl * 4); 0 for IPv6
     bit<16>          tcp_hdr_len;     // TCP header bytes (data_offset * 4)
-    bool             empty_ack;       // ACK (none of SYN, FIN, RST) without data
+    bool             bare;            // TCP without data (IngressRxBudget's bare)
     MirrorId_t       zero_copy_session; // ZERO_COPY_SESSION_BASE + egress port
     pkt_type_t       mirror_pkt_type;   // zero_copy_mirror_h.pkt_type: PKT_TYPE_ZERO_COPY
 }
@@ -456,7 +436,7 @@ parser P4IncastIngressParser(packet_in pkt,
         md.malformed = false;
         md.ipv4_checksum_err = false;
         md.tcp_residual = 0;
-        md.empty_ack = false;
+        md.bare = false;
         md.bridge.setValid();
         md.bridge.pkt_type = PKT_TYPE_NORMAL;
         transition parse_ethernet;
@@ -685,10 +665,10 @@ control P4IncastIngress(inout headers_t hdr,
 
     apply {
         port_t egress_port;
-        // A pure ACK without data (for the zero-window copy below): from the
-        // parser's fields alone, so its three steps (the lengths, the IP
-        // header off, the test) take early stages beside forwarding and the
-        // flow table, not the ACK path's last ones.
+        // A bare segment, without data (the budget's zero-window copy):
+        // from the parser's fields alone, so its three steps (the lengths,
+        // the IP header off, the test) take early stages beside forwarding
+        // and the flow table, not the ACK path's last ones.
         if (hdr.tcp.isValid()) {
             if (hdr.ipv4.isValid()) {
                 load_lengths_v4();
@@ -696,9 +676,8 @@ control P4IncastIngress(inout headers_t hdr,
                 load_lengths_v6();
             }
             less_ip_header();
-            if ((hdr.tcp.flags & (TCP_FLAG_SYN | TCP_FLAG_FIN | TCP_FLAG_RST | TCP_FLAG_ACK))
-                    == TCP_FLAG_ACK && md.tcp_seg_len == md.tcp_hdr_len) {
-                md.empty_ack = true;
+            if (md.tcp_seg_len == md.tcp_hdr_len) {
+                md.bare = true;
             }
         }
         bool parser_ok = ig_prsr_md.parser_err == PARSER_ERROR_OK && !md.malformed;
@@ -716,21 +695,14 @@ control P4IncastIngress(inout headers_t hdr,
                          !md.ipv4_checksum_err,
                          egress_port);
         if (hdr.tcp.isValid() && !md.local.drop) {
-            rx_budget.apply(hdr, ig_intr_md.ingress_port, ig_prsr_md.global_tstamp);
+            rx_budget.apply(hdr, ig_intr_md.ingress_port, ig_prsr_md.global_tstamp, md.bare);
             // The handshake's ACK of a connection the receiver opened goes
-            // out twice (docs/algorithms.md §8, "The handshake's ACK"): as
-            // the budget left it, offering two segments, then a mirrored
-            // copy to which egress gives window 0. The peer takes the zero
-            // window from an ACK of the same sequence, and the request
-            // after it opens the window at the flow's share. Only for the
-            // ACK that got the two segments (it counts its flow: fresh; a
-            // pure ACK; a known scale, bits 3:0), without data, of a flow
-            // whose opening SYN had ACK clear (bit 4, RX_OPENED_BY_RX).
-            // After the scale's stage (RxBudgetFlows 5), beside the port's
-            // counts; each condition a field against a constant.
-            if (md.empty_ack && hdr.budget.isValid() && hdr.budget.fresh == 1
-                    && hdr.budget.scale[4:4] == 1
-                    && hdr.budget.scale[3:0] != RX_SCALE_UNKNOWN[3:0]) {
+            // out twice (docs/algorithms.md §8, "The handshake's ACK,
+            // twice"): as the budget left it, offering two segments, then a
+            // mirrored copy to which egress gives window 0. The budget
+            // decides (zero_copy, after the scale's stage, RxBudgetFlows 5);
+            // the mirror request sits beside the port's counts.
+            if (hdr.budget.isValid() && hdr.budget.zero_copy == 1) {
                 mirror_zero_copy(egress_port);
             }
         }

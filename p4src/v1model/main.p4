@@ -133,7 +133,6 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
         hdr.budget.tracked = 1;
         hdr.budget.counted = 0;
         hdr.budget.fresh = 0;
-        hdr.budget.bare = 0;
     }
     // Way 0 is not the flow's: the packet works on way 1's slot.
     @hidden action use_way1() {
@@ -163,9 +162,6 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
     }
     @hidden action see_fresh() {
         hdr.budget.fresh = 1;
-    }
-    @hidden action is_bare() {
-        hdr.budget.bare = 1;
     }
     // A FIN or RST closes it: the slot empties, so the flow's later packets
     // (the ACK of the peer's FIN) find no slot of theirs.
@@ -211,14 +207,6 @@ control RxBudgetFlows(inout headers_t hdr, in port_t port) {
             key_v6();
         }
         read_state();
-        // No payload: the IP datagram is its IP and TCP headers alone.
-        if (hdr.ipv4.isValid()) {
-            if (hdr.ipv4.total_len == ((bit<16>)hdr.ipv4.ihl + (bit<16>)hdr.tcp.data_offset) << 2) {
-                is_bare();
-            }
-        } else if (hdr.ipv6.payload_len == (bit<16>)hdr.tcp.data_offset << 2) {
-            is_bare();
-        }
         bool closing = (hdr.tcp.flags & (TCP_FLAG_FIN | TCP_FLAG_RST)) != 0;
         // Way 0 first: the flow's if it holds its signature, or for a SYN
         // (not closing) if it holds no counted flow; else way 1.
@@ -577,7 +565,11 @@ control P4IncastIngress(inout headers_t hdr,
         bool checksum_ok = std_meta.checksum_error == 0;
         forwarding.apply(hdr, meta, parser_ok, checksum_ok, std_meta.egress_spec);
         if (hdr.tcp.isValid() && !meta.drop) {
-            rx_budget.apply(hdr, std_meta.ingress_port, std_meta.ingress_global_timestamp);
+            // Bare: the IP datagram is its IP and TCP headers alone.
+            bool bare = hdr.ipv4.isValid()
+                ? hdr.ipv4.total_len == ((bit<16>)hdr.ipv4.ihl + (bit<16>)hdr.tcp.data_offset) << 2
+                : hdr.ipv6.payload_len == (bit<16>)hdr.tcp.data_offset << 2;
+            rx_budget.apply(hdr, std_meta.ingress_port, std_meta.ingress_global_timestamp, bare);
         }
     }
 }

@@ -2,16 +2,17 @@
 
 No Tofino compiler runs here, so what can be read off the sources is checked
 (docs/tofino.md, "The handshake's ACK, twice"): the mirror session base and
-the scale register's "opened by the receiver" bit have one value wherever
-they are defined (p4src/tna/main.p4 defines them only if the shared sources
-do not), the sessions fit Tofino 1's, and the copy's one-byte headers are
-told apart and never reach the wire.
+the scale register's "opened by the receiver" bit are defined once, the
+session base is the controller's, the sessions fit Tofino 1's, and the copy's
+one-byte headers are told apart and never reach the wire.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+from p4incast.model import switch_budget
 
 REPO = Path(__file__).resolve().parents[2]
 P4SRC = REPO / "p4src"
@@ -50,20 +51,19 @@ def _block(text: str, header: str) -> str:
     raise AssertionError(f"unbalanced braces after {header}")
 
 
-def test_session_base_has_one_value_within_tofino1_sessions() -> None:
+def test_session_base_is_the_controllers_within_tofino1_sessions() -> None:
     defs = _definitions("ZERO_COPY_SESSION_BASE")
-    assert any(f == "p4src/tna/main.p4" for f, _ in defs), defs
-    # One set of sessions (base + port) for the controller to install.
-    values = {v for _, v in defs}
-    assert len(values) == 1, defs
-    (base,) = values
+    assert [f for f, _ in defs] == ["p4src/shared/sizes.p4"], defs
+    # The sessions (base + port) the controller installs are the pipeline's.
+    ((_f, base),) = defs
+    assert base == switch_budget.ZERO_COPY_SESSION_BASE
     assert base >= 1
     assert base + (1 << TOFINO1_PORT_BITS) - 1 <= TOFINO1_LAST_NORMAL_SESSION
 
 
 def test_opened_bit_sits_above_every_scale() -> None:
     opened = _definitions("RX_OPENED_BY_RX")
-    assert opened and {v for _, v in opened} == {0x10}, opened
+    assert [v for _, v in opened] == [0x10], opened
     # Bits 3:0 hold the scale: every known one (0..14) and the unknown one
     # (15 in bits 3:0, whether RX_SCALE_UNKNOWN is 0xff or 0x0f) fit below it.
     (unknown,) = {v for _, v in _definitions("RX_SCALE_UNKNOWN")}
