@@ -643,11 +643,18 @@ class Scenario
         {
             return;
         }
+        Ptr<const Packet> zeroCopy;
         if (dev == receiverPort && switchBudget.On())
         {
-            p = switchBudget.Ipv4(p, Simulator::Now().GetSeconds());
+            p = switchBudget.Ipv4(p, Simulator::Now().GetSeconds(), zeroCopy);
         }
         it->second->Send(p->Copy(), it->second->GetBroadcast(), proto);
+        if (zeroCopy)
+        {
+            // the handshake's ACK again with window 0 (switch_budget.h): queued
+            // behind the original on its port, so it leaves after it
+            it->second->Send(zeroCopy->Copy(), it->second->GetBroadcast(), proto);
+        }
     }
 
     uint32_t m_firstSwitchId = 0;
