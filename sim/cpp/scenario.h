@@ -1304,6 +1304,20 @@ class Scenario
         return Simulator::Now().GetSeconds();
     }
 
+    // The window each server's socket holds from the receiver's ACKs
+    // (TcpSenderSocket::PeerWindow, bytes), in flow order; 0 for a flow
+    // without a server socket yet.
+    std::vector<uint32_t> ServerWindows() const
+    {
+        std::vector<uint32_t> out;
+        for (auto& f : flows)
+        {
+            Ptr<TcpSenderSocket> s = f->srv ? DynamicCast<TcpSenderSocket>(f->srv) : nullptr;
+            out.push_back(s ? s->PeerWindow() : 0);
+        }
+        return out;
+    }
+
     void Collect()
     {
         bottleneck->FlushSeries();

@@ -35,7 +35,8 @@
 //    then a copy of it with window 0, so that the peer, which may take a
 //    smaller window from the request that follows (same sequence and
 //    acknowledgment numbers) only if it is 0 (Linux tcp_may_update_window),
-//    takes the request's share from 0. The copy counts in no counter.
+//    takes the request's share from 0 (ns-3's sender takes that share with
+//    or without the copy: sim/MODEL.md). The copy counts in no counter.
 // The model's switches compute no checksum (sim/MODEL.md), so the rewrite
 // changes the window field alone (the copy's as well); the pipeline's RFC 1624
 // update is checked on BMv2 (ptf-tests/tests/rx_budget.py).

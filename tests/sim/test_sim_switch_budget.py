@@ -25,6 +25,8 @@ from __future__ import annotations
 from typing import Any
 
 from p4incast.model import switch_budget
+from p4incast.model.scheme import App, Point, Scheme, base_rtt_s
+from p4incast.sim import engine
 
 RX4, RX6 = "10.0.2.2", "2001:db8:2::2"
 MSS = 1448
@@ -435,3 +437,56 @@ def test_the_ways_a_flow_is_placed_in() -> None:
     assert rx_port >= 1024 and peer_port >= 1024
     other = switch_budget.flow_crc(RX4, peer4(3), rx_port, peer_port)
     assert switch_budget.flow_slots(other) == switch_budget.flow_slots(crc) and other != crc
+
+
+def test_round_0s_first_flight_is_share_n_on_the_model(p4i: Any) -> None:
+    """The model end to end (sim/cpp/scenario.h, front+switch): B = 8 segments,
+    N = 8 persistent connections the receiver opens, all set up before the
+    first request (round 0 starts 5 ms after the handshakes), so every request
+    offers share(8) = max(⌊8 / 8⌋, 1) = one segment: round 0's first flight is
+    8 × 1448 bytes, one segment per server (two segments each, 16, would be
+    the handshake's window). Worked from the rule:
+    - after the handshakes every server holds window 0: its handshake's ACK
+      offered 2896 bytes (⌈2896 / 8⌉ = 362 units at the receiver's scale 3)
+      and its copy 0, and ns-3 takes the copy (established, its ACK number 1
+      is above the 0 ns-3 last recorded: TcpSocketBase::UpdateWindowSize);
+    - the request (the same numbers, 181 units = 1448 bytes) raises it to 1448;
+    - in the round's first RTT (125.952 µs on this topology) each server sends
+      one segment: its highest sequence sent is 1449 (ns-3's first data byte
+      is 1, its ISN being 0), 8 × 1448 bytes in all; the bottleneck's queue
+      holds at most 8 packets in the round, with no drop and no timeout.
+    ns-3 alone would do the same without the copy: its sender takes any
+    window from an ACK whose number is above the one it recorded, and the
+    handshake's ACK, which arrives in SYN_RCVD, records none (UpdateWindowSize
+    returns before), so the request's share lowers the handshake's 2896
+    (measured without the copy: windows 2896 before the request, the same
+    first flight and rounds to the microsecond). What the copy shows on the
+    model is the zero window between the handshake and the request, and that
+    the request reopens it: the model's servers speak only when asked
+    (Scenario::ServerRecv), so no server waits on its persist timer."""
+    point = Point(
+        Scheme("front+switch", "front", 20, "reno", switch_budget=True),
+        8,
+        app=App(sru_bytes=64 * 1024, rounds=1, jitter_us=0.0),
+    )
+    c = engine.run_config(point)
+    c.switchBudgetBytes = B
+    rtt = base_rtt_s(point.topology, MSS)
+    assert round(rtt * 1e9) == 125952
+    sc = p4i.Scenario(c)
+    try:
+        sc.Setup()
+        sc.Advance(c.startS - 1e-6)
+        assert int(sc.round) == -1 and int(sc.switchBudget.flowEpochs) == 8
+        assert list(sc.ServerWindows()) == [0] * 8
+        assert [int(f.maxSeqEnd) for f in sc.flows] == [0] * 8  # no data yet
+        sc.Advance(c.startS + rtt)
+        assert int(sc.round) == 0 and float(sc.roundStart) == c.startS
+        assert list(sc.ServerWindows()) == [MSS] * 8
+        assert [int(f.maxSeqEnd) for f in sc.flows] == [1 + MSS] * 8
+        assert sc.Advance(c.maxSimS)
+        (r,) = sc.results
+        assert (int(r.drops), int(r.timeouts), int(r.retrans)) == (0, 0, 0)
+        assert int(r.maxDepth) <= 8
+    finally:
+        p4i.Scenario.Teardown()
