@@ -643,11 +643,18 @@ class Scenario
         {
             return;
         }
+        Ptr<const Packet> zeroCopy;
         if (dev == receiverPort && switchBudget.On())
         {
-            p = switchBudget.Ipv4(p, Simulator::Now().GetSeconds());
+            p = switchBudget.Ipv4(p, Simulator::Now().GetSeconds(), zeroCopy);
         }
         it->second->Send(p->Copy(), it->second->GetBroadcast(), proto);
+        if (zeroCopy)
+        {
+            // the handshake's ACK again with window 0 (switch_budget.h): queued
+            // behind the original on its port, so it leaves after it
+            it->second->Send(zeroCopy->Copy(), it->second->GetBroadcast(), proto);
+        }
     }
 
     uint32_t m_firstSwitchId = 0;
@@ -1295,6 +1302,20 @@ class Scenario
     double Now() const
     {
         return Simulator::Now().GetSeconds();
+    }
+
+    // The window each server's socket holds from the receiver's ACKs
+    // (TcpSenderSocket::PeerWindow, bytes), in flow order; 0 for a flow
+    // without a server socket yet.
+    std::vector<uint32_t> ServerWindows() const
+    {
+        std::vector<uint32_t> out;
+        for (auto& f : flows)
+        {
+            Ptr<TcpSenderSocket> s = f->srv ? DynamicCast<TcpSenderSocket>(f->srv) : nullptr;
+            out.push_back(s ? s->PeerWindow() : 0);
+        }
+        return out;
     }
 
     void Collect()

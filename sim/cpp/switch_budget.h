@@ -26,10 +26,20 @@
 //    the flows of prev age out when the next epoch begins;
 //  - an ACK (ACK set, none of SYN, FIN, RST) of a flow of known scale s has its
 //    window lowered to min(w, ceil(share / 2^s), 65535), share =
-//    max(floor(B / (N MSS)), 1) MSS; never raised.
+//    max(floor(B / (N MSS)), 1) MSS; never raised. The ACK that counts a flow
+//    (its slot's epoch was 0: the handshake's end) offers two segments
+//    instead (§8, "The handshake's ACK");
+//  - that ACK, if it carries no payload and the flow is one the receiver
+//    opened (the SYN that opened the slot had ACK clear; a SYN-ACK means the
+//    receiver accepted), leaves twice toward the peer: the two-segment ACK,
+//    then a copy of it with window 0, so that the peer, which may take a
+//    smaller window from the request that follows (same sequence and
+//    acknowledgment numbers) only if it is 0 (Linux tcp_may_update_window),
+//    takes the request's share from 0 (ns-3's sender takes that share with
+//    or without the copy: sim/MODEL.md). The copy counts in no counter.
 // The model's switches compute no checksum (sim/MODEL.md), so the rewrite
-// changes the window field alone; the pipeline's RFC 1624 update is checked on
-// BMv2 (ptf-tests/tests/rx_budget.py).
+// changes the window field alone (the copy's as well); the pipeline's RFC 1624
+// update is checked on BMv2 (ptf-tests/tests/rx_budget.py).
 #ifndef P4INCAST_SIM_SWITCH_BUDGET_H
 #define P4INCAST_SIM_SWITCH_BUDGET_H
 
@@ -100,17 +110,22 @@ class SwitchBudget
     }
 
     // One packet from the receiver. rx/peer: 16-byte addresses; ws: the SYN's
-    // window-scale option (-1: none, -2: options not walkable); window: the
-    // header's field, lowered in place. Returns whether it was rewritten.
+    // window-scale option (-1: none, -2: options not walkable); payload: its TCP
+    // payload, bytes; window: the header's field, lowered in place. Returns
+    // whether it was rewritten; zeroCopy: whether a copy of it (as forwarded)
+    // with window 0 leaves after it, on the same port.
     bool Handle(const std::array<uint8_t, 16>& rx,
                 const std::array<uint8_t, 16>& peer,
                 uint16_t rxPort,
                 uint16_t peerPort,
                 uint8_t flags,
                 int ws,
+                uint32_t payload,
                 uint16_t& window,
-                double now)
+                double now,
+                bool& zeroCopy)
     {
+        zeroCopy = false;
         if (!On())
         {
             return false;
@@ -163,11 +178,13 @@ class SwitchBudget
             if (own)
             {
                 scale_[slot] = synScale;
+                openedByRx_[slot] = !(flags & TcpHeader::ACK);
             }
             else if (epoch_[slot] <= epochOld)
             {
                 sig_[slot] = sig;
                 scale_[slot] = synScale;
+                openedByRx_[slot] = !(flags & TcpHeader::ACK);
                 seen = 0;
             }
             else
@@ -228,11 +245,14 @@ class SwitchBudget
         uint32_t n = static_cast<uint16_t>(cur_ + prev_); // the pipeline's 16-bit N
         lastN = n;
         // The ACK that ends the handshake (its slot opened, not yet counted)
-        // offers two segments.
-        uint64_t share = seen == 0 ? 2 * uint64_t(mss) : Share(n);
+        // offers two segments; without payload, of a flow the receiver opened,
+        // it is followed by its zero-window copy.
+        bool fresh = seen == 0;
+        uint64_t share = fresh ? 2 * uint64_t(mss) : Share(n);
         uint64_t units = (share + (uint64_t(1) << scale) - 1) >> scale;
         uint16_t w = static_cast<uint16_t>(std::min<uint64_t>(units, 0xffff));
         acks++;
+        zeroCopy = fresh && payload == 0 && openedByRx_[slot];
         if (window > w)
         {
             window = w;
@@ -244,9 +264,12 @@ class SwitchBudget
 
     // An IPv4 packet (no link header) from the receiver, as the switch gets it:
     // TCP goes through Handle(); a lowered window is written back. Returns the
-    // packet to forward (`p` itself unless it was rewritten).
-    Ptr<const Packet> Ipv4(Ptr<const Packet> p, double now)
+    // packet to forward (`p` itself unless it was rewritten); zeroCopy: the
+    // packet to forward right after it on the same port (the handshake's ACK
+    // with window 0), or null.
+    Ptr<const Packet> Ipv4(Ptr<const Packet> p, double now, Ptr<const Packet>& zeroCopy)
     {
+        zeroCopy = nullptr;
         uint8_t b[20];
         if (!On() || p->CopyData(b, 20) < 20 || b[9] != 6)
         {
@@ -267,14 +290,27 @@ class SwitchBudget
                      ->GetScale();
         }
         uint16_t window = tcp.GetWindowSize();
-        if (!Handle(rx,
-                    peer,
-                    tcp.GetSourcePort(),
-                    tcp.GetDestinationPort(),
-                    tcp.GetFlags(),
-                    ws,
-                    window,
-                    now))
+        bool copy = false;
+        bool rewritten = Handle(rx,
+                                peer,
+                                tcp.GetSourcePort(),
+                                tcp.GetDestinationPort(),
+                                tcp.GetFlags(),
+                                ws,
+                                c->GetSize(), // the TCP payload: IP's total length less both headers
+                                window,
+                                now,
+                                copy);
+        if (copy)
+        {
+            Ptr<Packet> z = c->Copy(); // the payload (none) and the packet's tags
+            TcpHeader zt = tcp;
+            zt.SetWindowSize(0);
+            z->AddHeader(zt);
+            z->AddHeader(ip);
+            zeroCopy = z;
+        }
+        if (!rewritten)
         {
             return p;
         }
@@ -287,6 +323,11 @@ class SwitchBudget
   private:
     std::vector<uint32_t> sig_, epoch_;
     std::vector<uint8_t> scale_;
+    // Whether the SYN that opened the slot had ACK clear (the receiver
+    // connected, not accepted): the P4 keeps it in bit 4 of the flow's scale
+    // register (RX_OPENED_BY_RX, budget_flow_scale; its bits 3:0 the scale),
+    // here beside the scale.
+    std::vector<uint8_t> openedByRx_;
     uint32_t portEpoch_ = 0, cur_ = 0, prev_ = 0;
 
     void Init()
@@ -296,6 +337,7 @@ class SwitchBudget
             sig_.assign(2 * slots, 0);
             epoch_.assign(2 * slots, 0);
             scale_.assign(2 * slots, 0);
+            openedByRx_.assign(2 * slots, 0);
         }
     }
 

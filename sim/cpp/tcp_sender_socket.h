@@ -94,6 +94,13 @@ class TcpSenderSocket : public TcpSocketBase
 
     uint64_t idleTimeouts = 0; // 4.: timeouts that found nothing in flight
 
+    // The window the peer offers as this socket took it (ns-3's m_rWnd, bytes;
+    // protected there): what the receiver's ACKs left it (tests/sim).
+    uint32_t PeerWindow() const
+    {
+        return m_rWnd.Get();
+    }
+
   protected:
     void ReTxTimeout() override
     {
