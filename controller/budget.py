@@ -78,9 +78,9 @@ def sessions(ports: list[int]) -> list[fy.P4CloneSessionEntry]:
     ]
 
 
-async def write_sessions(sw: fy.Switch, ports: list[int]) -> int:
-    """The ports' clone sessions written where the switch lacks them or has
-    them otherwise; returns the update count."""
+async def session_updates(sw: fy.Switch, ports: list[int]) -> list[fy.P4CloneSessionEntry]:
+    """The updates that bring the ports' clone sessions to `sessions(ports)`:
+    an insert where the switch has none, a modify where it has another."""
     have: dict[int, fy.P4CloneSessionEntry] = {}
     async for s in read_entities(sw, fy.P4CloneSessionEntry()):
         have[s.session_id] = s
@@ -91,6 +91,13 @@ async def write_sessions(sw: fy.Switch, ports: list[int]) -> int:
             updates.append(+want)
         elif got.replicas_str() != want.replicas_str():
             updates.append(~want)
+    return updates
+
+
+async def write_sessions(sw: fy.Switch, ports: list[int]) -> int:
+    """The ports' clone sessions written where missing or different; returns
+    the update count."""
+    updates = await session_updates(sw, ports)
     if updates:
         await sw.write(updates)
     return len(updates)
@@ -98,17 +105,14 @@ async def write_sessions(sw: fy.Switch, ports: list[int]) -> int:
 
 async def write_budgets(sw: fy.Switch, cfg: Config) -> int:
     """apply: every port's budget brought to the config (a port without
-    `budget:` off), and every port's clone session for the zero-window copy
-    (so a budget set live later needs none); returns the update count."""
+    `budget:` off); returns the update count."""
     want = [e for p, pc in sorted(cfg.ports.items()) for e in desired(p, pc.budget)]
-    if sw.p4info.tables.get(p4names.RX_BUDGET) is None:
-        if not want:
-            return 0  # an older pipeline, and no budget asked for
-        await current(sw, None)  # refuses, naming the fix
+    if not want and sw.p4info.tables.get(p4names.RX_BUDGET) is None:
+        return 0  # an older pipeline, and no budget asked for
     plan = reconcile.plan(await current(sw, None), want, sw.p4info)
     if plan:
         await sw.write(plan.updates())
-    return len(plan) + await write_sessions(sw, sorted(cfg.ports))
+    return len(plan)
 
 
 @dataclass(frozen=True)

@@ -273,7 +273,7 @@ def test_apply_yaml_with_bare_off_mode(switch: bmv2.Bmv2Switch, tmp_path: Path) 
     path = tmp_path / "off.yaml"
     path.write_text(text)
     out = ctl_ok("apply", str(path))
-    assert "3 routes, 2 ports; 3 updates" in out.stdout, out.stdout
+    assert "3 routes, 2 ports; 5 updates" in out.stdout, out.stdout
     assert "ecn_policy" not in read_tables()
 
 

@@ -156,7 +156,7 @@ def test_plaintext_refused_off_loopback_unless_asked(switch: RemoteSwitch, tmp_p
         assert proc.stderr == REFUSED, (args, proc.stderr)
     assert_untouched()
     # asked for: the flag, or switch.plaintext in the YAML
-    assert "1 routes, 2 ports; 2 updates" in ctl("--plaintext", "apply", str(cfg)).stdout
+    assert "1 routes, 2 ports; 4 updates" in ctl("--plaintext", "apply", str(cfg)).stdout
     asked = write_config(tmp_path / "asked.yaml", plaintext=True)
     assert "1 routes, 2 ports; 0 updates" in ctl("apply", str(asked)).stdout
     assert read_tables() == {"routes_v4": 1, "ecn_policy": 1}
@@ -191,7 +191,7 @@ def test_thrift_goes_to_the_switch_named_or_nothing_is_written(
     # named: the queues go to the switch's own thrift runtime (nothing on this host's)
     named = write_config(tmp_path / "named.yaml", queues=True, plaintext=True, thrift_address=SW_IP)
     proc = ctl("apply", str(named))
-    assert proc.returncode == 0 and "1 routes, 2 ports; 2 updates" in proc.stdout, proc
+    assert proc.returncode == 0 and "1 routes, 2 ports; 4 updates" in proc.stdout, proc
     assert read_tables() == {"routes_v4": 1, "ecn_policy": 1}
     proc = ctl(
         "--address", ADDRESS, "--plaintext", "--thrift-address", SW_IP,
