@@ -29,6 +29,7 @@ ACTION_MARK_IPV6 = "mark_ipv6"
 ACTION_NOT_ECT_DROP = "not_ect_drop"
 ACTION_NOT_ECT_OVER_K = "not_ect_over_k"
 ACTION_NOT_ECT_OVER_K_DROP = "not_ect_over_k_drop"
+ACTION_NOT_HELD = "not_held"
 ACTION_OPENED_BY_RX = "opened_by_rx"
 ACTION_REWRITE_WINDOW = "rewrite_window"
 ACTION_ROUTE = "route"
@@ -124,6 +125,7 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     ACTION_NOT_ECT_DROP: (),
     ACTION_NOT_ECT_OVER_K: (),
     ACTION_NOT_ECT_OVER_K_DROP: (),
+    ACTION_NOT_HELD: (),
     ACTION_OPENED_BY_RX: (),
     ACTION_REWRITE_WINDOW: (),
     ACTION_ROUTE: ("port", "smac", "dmac"),

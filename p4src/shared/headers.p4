@@ -76,7 +76,8 @@ header udp_t {
 // it valid for a SYN (scale); the port's rx_budget entry for
 // every other TCP packet from a budget port.
 header rx_budget_t {
-    bit<8>   scale;       // SYN: its window scale (parser), or RX_SCALE_UNKNOWN; then the flow's
+    bit<8>   scale;       // SYN: its window scale (parser), or RX_SCALE_UNKNOWN; then the flow's,
+                          // bit 4 RX_OPENED_BY_RX (defines.p4)
     bit<32>  epoch;       // this packet's epoch (never 0)
     bit<32>  epoch_prev;  // the epoch before it (epoch - length, wrapping: odd, never 0)
     bit<32>  epoch_old;   // epoch |-| 2 x length: a flow last seen at or before it aged out

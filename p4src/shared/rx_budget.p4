@@ -193,6 +193,14 @@ control IngressRxBudget(inout headers_t hdr,
     action copy_zero() {
         hdr.budget.zero_copy = 1;
     }
+    // The parser made hdr.budget valid (a SYN) on a port without a budget:
+    // what the deparser and egress read says the budget did nothing (header
+    // fields are not reset between packets; set_rx_budget clears them on a
+    // budget port).
+    action not_held() {
+        hdr.budget.rewritten = 0;
+        hdr.budget.zero_copy = 0;
+    }
 
     apply {
         if (rx_budget.apply().hit) {
@@ -245,6 +253,8 @@ control IngressRxBudget(inout headers_t hdr,
                     }
                 }
             }
+        } else if (hdr.budget.isValid()) {
+            not_held();                            // a SYN from a port without a budget
         }
     }
 }
