@@ -33,9 +33,11 @@ BUDGET_SHARE_SIZE = 4096  # budget_share entries, all ports together (p4src/shar
 FLOW_SLOTS = 4096  # flow table slots a way, a power of two (p4src/shared/sizes.p4)
 FLOW_SLOT_BITS = 12  # log2(FLOW_SLOTS)
 FLOW_WAYS = 2  # way 0, then way 1 (p4src/v1model/main.p4 RxBudgetFlows)
-# The zero-window copy of a handshake's ACK leaves by clone/mirror session
-# ZERO_COPY_SESSION_BASE + its egress port (p4src/shared/sizes.p4).
-ZERO_COPY_SESSION_BASE = 1
+# The handshake's ACK and its zero-window copy leave as the replicas 0 and
+# ZERO_COPY_RID of multicast group ZERO_COPY_GROUP_BASE + the egress port
+# (p4src/shared/sizes.p4).
+ZERO_COPY_GROUP_BASE = 1
+ZERO_COPY_RID = 1
 
 
 def share_bytes(budget_bytes: int, mss_bytes: int, flows: int) -> int:

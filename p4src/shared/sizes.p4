@@ -25,9 +25,12 @@
 #define FLOW_SLOTS         4096   // flow table slots per way (a power of two)
 #define FLOW_SLOT_BITS     12     // log2(FLOW_SLOTS)
 #define FLOW_TABLE         8192   // FLOW_SLOTS x 2 ways: v1model's one register
-// The zero-window copy of a handshake's ACK (docs/algorithms.md §8) leaves by
-// clone/mirror session ZERO_COPY_SESSION_BASE + its egress port; the
-// controller makes one per port (p4incast.model.switch_budget).
-#define ZERO_COPY_SESSION_BASE 1
+// The handshake's ACK and its zero-window copy (docs/algorithms.md §8) leave
+// as the two replicas of multicast group ZERO_COPY_GROUP_BASE + the egress
+// port: replica 0 as it is, then replica ZERO_COPY_RID, to which egress gives
+// window 0; the controller makes one group per port
+// (p4incast.model.switch_budget).
+#define ZERO_COPY_GROUP_BASE 1
+#define ZERO_COPY_RID 1
 
 #endif  // P4INCAST_SIZES_P4
