@@ -89,16 +89,16 @@ def check_ports_exist(
 
 
 async def write_config(sw: fy.Switch, cfg: Config) -> int:
-    """Reconcile the managed tables, and each port's clone session (the
-    budget's zero-window copy leaves by it, whether a budget is set now or
-    live later: budget.sessions), with `cfg` in one write; returns the
-    update count."""
+    """Reconcile the managed tables, and each port's multicast group (the
+    budget's handshake ACK and its zero-window copy leave by it, whether a
+    budget is set now or live later: budget.groups), with `cfg` in one
+    write; returns the update count."""
     plan = reconcile.config_plan(cfg, await read_entries(sw), sw.p4info)
-    sessions = await budget_tables.session_updates(sw, sorted(cfg.ports))
-    updates = [*plan.updates(), *sessions]
+    groups = await budget_tables.group_updates(sw, sorted(cfg.ports))
+    updates = [*plan.updates(), *groups]
     if updates:
         await sw.write(updates)
-    return len(plan) + len(sessions)
+    return len(plan) + len(groups)
 
 
 async def write_queues(

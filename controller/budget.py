@@ -68,36 +68,43 @@ async def write_port(sw: fy.Switch, port: int, budget: PortBudget | None) -> int
     return len(plan)
 
 
-def sessions(ports: list[int]) -> list[fy.P4CloneSessionEntry]:
-    """The clone sessions the handshake's zero-window copy leaves by: one per
-    port, ZERO_COPY_SESSION_BASE + port -> that port (docs/algorithms.md §8,
-    "The handshake's ACK, twice")."""
+def groups(ports: list[int]) -> list[fy.P4MulticastGroupEntry]:
+    """The multicast groups the handshake's ACK leaves by with its zero-window
+    copy: one per port, ZERO_COPY_GROUP_BASE + port -> that port twice, replica
+    0 (the ACK) and ZERO_COPY_RID (the copy; docs/algorithms.md §8, "The
+    handshake's ACK, twice"). Listed copy first: BMv2 (PI's group, its
+    replication engine) sends a group's replicas in the reverse of the order
+    P4Runtime lists them, and the copy must leave second
+    (ptf-tests RxBudgetHandshakeCopyTest checks the order)."""
     return [
-        fy.P4CloneSessionEntry(switch_budget.ZERO_COPY_SESSION_BASE + p, replicas=[(p, 1)])
+        fy.P4MulticastGroupEntry(
+            switch_budget.ZERO_COPY_GROUP_BASE + p,
+            replicas=[(p, switch_budget.ZERO_COPY_RID), (p, 0)],
+        )
         for p in ports
     ]
 
 
-async def session_updates(sw: fy.Switch, ports: list[int]) -> list[fy.P4CloneSessionEntry]:
-    """The updates that bring the ports' clone sessions to `sessions(ports)`:
-    an insert where the switch has none, a modify where it has another."""
-    have: dict[int, fy.P4CloneSessionEntry] = {}
-    async for s in read_entities(sw, fy.P4CloneSessionEntry()):
-        have[s.session_id] = s
-    updates: list[fy.P4CloneSessionEntry] = []
-    for want in sessions(ports):
-        got = have.get(want.session_id)
+async def group_updates(sw: fy.Switch, ports: list[int]) -> list[fy.P4MulticastGroupEntry]:
+    """The updates that bring the ports' groups to `groups(ports)`: an insert
+    where the switch has none, a modify where it has another."""
+    have: dict[int, fy.P4MulticastGroupEntry] = {}
+    async for g in read_entities(sw, fy.P4MulticastGroupEntry()):
+        have[g.multicast_group_id] = g
+    updates: list[fy.P4MulticastGroupEntry] = []
+    for want in groups(ports):
+        got = have.get(want.multicast_group_id)
         if got is None:
             updates.append(+want)
-        elif got.replicas_str() != want.replicas_str():
-            updates.append(~want)
+        elif sorted(got.replicas_str().split()) != sorted(want.replicas_str().split()):
+            updates.append(~want)  # (a read lists the replicas in its own order)
     return updates
 
 
-async def write_sessions(sw: fy.Switch, ports: list[int]) -> int:
-    """The ports' clone sessions written where missing or different; returns
-    the update count."""
-    updates = await session_updates(sw, ports)
+async def write_groups(sw: fy.Switch, ports: list[int]) -> int:
+    """The ports' groups written where missing or different; returns the
+    update count."""
+    updates = await group_updates(sw, ports)
     if updates:
         await sw.write(updates)
     return len(updates)

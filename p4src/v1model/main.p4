@@ -570,13 +570,15 @@ control P4IncastIngress(inout headers_t hdr,
                 ? hdr.ipv4.total_len == ((bit<16>)hdr.ipv4.ihl + (bit<16>)hdr.tcp.data_offset) << 2
                 : hdr.ipv6.payload_len == (bit<16>)hdr.tcp.data_offset << 2;
             rx_budget.apply(hdr, std_meta.ingress_port, std_meta.ingress_global_timestamp, bare);
+            // The handshake's ACK, twice (docs/algorithms.md §8): the two
+            // replicas of the port's group, queued together here, before
+            // any later packet of the receiver's (its request).
+            if (hdr.budget.isValid() && hdr.budget.zero_copy == 1) {
+                std_meta.mcast_grp = ZERO_COPY_GROUP_BASE + (bit<16>)std_meta.egress_spec;
+            }
         }
     }
 }
-
-// standard_metadata.instance_type of an egress-to-egress clone (BMv2
-// simple_switch's PKT_INSTANCE_TYPE_EGRESS_CLONE).
-const bit<32> PKT_INSTANCE_TYPE_EGRESS_CLONE = 2;
 
 control P4IncastEgress(inout headers_t hdr,
                        inout local_metadata_t meta,
@@ -597,16 +599,9 @@ control P4IncastEgress(inout headers_t hdr,
                          std_meta.enq_qdepth, std_meta.deq_qdepth);
         if (meta.drop) {
             mark_to_drop(std_meta);
-        } else if (hdr.budget.isValid() && hdr.budget.zero_copy == 1) {
-            // The handshake's ACK, twice (docs/algorithms.md §8): an E2E
-            // clone goes to the tail of the same port's queue, so it leaves
-            // after this packet, and its own egress pass (the headers as
-            // this packet leaves) writes its window 0.
-            if (std_meta.instance_type == PKT_INSTANCE_TYPE_EGRESS_CLONE) {
-                zero_window();
-            } else {
-                clone(CloneType.E2E, ZERO_COPY_SESSION_BASE + (bit<32>)std_meta.egress_port);
-            }
+        } else if (std_meta.egress_rid == ZERO_COPY_RID && hdr.budget.isValid()
+                   && hdr.budget.zero_copy == 1) {
+            zero_window();                 // the copy, the group's second replica
         }
     }
 }

@@ -161,8 +161,8 @@ class RxBudgetTestBase(P4IncastTest):
         self.baseline = {key: self._count(key) for key in p4names.BUDGET_COUNTERS}
 
     def budget_on(self, epoch_ticks: int = LONG_EPOCH) -> None:
-        # the zero-window copy's clone sessions, as `p4incast-ctl apply` writes them
-        self.sw.run(budget.write_sessions(self.sw.switch, [PEER_PORT, RX_PORT]))
+        # the ports' groups for the zero-window copy, as `p4incast-ctl apply` writes them
+        self.sw.run(budget.write_groups(self.sw.switch, [PEER_PORT, RX_PORT]))
         self.sw.write(
             [+entries.rx_budget(port=RX_PORT, floor_bytes=MSS, epoch_ticks=epoch_ticks)]
             + [
@@ -232,7 +232,8 @@ class RxBudgetTestBase(P4IncastTest):
             got = testutils.dp_poll(self, port_number=PEER_PORT, timeout=3)
             assert isinstance(got, self.dataplane.PollSuccess), f"no frame with window {w}"
             want = bytes(routed(pkt, w))
-            assert bytes(got.packet) == want, (w, Ether(bytes(got.packet)).summary())
+            tcp = Ether(bytes(got.packet))[TCP]
+            assert bytes(got.packet) == want, f"want window {w}, got {tcp.window} ({tcp.chksum:#x})"
 
     def only(self, pkt: Packet, window: int | None) -> None:
         """`through`, and nothing else reaches the peer (no copy)."""
@@ -348,11 +349,11 @@ class RxBudgetIpv6Test(RxBudgetTestBase):
 
 class RxBudgetOffTest(RxBudgetTestBase):
     """A port without a budget entry: SYNs and ACKs leave unchanged, once each
-    (the clone sessions written, as apply does: no copy of any)."""
+    (the ports' groups written, as apply does: no copy of any)."""
 
     @autocleanup
     def runTest(self) -> None:
-        self.sw.run(budget.write_sessions(self.sw.switch, [PEER_PORT, RX_PORT]))
+        self.sw.run(budget.write_groups(self.sw.switch, [PEER_PORT, RX_PORT]))
         self.only(rx_syn(0, 7), None)
         self.only(rx_ack(0, 29200), None)
         assert self.counter("acks") == 0

@@ -294,8 +294,8 @@ def read_budget() -> list[str]:
     return asyncio.run(_read())
 
 
-def read_sessions() -> dict[int, str]:
-    """The switch's clone sessions: id -> its replicas as text."""
+def read_groups() -> dict[int, str]:
+    """The switch's multicast groups: id -> its replicas as text."""
     settings = SwitchSettings(address=f"127.0.0.1:{GRPC}", thrift_port=THRIFT)
 
     async def _read() -> dict[int, str]:
@@ -303,8 +303,8 @@ def read_sessions() -> dict[int, str]:
 
         async with connect(settings, PIPELINE) as sw:
             return {
-                s.session_id: s.replicas_str()
-                async for s in read_entities(sw, fy.P4CloneSessionEntry())
+                g.multicast_group_id: g.replicas_str()
+                async for g in read_entities(sw, fy.P4MulticastGroupEntry())
             }
 
     return asyncio.run(_read())
@@ -330,8 +330,9 @@ def test_budget_from_yaml_and_live(switch: bmv2.Bmv2Switch, tmp_path: Path) -> N
     ], got
     (rx,) = [line for line in got if line.startswith("rx_budget")]
     assert "floor_bytes=0x5a8" in rx and "epoch_ticks=0x20000" in rx, rx
-    # the zero-window copy's clone session per port: 1 + port -> port (§8)
-    assert read_sessions() == {1 + p: f"{p}#1" for p in data["ports"]}
+    # each port's group for the handshake's ACK and its zero-window copy:
+    # 1 + port -> port, replicas 0 and 1 (§8)
+    assert read_groups() == {1 + p: f"{p} {p}#1" for p in data["ports"]}
     assert "0 updates" in ctl_ok("apply", str(path)).stdout
     out = ctl_ok("--config", str(path), "set-budget", "2", "--bytes", "5792")
     assert "port 2: budget 5792 bytes" in out.stdout
