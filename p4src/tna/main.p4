@@ -11,18 +11,18 @@
 //   ingress parser:   IPv4 header checksum verified with the Checksum extern
 //   ingress:          IngressForwarding  (parse checks, LPM route, MAC, TTL)
 //   egress parser:    Ethernet + IPv4 (with options) / IPv6 only; for the
-//                     handshake ACK's zero-window copy (its mirror header)
-//                     TCP too, with the checksum's residual
+//                     handshake ACK's zero-window copy (egress_rid
+//                     ZERO_COPY_RID) TCP too, with the checksum's residual
 //   egress:           EgressEcnMarker    (depth histogram; OFF / MARK_TAIL on
 //                                         enq_qdepth / MARK_FRONT on
 //                                         deq_qdepth, K in cells; counters)
 //   ingress:          IngressRxBudget    (the receiver's budget, TCP from a
 //                                         budget port; docs/algorithms.md §8),
-//                     then the zero-window copy's mirror request
-//   ingress deparser: TCP checksum for a lowered window (residual + window);
-//                     the zero-window copy (Mirror, session
-//                     ZERO_COPY_SESSION_BASE + egress port, header
-//                     zero_copy_mirror_h); bridge_h before every packet
+//                     then the handshake ACK to multicast group
+//                     ZERO_COPY_GROUP_BASE + egress port (two replicas:
+//                     rid 0, then the zero-window copy, rid ZERO_COPY_RID)
+//                     instead of the unicast port
+//   ingress deparser: TCP checksum for a lowered window (residual + window)
 //   egress:           window 0 in the zero-window copy
 //   egress deparser:  IPv4 header checksum recomputed with the Checksum extern
 //                     (covers both the TTL and the ECN change, with options);
@@ -55,12 +55,11 @@
 //    and Windows send (no run-time shift in the parser), the TCP checksum in
 //    the ingress deparser from the parser's residual (docs/tofino.md).
 //  - The handshake ACK's zero-window copy (docs/algorithms.md §8, "The
-//    handshake's ACK"): v1model clones the ACK in egress (E2E); here the
-//    ingress deparser mirrors it, where the budget decides (the decision
-//    would otherwise ride to egress in a bridged field), and egress tells
-//    the copy from the original by the one-byte header that precedes every
-//    packet from ingress (bridge_h or zero_copy_mirror_h: Tofino 1's egress
-//    intrinsic metadata has no "mirrored" flag).
+//    handshake's ACK, twice"): as on v1model the ACK goes to its port's
+//    multicast group and egress tells the copy by its egress_rid; here the
+//    egress parser reads egress_rid and parses TCP for the copy only (the
+//    TCP header of no other packet is parsed in egress), and the egress
+//    deparser fixes the copy's TCP checksum from the parser's residual.
 // Compiled with p4c 17ade03c's Tofino backend before the receiver's budget:
 // 15 s, 4 stages (ingress 2, egress 4), 31 tables, 30 SRAM and 8 TCAM units
 // (`make build-tna`); the budget and the zero-window copy have not been
@@ -90,32 +89,19 @@
 #include "../shared/ecn_marker.p4"
 
 // The handshake ACK's zero-window copy (docs/algorithms.md §8, "The
-// handshake's ACK, twice") leaves by mirror session ZERO_COPY_SESSION_BASE
-// (p4src/shared/sizes.p4) + the egress port: one session a port, each to its
-// own port, no truncation, installed by the controller. MirrorId_t is 10
-// bits and a port 9; sessions 1016..1023 are Tofino 1's coalescing ones (as
-// we read the SDE's limits; no SDE here), so base + 511 <= 1015.
-const bool ZERO_COPY_SESSIONS_FIT = static_assert(
-    ZERO_COPY_SESSION_BASE >= 1 && ZERO_COPY_SESSION_BASE + 511 <= 1015,
-    "ZERO_COPY_SESSION_BASE + port must be a Tofino 1 mirror session (1..1015)");
-
-// What precedes a packet from ingress into egress: one byte saying which.
-typedef bit<8> pkt_type_t;
-const pkt_type_t PKT_TYPE_NORMAL    = 0;   // bridge_h: the packet itself
-const pkt_type_t PKT_TYPE_ZERO_COPY = 1;   // zero_copy_mirror_h: the zero-window copy
-// ig_dprsr_md.mirror_type of the copy (0: no mirror).
-const MirrorType_t ZERO_COPY_MIRROR_TYPE = 1;
-
-// Bridged before every packet the ingress deparser sends to egress (not
-// before a mirror copy: the mirror header takes its place).
-header bridge_h {
-    pkt_type_t pkt_type;              // PKT_TYPE_NORMAL
-}
-
-// The mirror header the ingress deparser prepends to the zero-window copy.
-header zero_copy_mirror_h {
-    pkt_type_t pkt_type;              // PKT_TYPE_ZERO_COPY
-}
+// handshake's ACK, twice"): the ACK leaves by multicast group
+// ZERO_COPY_GROUP_BASE (p4src/shared/sizes.p4) + its egress port, one group
+// a port, which the controller writes with two replicas to that port: rid 0
+// (the ACK as the budget wrote it), then rid ZERO_COPY_RID (the copy, window
+// 0 in egress). Group 0 is no group and a port is 9 bits, so the groups are
+// base .. base + 511 within MulticastGroupId_t; a unicast packet has
+// egress_rid 0, so the copy's rid is not 0.
+const bool ZERO_COPY_GROUPS_FIT = static_assert(
+    ZERO_COPY_GROUP_BASE >= 1
+        && ZERO_COPY_GROUP_BASE + 511 <= (1 << MULTICAST_GROUP_ID_WIDTH) - 1,
+    "ZERO_COPY_GROUP_BASE + port must be a multicast group (1..65535)");
+const bool ZERO_COPY_RID_NOT_UNICAST = static_assert(
+    ZERO_COPY_RID != 0, "ZERO_COPY_RID must differ from a unicast packet's egress_rid 0");
 
 // The receiver's budget (p4src/shared/rx_budget.p4). Ticks: the nanosecond
 // global timestamp >> 20, 1.048576 ms. The TCP checksum is not touched in
@@ -160,9 +146,10 @@ const bit<32> SLOT_UNTRACKED = 1;   // not this flow's slot: left alone
 //   7  budget_port_prev: + dprev (0 or -1), or written with that count (or
 //      0), less one if the flow leaves it
 // Comparisons are of a field with a constant, or equalities, or inside a
-// stateful ALU (register value against a field). P4IncastIngress decides
-// the zero-window copy after stage 5 (it needs fresh and the scale), beside
-// stages 6 and 7.
+// stateful ALU (register value against a field). IngressRxBudget decides
+// the zero-window copy after stage 5 (it needs fresh and the scale), and
+// P4IncastIngress sends the ACK to its port's multicast group on it (one
+// gateway, one action), beside stages 6 and 7.
 control RxBudgetFlows(inout headers_t hdr, in port_t port) {
     // Its actions are @hidden: target-specific, they stay out of the
     // P4Runtime names both targets share (tests/tna).
@@ -399,23 +386,20 @@ struct ingress_metadata_t {
     bit<16>          tcp_residual;    // TCP checksum without its window and itself
     bool             malformed;       // bad IPv4 version/IHL or IPv6 version
     bool             ipv4_checksum_err; // IPv4 header checksum wrong
-    bridge_h         bridge;          // before the packet, to egress: PKT_TYPE_NORMAL
     // The zero-window copy (P4IncastIngress): is this a pure ACK without
-    // payload, and if it is copied, the copy's session and mirror header.
+    // payload.
     bit<16>          tcp_seg_len;     // the IP payload, bytes: TCP header + data
     bit<16>          ip_hdr_len;      // IPv4 header bytes (ihl * 4); 0 for IPv6
     bit<16>          tcp_hdr_len;     // TCP header bytes (data_offset * 4)
     bool             bare;            // TCP without data (IngressRxBudget's bare)
-    MirrorId_t       zero_copy_session; // ZERO_COPY_SESSION_BASE + egress port
-    pkt_type_t       mirror_pkt_type;   // zero_copy_mirror_h.pkt_type: PKT_TYPE_ZERO_COPY
 }
 
-// Egress needs one byte from ingress: whether the packet is the zero-window
-// copy (zero_copy_mirror_h) or not (bridge_h). The egress parser fills the
-// shared part (drop, ecn) as the v1model parser does.
+// Nothing is bridged from ingress: the egress parser fills the shared part
+// (drop, ecn) as the v1model parser does, and tells the zero-window copy by
+// its replication id.
 struct egress_metadata_t {
     local_metadata_t local;           // + hist_index, this packet's histogram cell
-    bit<1>           zero_copy;       // the zero-window copy (its mirror header came first)
+    bit<1>           zero_copy;       // the zero-window copy (egress_rid == ZERO_COPY_RID)
     bit<16>          tcp_residual;    // the copy's TCP checksum without its window and itself
 }
 
@@ -437,8 +421,6 @@ parser P4IncastIngressParser(packet_in pkt,
         md.ipv4_checksum_err = false;
         md.tcp_residual = 0;
         md.bare = false;
-        md.bridge.setValid();
-        md.bridge.pkt_type = PKT_TYPE_NORMAL;
         transition parse_ethernet;
     }
 
@@ -654,14 +636,6 @@ control P4IncastIngress(inout headers_t hdr,
     @hidden action less_ip_header() {
         md.tcp_seg_len = md.tcp_seg_len - md.ip_hdr_len;
     }
-    // The zero-window copy: the ingress deparser mirrors the packet as it
-    // leaves (the budget's window, its checksum) to the egress port's
-    // session, with zero_copy_mirror_h before it.
-    @hidden action mirror_zero_copy(in port_t port) {
-        ig_dprsr_md.mirror_type = ZERO_COPY_MIRROR_TYPE;
-        md.zero_copy_session = ZERO_COPY_SESSION_BASE + (MirrorId_t)port;
-        md.mirror_pkt_type = PKT_TYPE_ZERO_COPY;
-    }
 
     apply {
         port_t egress_port;
@@ -696,18 +670,24 @@ control P4IncastIngress(inout headers_t hdr,
                          egress_port);
         if (hdr.tcp.isValid() && !md.local.drop) {
             rx_budget.apply(hdr, ig_intr_md.ingress_port, ig_prsr_md.global_tstamp, md.bare);
-            // The handshake's ACK of a connection the receiver opened goes
-            // out twice (docs/algorithms.md §8, "The handshake's ACK,
-            // twice"): as the budget left it, offering two segments, then a
-            // mirrored copy to which egress gives window 0. The budget
-            // decides (zero_copy, after the scale's stage, RxBudgetFlows 5);
-            // the mirror request sits beside the port's counts.
-            if (hdr.budget.isValid() && hdr.budget.zero_copy == 1) {
-                mirror_zero_copy(egress_port);
-            }
         }
+        // A TCP packet kept here went through rx_budget, which writes
+        // zero_copy of a valid hdr.budget (not_held for a SYN from a port
+        // without a budget); a dropped one may not, so drop comes first.
         if (md.local.drop) {
             ig_dprsr_md.drop_ctl = 1;
+        } else if (hdr.budget.isValid() && hdr.budget.zero_copy == 1) {
+            // The handshake's ACK of a connection the receiver opened goes
+            // out twice (docs/algorithms.md §8, "The handshake's ACK,
+            // twice"): the port's group has two replicas to the port, rid 0
+            // as the budget left it (two segments), then rid ZERO_COPY_RID,
+            // to which egress gives window 0. Both are made when this
+            // packet leaves ingress, before any later packet of the port
+            // (on Tofino as we read its traffic manager; docs/tofino.md).
+            // No unicast port: it would be a third copy. The budget decides
+            // (zero_copy, after the scale's stage, RxBudgetFlows 5); the
+            // group is set beside the port's counts.
+            ig_tm_md.mcast_grp_a = ZERO_COPY_GROUP_BASE + (MulticastGroupId_t)egress_port;
         } else {
             ig_tm_md.ucast_egress_port = egress_port;
         }
@@ -721,24 +701,13 @@ control P4IncastIngressDeparser(packet_out pkt,
                                 in    ingress_metadata_t md,
                                 in    ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     Checksum() tcp_checksum;
-    // Mirror(), not Mirror(ZERO_COPY_MIRROR_TYPE): the typed constructor is
-    // reported to fail bf-p4c with "Inconsistent mirror selectors". The
-    // session and the header's field come from metadata (PHV), not
-    // constants.
-    Mirror() zero_copy_mirror;
 
     apply {
         // The receiver's budget lowered the window: RFC 1624 on the residual.
+        // Both replicas of the handshake's ACK carry this checksum.
         if (hdr.budget.rewritten == 1) {
             hdr.tcp.checksum = tcp_checksum.update({hdr.tcp.window, md.tcp_residual});
         }
-        // The zero-window copy: this packet as emitted below (without
-        // bridge_h), after its mirror header.
-        if (ig_dprsr_md.mirror_type == ZERO_COPY_MIRROR_TYPE) {
-            zero_copy_mirror.emit<zero_copy_mirror_h>(md.zero_copy_session,
-                                                     {md.mirror_pkt_type});
-        }
-        pkt.emit(md.bridge);
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.ipv4);
         pkt.emit(hdr.ipv4_options);
@@ -751,9 +720,10 @@ control P4IncastIngressDeparser(packet_out pkt,
 // P4IncastEgressParser: only what egress reads or rewrites (the IP header and
 // its options, for the checksum); TCP/UDP stay in the payload untouched,
 // except in the zero-window copy, whose TCP header egress rewrites. The
-// first byte after the intrinsic metadata says which: bridge_h or
-// zero_copy_mirror_h, neither of which the egress deparser emits.
-// Ingress already dropped malformed packets, and mirrors only TCP.
+// intrinsic metadata's egress_rid says which: ZERO_COPY_RID is the copy
+// (the second replica of its port's group), anything else (0: unicast, or
+// the group's first replica) is not. Ingress already dropped malformed
+// packets, and sends only a TCP ACK to a zero-copy group.
 parser P4IncastEgressParser(packet_in pkt,
                             out headers_t hdr,
                             out egress_metadata_t md,
@@ -766,15 +736,10 @@ parser P4IncastEgressParser(packet_in pkt,
         md.local.ecn = ECN_NOT_ECT;
         md.zero_copy = 0;
         md.tcp_residual = 0;
-        transition select(pkt.lookahead<pkt_type_t>()) {
-            PKT_TYPE_ZERO_COPY: parse_zero_copy;
-            default: parse_bridge;
+        transition select(eg_intr_md.egress_rid) {
+            ZERO_COPY_RID: zero_copy_ethernet;
+            default: parse_ethernet;
         }
-    }
-
-    state parse_bridge {
-        pkt.advance(8);             // bridge_h
-        transition parse_ethernet;
     }
 
     state parse_ethernet {
@@ -804,12 +769,10 @@ parser P4IncastEgressParser(packet_in pkt,
         transition accept;
     }
 
-    // The zero-window copy: its mirror header, then the packet as the
-    // ingress deparser emitted it, down to TCP (ingress parsed TCP, so the
-    // IPv4 datagram is a first fragment and IPv6's next header is TCP).
-    state parse_zero_copy {
-        zero_copy_mirror_h mirror;
-        pkt.extract(mirror);
+    // The zero-window copy: the packet as the ingress deparser emitted it,
+    // down to TCP (ingress parsed TCP, so the IPv4 datagram is a first
+    // fragment and IPv6's next header is TCP).
+    state zero_copy_ethernet {
         md.zero_copy = 1;
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {

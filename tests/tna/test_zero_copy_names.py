@@ -1,10 +1,12 @@
-"""The handshake ACK's zero-window copy: its constants and headers in the P4 sources.
+"""The handshake ACK's zero-window copy: its constants and parser in the P4 sources.
 
 No Tofino compiler runs here, so what can be read off the sources is checked
-(docs/tofino.md, "The handshake's ACK, twice"): the mirror session base and
-the scale register's "opened by the receiver" bit are defined once, the
-session base is the controller's, the sessions fit Tofino 1's, and the copy's
-one-byte headers are told apart and never reach the wire.
+(docs/tofino.md, "The handshake's ACK, twice"): the multicast group base and
+the copy's replication id are defined once and are the controller's, the
+groups fit a multicast group id, the scale register's "opened by the
+receiver" bit sits above every scale, the egress parser tells the copy by
+its egress_rid, and nothing but the packet's own headers is emitted (no
+mirror, no bridged byte).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ P4SRC = REPO / "p4src"
 TNA_MAIN = P4SRC / "tna/main.p4"
 
 TOFINO1_PORT_BITS = 9
-TOFINO1_LAST_NORMAL_SESSION = 1015  # 1016..1023: coalescing sessions
+MULTICAST_GROUP_ID_BITS = 16  # tna.p4's MulticastGroupId_t; group 0 is no group
 
 
 def _value(text: str) -> int:
@@ -51,14 +53,23 @@ def _block(text: str, header: str) -> str:
     raise AssertionError(f"unbalanced braces after {header}")
 
 
-def test_session_base_is_the_controllers_within_tofino1_sessions() -> None:
-    defs = _definitions("ZERO_COPY_SESSION_BASE")
-    assert [f for f, _ in defs] == ["p4src/shared/sizes.p4"], defs
-    # The sessions (base + port) the controller installs are the pipeline's.
-    ((_f, base),) = defs
-    assert base == switch_budget.ZERO_COPY_SESSION_BASE
+def test_group_base_and_rid_are_the_controllers_and_fit() -> None:
+    base_defs = _definitions("ZERO_COPY_GROUP_BASE")
+    rid_defs = _definitions("ZERO_COPY_RID")
+    assert [f for f, _ in base_defs] == ["p4src/shared/sizes.p4"], base_defs
+    assert [f for f, _ in rid_defs] == ["p4src/shared/sizes.p4"], rid_defs
+    # The groups (base + port) and the replica the controller writes are the
+    # pipeline's.
+    ((_f, base),) = base_defs
+    ((_f, rid),) = rid_defs
+    assert base == switch_budget.ZERO_COPY_GROUP_BASE
+    assert rid == switch_budget.ZERO_COPY_RID
     assert base >= 1
-    assert base + (1 << TOFINO1_PORT_BITS) - 1 <= TOFINO1_LAST_NORMAL_SESSION
+    assert base + (1 << TOFINO1_PORT_BITS) - 1 < 1 << MULTICAST_GROUP_ID_BITS
+    # A unicast packet and the group's first replica have egress_rid 0.
+    assert rid != 0
+    # Nothing of the mirror is left under p4src.
+    assert _definitions("ZERO_COPY_SESSION_BASE") == []
 
 
 def test_opened_bit_sits_above_every_scale() -> None:
@@ -72,21 +83,57 @@ def test_opened_bit_sits_above_every_scale() -> None:
     assert wscale_max < 0x0F
 
 
-def test_copy_headers_are_told_apart_and_stay_off_the_wire() -> None:
+def test_ingress_sends_the_copy_by_the_ports_group() -> None:
     text = TNA_MAIN.read_text()
-    types = dict(re.findall(r"const pkt_type_t (PKT_TYPE_\w+)\s*=\s*(\w+);", text))
-    assert set(types) == {"PKT_TYPE_NORMAL", "PKT_TYPE_ZERO_COPY"}
-    assert _value(types["PKT_TYPE_NORMAL"]) != _value(types["PKT_TYPE_ZERO_COPY"])
+    ingress = _block(text, "control P4IncastIngress(")
+    # The group is set where zero_copy is, and the unicast port elsewhere only.
+    m = re.search(
+        r"else if \(hdr\.budget\.isValid\(\) && hdr\.budget\.zero_copy == 1\) \{"
+        r"(?P<mcast>.*?)\} else \{(?P<ucast>.*?)\}",
+        ingress,
+        re.S,
+    )
+    assert m, "no multicast branch on hdr.budget.zero_copy in P4IncastIngress"
+    assert re.search(
+        r"ig_tm_md\.mcast_grp_a\s*=\s*ZERO_COPY_GROUP_BASE\s*\+\s*"
+        r"\((?:MulticastGroupId_t|bit<16>)\)egress_port;",
+        m.group("mcast"),
+    )
+    assert "ucast_egress_port" not in m.group("mcast")
+    assert "ig_tm_md.ucast_egress_port = egress_port;" in m.group("ucast")
+    assert len(re.findall(r"ig_tm_md\.mcast_grp_a\s*=", text)) == 1
 
-    ingress_deparser = _block(text, "control P4IncastIngressDeparser(")
-    assert "Mirror() zero_copy_mirror;" in ingress_deparser
-    assert "zero_copy_mirror.emit<zero_copy_mirror_h>(md.zero_copy_session," in ingress_deparser
-    # bridge_h goes first, before the packet's own headers.
-    emits = re.findall(r"pkt\.emit\(([\w.]+)\);", ingress_deparser)
-    assert emits[:2] == ["md.bridge", "hdr.ethernet"], emits
+
+def test_egress_tells_the_copy_by_its_rid_and_emits_no_extra_header() -> None:
+    text = TNA_MAIN.read_text()
+    for gone in ("Mirror", "mirror_type", "bridge_h", "zero_copy_mirror_h", "pkt_type_t"):
+        assert not re.search(rf"\b{gone}\b", text), gone
 
     egress_parser = _block(text, "parser P4IncastEgressParser(")
-    assert re.search(r"PKT_TYPE_ZERO_COPY:\s*parse_zero_copy;", egress_parser)
+    start = _block(egress_parser, "state start")
+    m = re.search(r"transition select\(eg_intr_md\.egress_rid\)\s*\{(.*?)\}", start, re.S)
+    assert m, start
+    arms = dict(re.findall(r"(\w+)\s*:\s*(\w+);", m.group(1)))
+    assert arms == {"ZERO_COPY_RID": arms["ZERO_COPY_RID"], "default": "parse_ethernet"}, arms
+    # The copy's states set zero_copy and reach TCP with the residual.
+    copy_state = _block(egress_parser, f"state {arms['ZERO_COPY_RID']}")
+    assert "md.zero_copy = 1;" in copy_state
+    assert "pkt.extract(hdr.tcp);" in _block(egress_parser, "state zero_copy_tcp")
+    assert "md.zero_copy = 1" not in _block(egress_parser, "state parse_ethernet")
+
+    egress = _block(text, "control P4IncastEgress(")
+    assert re.search(r"if \(md\.zero_copy == 1\) \{\s*hdr\.tcp\.window = 0;", egress)
+
+    # The ingress deparser emits the packet's headers only, Ethernet first;
+    # the egress deparser the same, and fixes the copy's checksum.
+    ingress_deparser = _block(text, "control P4IncastIngressDeparser(")
+    emits = re.findall(r"pkt\.emit\(([\w.]+)\);", ingress_deparser)
+    assert emits and emits[0] == "hdr.ethernet" and all(e.startswith("hdr.") for e in emits), emits
     egress_deparser = _block(text, "control P4IncastEgressDeparser(")
     emits = re.findall(r"pkt\.emit\(([\w.]+)\);", egress_deparser)
-    assert emits[0] == "hdr.ethernet" and not any("bridge" in e or "mirror" in e for e in emits)
+    assert emits == ["hdr.ethernet", "hdr.ipv4", "hdr.ipv4_options", "hdr.ipv6", "hdr.tcp"], emits
+    assert re.search(
+        r"if \(md\.zero_copy == 1\) \{\s*hdr\.tcp\.checksum = tcp_checksum\.update\("
+        r"\{hdr\.tcp\.window, md\.tcp_residual\}\);",
+        egress_deparser,
+    )
